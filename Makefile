@@ -1,0 +1,40 @@
+# Two entry points for a fresh machine (only Python 3.11+ needed):
+#   make demo   - create .venv, install memoracle, run the demo on the bundled session
+#   make test   - create .venv, install memoracle with test tools, lint, type-check, test
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint fix bench clean
+
+$(VENV)/.runtime: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(VENV)/.runtime $@
+
+demo: $(VENV)/.runtime
+	$(BIN)/memoracle demo
+
+test: $(VENV)/.dev lint
+	$(BIN)/pytest
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+fix: $(VENV)/.dev
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+bench: $(VENV)/.runtime
+	$(BIN)/python bench/capture_speed.py
+	$(BIN)/python bench/ingest_locomo.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""memoracle: local-first long-term memory for LLM agents."""

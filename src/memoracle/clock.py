@@ -1,0 +1,60 @@
+"""The only module that reads the system clock.
+
+Everything that ages or stamps takes a `Clock`. `FixedClock` replays a transcript from
+2023 as if it were then (`--now`, `MEMORACLE_NOW`) and lets tests move time explicitly.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Current time, timezone-aware, UTC."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class FixedClock:
+    """A clock that stands still until told to move."""
+
+    def __init__(self, at: datetime) -> None:
+        self._at = as_utc(at)
+
+    def now(self) -> datetime:
+        return self._at
+
+    def advance(self, **delta: float) -> None:
+        self._at += timedelta(**delta)
+
+    def set(self, at: datetime) -> None:
+        self._at = as_utc(at)
+
+
+def as_utc(value: datetime) -> datetime:
+    """Naive datetimes are taken as UTC; aware ones are converted."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_instant(text: str) -> datetime:
+    """Parse an ISO-8601 instant ('2023-05-08', '2023-05-08T13:56', '...Z', '...+02:00').
+
+    Raises ValueError with the offending text; callers at the doors turn it into
+    InvalidInput naming the flag or field.
+    """
+    raw = text.strip()
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ValueError(f"not an ISO-8601 date or time: {text!r}") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

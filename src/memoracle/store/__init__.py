@@ -1,0 +1,63 @@
+"""The store: the only place that writes SQL.
+
+`Store.open(path)` connects, applies migrations and exposes one repository per table
+(`store.memories`, `store.episodes`, `store.audit`, `store.runs`). Writes happen inside
+`store.transaction()`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from memoracle.store import schema
+from memoracle.store.audit import Audit, AuditEntry
+from memoracle.store.db import Database, db_time
+from memoracle.store.episodes import Episodes
+from memoracle.store.memories import Memories
+from memoracle.store.runs import Runs
+
+__all__ = ["AuditEntry", "Store"]
+
+
+class Store:
+    def __init__(self, db: Database, version: int) -> None:
+        self._db = db
+        self.path = db.path
+        self.schema_version = version
+        self.memories = Memories(db)
+        self.episodes = Episodes(db)
+        self.audit = Audit(db)
+        self.runs = Runs(db)
+
+    @classmethod
+    def open(cls, path: Path, *, now: datetime) -> Store:
+        db = Database(path)
+        try:
+            version = schema.apply(db.conn, str(path), db_time(now) or "")
+        except sqlite3.Error as exc:
+            db.close()
+            raise db.error(exc) from None
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, version)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._db.transaction():
+            yield
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(str(self.path) + suffix)
+            if part.exists():
+                total += part.stat().st_size
+        return total
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,64 @@
+"""The append-only audit log: every change, with who did it and why.
+
+Triggers in the schema refuse UPDATE and DELETE on this table, so history cannot be
+rewritten through any door.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memoracle.store.db import Database, db_time, from_db_time
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    memory_id: int | None
+    detail: dict[str, Any]
+
+
+class Audit:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def append(
+        self,
+        *,
+        at: datetime,
+        actor: str,
+        action: str,
+        memory_id: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO audit (at, actor, action, memory_id, detail) VALUES (?, ?, ?, ?, ?)",
+            (
+                db_time(at),
+                actor,
+                action,
+                memory_id,
+                json.dumps(detail, ensure_ascii=False, default=str) if detail else None,
+            ),
+        )
+
+    def entries(self, *, memory_id: int | None = None, limit: int = 100) -> list[AuditEntry]:
+        where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id is not None else ("", ())
+        rows = self._db.execute(
+            f"SELECT id, at, actor, action, memory_id, detail FROM audit {where}"
+            " ORDER BY id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [
+            AuditEntry(r[0], from_db_time(r[1]), r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
+            for r in rows
+        ]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM audit").fetchone()[0])

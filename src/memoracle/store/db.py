@@ -1,0 +1,107 @@
+"""The SQLite connection: WAL, busy timeout, explicit transactions, error wrapping.
+
+Every statement memoracle runs goes through `Database.execute`, so every sqlite3 error
+comes out as a StoreError naming the database file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memoracle.clock import as_utc
+from memoracle.errors import StoreError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class Database:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+        if str(mode).lower() != "wal" and str(path) != ":memory:":
+            raise StoreError(f"{path}: could not switch to WAL journal mode (got {mode}).")
+        self._depth = 0
+
+    def error(self, exc: sqlite3.Error) -> StoreError:
+        text = str(exc)
+        hint = ""
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+            hint = " The file is not a memoracle database or is corrupt; restore from a backup or export."
+        elif "readonly" in text or "read-only" in text:
+            hint = " The workspace is read-only; check the permissions of the folder and file."
+        elif "unable to open" in text:
+            hint = " Check that the folder exists and is writable, or run: memoracle init"
+        return StoreError(f"{self.path}: {text}.{hint}")
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        try:
+            self.conn.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction taken with BEGIN IMMEDIATE, so concurrent writers queue on
+        the busy timeout instead of failing on a lock upgrade. Nested calls join the
+        outer transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+        self._depth = 0
+        self.execute("COMMIT")
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+
+def db_time(value: datetime | None) -> str | None:
+    """UTC ISO-8601 with microseconds: one fixed width, so text order is time order."""
+    if value is None:
+        return None
+    return as_utc(value).isoformat(timespec="microseconds")
+
+
+def from_db_time(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def maybe_time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

@@ -1,0 +1,236 @@
+"""Memories: rows <-> `Memory`, provenance links, exact-duplicate lookup, FTS matching."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from memoracle.store.db import Database, db_time, from_db_time, maybe_time
+from memoracle.text import for_index, fts_terms
+from memoracle.types import Memory, NewMemory, Scope
+
+_COLUMNS = (
+    "id, kind, text, layer, status, created_at, observed_at, last_accessed_at, activation,"
+    " importance, access_count, confidence, pinned, source, content_hash, agent_id, user_id,"
+    " chat_id, visibility, subject, predicate, object, valid_from, valid_to, due_at,"
+    " expires_at, superseded_by, lang, rule"
+)
+
+LIVE = ("active", "disputed")
+
+
+def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Memory:
+    (
+        id_, kind, text, layer, status, created, observed, accessed, activation, importance,
+        access_count, confidence, pinned, source, content_hash, agent, user, chat, vis,
+        subject, predicate, obj, valid_from, valid_to, due_at, expires_at, superseded_by,
+        lang, rule,
+    ) = row  # fmt: skip
+    return Memory(
+        id=id_,
+        kind=kind,
+        text=text,
+        layer=layer,
+        status=status,
+        created_at=from_db_time(created),
+        observed_at=from_db_time(observed),
+        last_accessed_at=from_db_time(accessed),
+        activation=activation,
+        importance=importance,
+        access_count=access_count,
+        confidence=confidence,
+        pinned=bool(pinned),
+        source=source,
+        content_hash=content_hash,
+        scope=Scope(agent=agent, user=user, chat=chat, visibility=vis),
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        valid_from=maybe_time(valid_from),
+        valid_to=maybe_time(valid_to),
+        due_at=maybe_time(due_at),
+        expires_at=maybe_time(expires_at),
+        superseded_by=superseded_by,
+        lang=lang,
+        rule=rule,
+        episode_ids=episodes,
+        origins=origins,
+    )
+
+
+def search_text(text: str, subject: str | None, obj: str | None) -> str:
+    """What FTS indexes for a memory: its text plus who it is about."""
+    return for_index(" ".join(part for part in (text, subject, obj) if part))
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression requiring every word of `query`; None if it has none."""
+    terms = fts_terms(query)
+    if not terms:
+        return None
+    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+class Memories:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def insert(self, new: NewMemory, *, now: datetime) -> int:
+        row = self._db.execute(
+            "INSERT INTO memories (kind, text, search_text, subject, predicate, object, layer,"
+            " status, created_at, observed_at, valid_from, valid_to, due_at, last_accessed_at,"
+            " expires_at, activation, importance, access_count, confidence, pinned, source,"
+            " lang, rule, details, agent_id, user_id, chat_id, visibility, content_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?,"
+            " ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                new.kind,
+                new.text,
+                search_text(new.text, new.subject, new.object),
+                new.subject,
+                new.predicate,
+                new.object,
+                new.layer,
+                db_time(now),
+                db_time(new.observed_at),
+                db_time(new.valid_from),
+                db_time(new.valid_to),
+                db_time(new.due_at),
+                db_time(now),
+                db_time(new.expires_at),
+                new.activation,
+                new.importance,
+                new.confidence,
+                int(new.pinned),
+                new.source,
+                new.lang,
+                new.rule,
+                json.dumps(new.details, ensure_ascii=False, default=str) if new.details else None,
+                new.scope.agent,
+                new.scope.user,
+                new.scope.chat,
+                new.scope.visibility,
+                new.content_hash,
+            ),
+        ).fetchone()
+        return int(row[0])
+
+    def find_duplicate(self, content_hash: str, subject: str | None, scope: Scope) -> int | None:
+        """A live memory with the same normalised text, about the same subject, in the
+        same scope."""
+        row = self._db.execute(
+            "SELECT id FROM memories WHERE content_hash = ? AND status IN ('active', 'disputed')"
+            " AND subject IS ? AND agent_id IS ? AND user_id IS ? AND chat_id IS ?"
+            " ORDER BY id LIMIT 1",
+            (content_hash, subject, scope.agent, scope.user, scope.chat),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def bump(self, memory_id: int, *, now: datetime, boost: float) -> None:
+        """Seen again: one more access, activation raised (capped at 1), last access now."""
+        self._db.execute(
+            "UPDATE memories SET access_count = access_count + 1,"
+            " activation = min(1.0, activation + ?), last_accessed_at = ? WHERE id = ?",
+            (boost, db_time(now), memory_id),
+        )
+
+    def set_status(self, memory_id: int, status: str, *, now: datetime) -> None:
+        self._db.execute(
+            "UPDATE memories SET status = ?, status_changed_at = ? WHERE id = ?",
+            (status, db_time(now), memory_id),
+        )
+
+    def add_provenance(
+        self, memory_id: int, *, now: datetime, episode_id: int | None = None, origin: str | None = None
+    ) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO provenance (memory_id, episode_id, origin, added_at)"
+            " VALUES (?, ?, ?, ?)",
+            (memory_id, episode_id, origin, db_time(now)),
+        )
+
+    def get(self, memory_id: int) -> Memory | None:
+        found = self.get_many([memory_id])
+        return found[0] if found else None
+
+    def get_many(self, ids: Sequence[int]) -> list[Memory]:
+        """Memories by id, in the order asked; unknown ids are left out."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids)
+        ).fetchall()
+        return self._with_provenance(sorted(rows, key=lambda r: list(ids).index(r[0])))
+
+    def details(self, memory_id: int) -> dict[str, Any]:
+        row = self._db.execute("SELECT details FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return {} if row is None or row[0] is None else dict(json.loads(row[0]))
+
+    def list(
+        self,
+        *,
+        kind: str | None = None,
+        status: str | None = "active",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Memory]:
+        clauses, params = [], []
+        if kind:
+            clauses.append("kind = ?")
+            params.append(kind)
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM memories {where} ORDER BY observed_at DESC, id DESC"
+            " LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return self._with_provenance(rows)
+
+    def match(self, query: str, *, statuses: Iterable[str] = LIVE, limit: int = 20) -> list[int]:
+        """Ids of memories containing every word of `query`, best BM25 first."""
+        expression = match_expression(query)
+        if expression is None:
+            return []
+        wanted = tuple(statuses)
+        marks = ",".join("?" * len(wanted))
+        rows = self._db.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
+            f" WHERE memories_fts MATCH ? AND m.status IN ({marks})"
+            " ORDER BY bm25(memories_fts) LIMIT ?",
+            (expression, *wanted, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """(status, kind) -> number of memories."""
+        rows = self._db.execute(
+            "SELECT status, kind, count(*) FROM memories GROUP BY status, kind"
+        ).fetchall()
+        return {(str(s), str(k)): int(n) for s, k, n in rows}
+
+    def _with_provenance(self, rows: Sequence[Any]) -> list[Memory]:
+        if not rows:
+            return []
+        ids = [r[0] for r in rows]
+        marks = ",".join("?" * len(ids))
+        episodes: dict[int, list[int]] = {i: [] for i in ids}
+        origins: dict[int, list[str]] = {i: [] for i in ids}
+        for memory_id, episode_id, origin in self._db.execute(
+            f"SELECT memory_id, episode_id, origin FROM provenance WHERE memory_id IN ({marks})"
+            " ORDER BY rowid",
+            tuple(ids),
+        ):
+            if episode_id is not None:
+                episodes[memory_id].append(episode_id)
+            if origin is not None:
+                origins[memory_id].append(origin)
+        return [_memory(r, tuple(episodes[r[0]]), tuple(origins[r[0]])) for r in rows]

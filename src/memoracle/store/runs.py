@@ -1,0 +1,41 @@
+"""Runs: each long job's start, end, counts and error (ingest now; nightly steps later)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from memoracle.store.db import Database, db_time
+
+
+class Runs:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def start(self, kind: str, *, now: datetime) -> int:
+        row = self._db.execute(
+            "INSERT INTO runs (kind, started_at) VALUES (?, ?) RETURNING id", (kind, db_time(now))
+        ).fetchone()
+        return int(row[0])
+
+    def finish(
+        self,
+        run_id: int,
+        *,
+        now: datetime,
+        status: str,
+        counts: dict[str, int],
+        error: str | None = None,
+    ) -> None:
+        self._db.execute(
+            "UPDATE runs SET finished_at = ?, status = ?, counts = ?, error = ? WHERE id = ?",
+            (db_time(now), status, json.dumps(counts), error, run_id),
+        )
+
+    def last(self, kind: str) -> tuple[str, str | None, str] | None:
+        """(started_at, finished_at, status) of the latest run of `kind`."""
+        row = self._db.execute(
+            "SELECT started_at, finished_at, status FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1",
+            (kind,),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])

@@ -1,0 +1,206 @@
+"""Numbered migrations, applied on open, each in one transaction with its record.
+
+A migration is a function `mNNN_name(conn)`. `apply()` runs those whose number is above
+the recorded schema version, in order, and records each. A database written by a newer
+memoracle (version above the last known migration) is refused, not touched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from memoracle.errors import StoreError
+from memoracle.types import KINDS, LAYERS, SOURCES, STATUSES, VISIBILITIES
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: executescript() would COMMIT the open transaction."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            conn.execute(pending)
+            pending = ""
+    if pending.strip():
+        raise StoreError(f"incomplete statement in migration: {pending.strip()[:80]}")
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        f"""
+        CREATE TABLE episodes (
+            id          INTEGER PRIMARY KEY,
+            turn_key    TEXT NOT NULL UNIQUE,
+            session_id  TEXT,
+            turn_id     TEXT,
+            role        TEXT NOT NULL,
+            speaker     TEXT,
+            kind        TEXT NOT NULL DEFAULT 'message',
+            text        TEXT NOT NULL,
+            search_text TEXT NOT NULL,
+            at          TEXT NOT NULL,
+            created_at  TEXT NOT NULL,
+            origin      TEXT,
+            agent_id    TEXT,
+            user_id     TEXT,
+            chat_id     TEXT,
+            visibility  TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN {_in(VISIBILITIES)})
+        );
+        CREATE INDEX episodes_session ON episodes (session_id, turn_id);
+        CREATE INDEX episodes_at ON episodes (at);
+
+        CREATE TABLE memories (
+            id               INTEGER PRIMARY KEY,
+            kind             TEXT NOT NULL CHECK (kind IN {_in(KINDS)}),
+            text             TEXT NOT NULL,
+            search_text      TEXT NOT NULL,
+            subject          TEXT,
+            predicate        TEXT,
+            object           TEXT,
+            layer            TEXT NOT NULL CHECK (layer IN {_in(LAYERS)}),
+            status           TEXT NOT NULL DEFAULT 'active' CHECK (status IN {_in(STATUSES)}),
+            created_at       TEXT NOT NULL,
+            observed_at      TEXT NOT NULL,
+            valid_from       TEXT,
+            valid_to         TEXT,
+            due_at           TEXT,
+            last_accessed_at TEXT NOT NULL,
+            expires_at       TEXT,
+            status_changed_at TEXT,
+            activation       REAL NOT NULL DEFAULT 1.0 CHECK (activation BETWEEN 0 AND 1),
+            importance       REAL NOT NULL DEFAULT 0.5,
+            access_count     INTEGER NOT NULL DEFAULT 0,
+            confidence       REAL NOT NULL DEFAULT 0.8,
+            pinned           INTEGER NOT NULL DEFAULT 0,
+            source           TEXT NOT NULL CHECK (source IN {_in(SOURCES)}),
+            lang             TEXT,
+            rule             TEXT,
+            details          TEXT,
+            agent_id         TEXT,
+            user_id          TEXT,
+            chat_id          TEXT,
+            visibility       TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN {_in(VISIBILITIES)}),
+            content_hash     TEXT NOT NULL,
+            superseded_by    INTEGER REFERENCES memories (id)
+        );
+        CREATE INDEX memories_hash ON memories (content_hash);
+        CREATE INDEX memories_status_kind ON memories (status, kind);
+        CREATE INDEX memories_observed ON memories (observed_at);
+
+        CREATE TABLE provenance (
+            memory_id  INTEGER NOT NULL REFERENCES memories (id),
+            episode_id INTEGER REFERENCES episodes (id),
+            origin     TEXT,
+            added_at   TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX provenance_unique
+            ON provenance (memory_id, coalesce(episode_id, -1), coalesce(origin, ''));
+        CREATE INDEX provenance_episode ON provenance (episode_id);
+
+        CREATE TABLE audit (
+            id        INTEGER PRIMARY KEY,
+            at        TEXT NOT NULL,
+            actor     TEXT NOT NULL,
+            action    TEXT NOT NULL,
+            memory_id INTEGER,
+            detail    TEXT
+        );
+        CREATE INDEX audit_memory ON audit (memory_id);
+        CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+            BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+        CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+            BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+
+        CREATE TABLE runs (
+            id          INTEGER PRIMARY KEY,
+            kind        TEXT NOT NULL,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT,
+            status      TEXT NOT NULL DEFAULT 'running',
+            counts      TEXT,
+            error       TEXT
+        );
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            search_text, content = 'memories', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, search_text) VALUES (new.id, new.search_text);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, search_text)
+                VALUES ('delete', old.id, old.search_text);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF search_text ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, search_text)
+                VALUES ('delete', old.id, old.search_text);
+            INSERT INTO memories_fts (rowid, search_text) VALUES (new.id, new.search_text);
+        END;
+
+        CREATE VIRTUAL TABLE episodes_fts USING fts5 (
+            search_text, content = 'episodes', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
+            INSERT INTO episodes_fts (rowid, search_text) VALUES (new.id, new.search_text);
+        END;
+        CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
+            INSERT INTO episodes_fts (episodes_fts, rowid, search_text)
+                VALUES ('delete', old.id, old.search_text);
+        END;
+        CREATE TRIGGER episodes_fts_update AFTER UPDATE OF search_text ON episodes BEGIN
+            INSERT INTO episodes_fts (episodes_fts, rowid, search_text)
+                VALUES ('delete', old.id, old.search_text);
+            INSERT INTO episodes_fts (rowid, search_text) VALUES (new.id, new.search_text);
+        END;
+        """
+    )
+
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = ((1, "initial", m001_initial),)
+LATEST = MIGRATIONS[-1][0]
+
+
+def version(conn: sqlite3.Connection) -> int:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def apply(conn: sqlite3.Connection, path: str, now: str) -> int:
+    """Bring the schema up to LATEST; return the version it is now at."""
+    current = version(conn)
+    if current > LATEST:
+        raise StoreError(
+            f"{path} has schema version {current}, newer than this memoracle knows "
+            f"({LATEST}). Upgrade memoracle; the database was not touched."
+        )
+    for number, name, migrate in MIGRATIONS:
+        if number <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if version(conn) >= number:  # another process migrated while we waited
+                conn.execute("ROLLBACK")
+                continue
+            migrate(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, now),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return version(conn)

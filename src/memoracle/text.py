@@ -1,0 +1,39 @@
+"""Text normalisation shared by the store (indexed text), queries and content hashes.
+
+SQLite's unicode61 tokenizer folds case and, with remove_diacritics 2, accents; it does
+not apply NFKC or fold Russian ё into е. Both sides of a match (what is indexed and what
+is asked) go through `for_index` so full-width digits, ligatures and ё behave.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_YO = str.maketrans({"ё": "е", "Ё": "Е"})
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = " \t\n.,;:!?…\"'«»“”‘’()[]"
+
+
+def for_index(text: str) -> str:
+    """NFKC + ё→е: what FTS indexes and what queries are matched with."""
+    return unicodedata.normalize("NFKC", text).translate(_YO)
+
+
+def for_hash(text: str) -> str:
+    """Index form, case-folded, whitespace collapsed, edge punctuation dropped."""
+    return _SPACE.sub(" ", for_index(text).casefold()).strip(_EDGE_PUNCT)
+
+
+def content_hash(text: str) -> str:
+    """Stable id of a memory's normalised text (exact dedup, vector cache key)."""
+    return hashlib.sha256(for_hash(text).encode("utf-8")).hexdigest()[:32]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_terms(text: str) -> list[str]:
+    """Words of `text` in index form, for building FTS5 MATCH expressions safely."""
+    return _WORD.findall(for_index(text))

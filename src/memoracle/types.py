@@ -1,0 +1,258 @@
+"""Values passed between the modules: frozen dataclasses, no behaviour.
+
+Owns the vocabulary (kinds, layers, statuses, sources) and the shapes that cross module
+boundaries. Validation happens at the doors (CLI, MCP, config load); inside, these types
+are trusted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Literal
+
+KINDS: tuple[str, ...] = (
+    "fact",
+    "preference",
+    "decision",
+    "task",
+    "guardrail",
+    "event",
+    "error",
+    "pattern",
+    "insight",
+)
+LAYERS: tuple[str, ...] = ("episodic", "semantic", "procedural")
+STATUSES: tuple[str, ...] = ("active", "superseded", "disputed", "archived", "forgotten")
+SOURCES: tuple[str, ...] = (
+    "user-stated",
+    "agent",
+    "capture",
+    "checkpoint",
+    "import",
+    "llm",
+    "manual",
+)
+VISIBILITIES: tuple[str, ...] = ("private", "shared")
+
+Granularity = Literal["time", "part_of_day", "day", "week", "month", "year"]
+Action = Literal["store", "remember", "forget"]
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A time expression found in text, resolved against an anchor time.
+
+    `start` and `end` are aware datetimes in the anchor's timezone; `end` is exclusive
+    ("yesterday" said on 2023-05-08 13:56 is 2023-05-07T00:00 .. 2023-05-08T00:00).
+    """
+
+    text: str
+    span: tuple[int, int]
+    start: datetime
+    end: datetime
+    granularity: Granularity
+    rule: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One typed memory proposed by the rules for one sentence of a turn."""
+
+    kind: str
+    text: str
+    rule: str
+    lang: str
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    importance: float = 0.5
+    confidence: float = 0.8
+    action: Action = "store"
+    hedged: bool = False
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What the rules made of one text: its language, candidates, and why other
+    sentences yielded nothing (e.g. ``("question", "smalltalk")``)."""
+
+    lang: str
+    candidates: tuple[Candidate, ...]
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One utterance read from a transcript or given to `capture`.
+
+    `role` is user, assistant or system for agent sessions; `speaker` is the person's
+    name when there is one (LoCoMo's two speakers). `origin` names file:line.
+    `kind` is "message" or "compaction" (a compaction summary kept as its own episode).
+    """
+
+    role: str
+    text: str
+    at: datetime | None = None
+    session_id: str | None = None
+    turn_id: str | None = None
+    speaker: str | None = None
+    kind: str = "message"
+    origin: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportedNote:
+    """A bullet from an existing MEMORY.md or a daily note, imported as a memory."""
+
+    text: str
+    origin: str
+    heading: str | None = None
+    kind: str | None = None
+    day: date | None = None
+
+
+@dataclass(frozen=True)
+class IngestWarning:
+    origin: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    agent: str | None = None
+    user: str | None = None
+    chat: str | None = None
+    visibility: str = "private"
+
+
+@dataclass(frozen=True)
+class Episode:
+    id: int
+    role: str
+    text: str
+    at: datetime
+    created_at: datetime
+    kind: str = "message"
+    session_id: str | None = None
+    turn_id: str | None = None
+    speaker: str | None = None
+    origin: str | None = None
+    scope: Scope = field(default_factory=Scope)
+
+    @property
+    def ref(self) -> str:
+        return f"e_{self.id}"
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: int
+    kind: str
+    text: str
+    layer: str
+    status: str
+    created_at: datetime
+    observed_at: datetime
+    last_accessed_at: datetime
+    activation: float
+    importance: float
+    access_count: int
+    confidence: float
+    pinned: bool
+    source: str
+    content_hash: str
+    scope: Scope = field(default_factory=Scope)
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    due_at: datetime | None = None
+    expires_at: datetime | None = None
+    superseded_by: int | None = None
+    lang: str | None = None
+    rule: str | None = None
+    episode_ids: tuple[int, ...] = ()
+    origins: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        return f"m_{self.id}"
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """What one `capture` call did: episodes written, memories added or bumped."""
+
+    episodes: tuple[int, ...]
+    added: tuple[Memory, ...]
+    bumped: tuple[Memory, ...]
+    forgotten: tuple[Memory, ...]
+    skipped: tuple[str, ...]
+    duplicate_turn: bool = False
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    files: int
+    format_counts: dict[str, int]
+    turns: int
+    episodes_added: int
+    memories_added: int
+    memories_bumped: int
+    skipped_noise: int
+    warnings: tuple[IngestWarning, ...]
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory about to be stored: what the engine hands to the store."""
+
+    kind: str
+    text: str
+    layer: str
+    source: str
+    observed_at: datetime
+    content_hash: str
+    scope: Scope = field(default_factory=Scope)
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    due_at: datetime | None = None
+    expires_at: datetime | None = None
+    activation: float = 1.0
+    importance: float = 0.5
+    confidence: float = 0.8
+    pinned: bool = False
+    lang: str | None = None
+    rule: str | None = None
+    details: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stats:
+    home: str
+    database: str
+    schema_version: int
+    database_bytes: int
+    memories: int
+    by_status: dict[str, int]
+    active_by_kind: dict[str, int]
+    episodes: int
+    episodes_by_kind: dict[str, int]
+    sessions: int
+    audit_entries: int
+    last_ingest: str | None
+
+
+@dataclass(frozen=True)
+class InitReport:
+    home: str
+    database: str
+    config: str
+    files_dir: str
+    created: tuple[str, ...]
+    schema_version: int

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memoracle.clock import FixedClock
+from memoracle.store import Store
+from memoracle.text import content_hash
+from memoracle.types import NewMemory, Scope, Turn
+
+
+def _new(text: str, clock: FixedClock, **kw: object) -> NewMemory:
+    base = NewMemory(
+        kind="fact",
+        text=text,
+        layer="semantic",
+        source="capture",
+        observed_at=clock.now(),
+        content_hash=content_hash(text),
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_insert_get_roundtrip_with_provenance(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        episode = store.episodes.insert(
+            Turn("user", "I live in Lyon"), key="k1", at=clock.now(), now=clock.now(), scope=Scope()
+        )
+        mid = store.memories.insert(_new("I live in Lyon", clock, subject="user"), now=clock.now())
+        store.memories.add_provenance(mid, now=clock.now(), episode_id=episode)
+        store.memories.add_provenance(mid, now=clock.now(), episode_id=episode)  # ignored
+        store.memories.add_provenance(mid, now=clock.now(), origin="MEMORY.md:3")
+    m = store.memories.get(mid)
+    assert m is not None
+    assert (m.text, m.kind, m.status, m.subject) == ("I live in Lyon", "fact", "active", "user")
+    assert m.episode_ids == (episode,)
+    assert m.origins == ("MEMORY.md:3",)
+    assert m.observed_at == clock.now()
+
+
+def test_fts_is_synced_and_normalised(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        a = store.memories.insert(_new("Мы купили ёлку", clock), now=clock.now())
+        b = store.memories.insert(_new("Le café est fermé", clock), now=clock.now())
+        c = store.memories.insert(_new("Port ８０８０ is open", clock), now=clock.now())
+    assert store.memories.match("елку") == [a]  # ё folded to е on both sides
+    assert store.memories.match("ЁЛКУ") == [a]
+    assert store.memories.match("cafe ferme") == [b]  # diacritics removed
+    assert store.memories.match("8080") == [c]  # NFKC full-width digits
+    with store.transaction():
+        store.memories.set_status(a, "forgotten", now=clock.now())
+    assert store.memories.match("елку") == []
+
+
+def test_match_treats_query_syntax_as_words(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        a = store.memories.insert(_new("use NOT OR AND near", clock), now=clock.now())
+    assert store.memories.match('NOT "OR" (AND*') == [a]
+    assert store.memories.match("   ") == []
+
+
+def test_duplicate_lookup_respects_subject_and_scope(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        a = store.memories.insert(_new("I love it", clock, subject="Caroline"), now=clock.now())
+    h = content_hash("i love it!")
+    assert store.memories.find_duplicate(h, "Caroline", Scope()) == a
+    assert store.memories.find_duplicate(h, "Melanie", Scope()) is None
+    assert store.memories.find_duplicate(h, "Caroline", Scope(agent="x")) is None
+
+
+def test_bump_caps_activation(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        a = store.memories.insert(_new("x y z", clock, activation=0.9), now=clock.now())
+        store.memories.bump(a, now=clock.now(), boost=0.3)
+    m = store.memories.get(a)
+    assert m is not None and m.activation == 1.0 and m.access_count == 1
+
+
+def test_episode_key_is_unique(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        first = store.episodes.insert(Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope())
+        again = store.episodes.insert(Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope())
+    assert first is not None and again is None
+    assert store.episodes.count() == 1

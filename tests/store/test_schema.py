@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memoracle.clock import FixedClock
+from memoracle.errors import StoreError
+from memoracle.store import Store, schema
+
+
+def test_open_applies_migrations_and_records_version(store: Store) -> None:
+    assert store.schema_version == schema.LATEST
+    conn = sqlite3.connect(store.path)
+    rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert rows == [(1, "initial")]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reopen_is_idempotent(tmp_path: Path, clock: FixedClock) -> None:
+    for _ in range(3):
+        Store.open(tmp_path / "x.db", now=clock.now()).close()
+    conn = sqlite3.connect(tmp_path / "x.db")
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+
+
+def test_newer_schema_is_refused_untouched(tmp_path: Path, clock: FixedClock) -> None:
+    path = tmp_path / "x.db"
+    Store.open(path, now=clock.now()).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="newer than this memoracle"):
+        Store.open(path, now=clock.now())
+    assert path.read_bytes() == before
+
+
+def test_not_a_database_names_the_file(tmp_path: Path, clock: FixedClock) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="junk.db"):
+        Store.open(path, now=clock.now())
+
+
+def test_audit_log_is_append_only(store: Store, clock: FixedClock) -> None:
+    with store.transaction():
+        store.audit.append(at=clock.now(), actor="test", action="add", memory_id=1)
+    conn = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE audit SET action = 'x'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM audit")
+
+
+def test_transaction_rolls_back_on_error(store: Store, clock: FixedClock) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        store.audit.append(at=clock.now(), actor="test", action="add")
+        raise RuntimeError("boom")
+    assert store.audit.count() == 0

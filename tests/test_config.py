@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from memoracle.config import load, render_toml
+from memoracle.errors import InvalidInput
+
+
+def test_defaults_match_the_spec(tmp_path: Path) -> None:
+    s = load(tmp_path, env={})
+    assert s.recall.budget_tokens == 2000
+    assert (s.recall.guardrail_share, s.recall.fresh_share, s.recall.search_share) == (0.1, 0.3, 0.6)
+    assert s.search.rrf_k == 60 and s.search.mmr_lambda == 0.7
+    assert s.search.activation_threshold == 0.15
+    assert s.decay.half_life_days == 30 and math.isinf(s.decay.half_life_by_kind["guardrail"])
+    assert s.lifecycle.prune_threshold == 0.05 and s.lifecycle.max_facts == 10_000
+    assert s.lifecycle.dedup_threshold == 0.65
+    assert (s.render.memory_md_max_lines, s.render.memory_md_max_chars) == (200, 10_000)
+    assert all(source == "default" for _, _, source, _ in s.items())
+
+
+def test_layers_file_then_env_then_flags(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        "[recall]\nbudget_tokens = 1000\nboost = 0.2\n[decay]\nhalf_life_by_kind = { decision = 60.0 }\n"
+    )
+    s = load(
+        tmp_path,
+        env={"MEMORACLE_RECALL_BUDGET_TOKENS": "1500", "MEMORACLE_CAPTURE_LANGUAGES": "en, ru"},
+        overrides={"recall.budget_tokens": 1200},
+    )
+    assert s.recall.budget_tokens == 1200
+    assert s.recall.boost == 0.2
+    assert s.capture.languages == ["en", "ru"]
+    assert s.decay.half_life_by_kind == {"decision": 60.0}
+    sources = {k: src for k, _, src, _ in s.items()}
+    assert sources["recall.budget_tokens"] == "flag"
+    assert sources["recall.boost"].startswith("file:")
+    assert sources["capture.languages"] == "env:MEMORACLE_CAPTURE_LANGUAGES"
+
+
+def test_home_from_env(tmp_path: Path) -> None:
+    assert load(env={"MEMORACLE_HOME": str(tmp_path)}).home == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[recall\n", "not valid TOML"),
+        ("[nope]\nx = 1\n", r"unknown section \[nope\]"),
+        ("[recall]\nbudget = 1\n", "unknown key recall.budget"),
+        ("[recall]\nbudget_tokens = 'many'\n", "recall.budget_tokens: bad value"),
+        ("[workspace]\nday_first = 'perhaps'\n", "workspace.day_first: bad value"),
+    ],
+)
+def test_bad_config_file_names_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(InvalidInput, match=message) as info:
+        load(tmp_path, env={})
+    assert "config.toml" in str(info.value)
+
+
+def test_bad_env_value_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="MEMORACLE_RECALL_BOOST"):
+        load(tmp_path, env={"MEMORACLE_RECALL_BOOST": "lots"})
+
+
+def test_unknown_override_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="Unknown setting"):
+        load(tmp_path, env={}, overrides={"recall.nope": 1})
+
+
+def test_rendered_template_is_valid_toml_and_complete(tmp_path: Path) -> None:
+    s = load(tmp_path, env={})
+    text = render_toml(s)
+    assert all(table == {} for table in tomllib.loads(text).values())  # all commented out
+    setting = re.compile(r"^# (\w+) = ")
+    uncommented = "\n".join(
+        line[2:] if setting.match(line) else line for line in text.splitlines()
+    )
+    (tmp_path / "config.toml").write_text(uncommented)
+    from_file = load(tmp_path, env={})
+    assert [(k, v) for k, v, *_ in from_file.items()] == [(k, v) for k, v, *_ in s.items()]
+    assert all(src.startswith("file:") for _, _, src, _ in from_file.items())
