@@ -1,0 +1,1 @@
+"""Data bundled with memoracle: the demo session."""

@@ -1,0 +1,141 @@
+"""Which reader a file needs, decided from its first bytes and its name.
+
+Owns refusing what no reader can take: a missing path (`NotFound`), a directory, an empty
+or binary file, text that is not UTF-8, or an unknown shape (`InvalidInput`, naming the
+file and the formats accepted). Only the head of the file is read.
+
+- ``SQLite format 3`` magic: ``openclaw-sqlite``
+- ``*.md``: ``daily-note`` when named ``YYYY-MM-DD*.md``, else ``memory-md``
+- first JSON line ``{"type": "session", ...}`` or a pi entry (``type`` plus
+  ``id``/``parentId`` or ``message``): ``openclaw-jsonl``
+- first JSON line with ``role``: ``jsonl``
+- a JSON document whose head mentions LoCoMo keys (``sample_id``, ``conversation``,
+  ``dia_id``, ``qa``/``evidence``): ``locomo``
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+
+from memoracle.errors import InvalidInput, NotFound
+from memoracle.ingest.markdown import daily_note_day
+
+FORMATS: tuple[str, ...] = (
+    "openclaw-jsonl",
+    "openclaw-sqlite",
+    "jsonl",
+    "locomo",
+    "memory-md",
+    "daily-note",
+)
+ACCEPTED = (
+    "Accepted: OpenClaw session JSONL (openclaw-jsonl), OpenClaw agent store "
+    "openclaw-agent.sqlite (openclaw-sqlite), JSONL with one {role, content, timestamp} per "
+    "line (jsonl), LoCoMo JSON (locomo), MEMORY.md (memory-md), daily notes "
+    "memory/YYYY-MM-DD.md (daily-note)."
+)
+
+HEAD_BYTES = 64 * 1024
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_MARKDOWN = (".md", ".markdown")
+_PI_TYPES = (
+    "message",
+    "compaction",
+    "branch_summary",
+    "model_change",
+    "thinking_level_change",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+)
+_SNIFF_SESSION = re.compile(r'^\s*\{\s*"type"\s*:\s*"session"')
+_SNIFF_PI = re.compile(r'"parentId"\s*:')
+_SNIFF_ROLE = re.compile(r'^\s*\{[^\n]{0,200}"role"\s*:')
+_LOCOMO_KEYS = ('"sample_id"', '"conversation"', '"speaker_a"', '"dia_id"')
+
+
+def check_file(path: Path) -> None:
+    """Raise unless `path` is an existing regular file."""
+    if not path.exists():
+        raise NotFound(f"No file '{path}'. Check the path, or try: ls {path.parent}")
+    if path.is_dir():
+        raise InvalidInput(f"'{path}' is a directory; give one file. {ACCEPTED}")
+
+
+def detect_format(path: Path) -> str:
+    """The name (one of `FORMATS`) of the reader `path` needs."""
+    path = Path(path)
+    check_file(path)
+    with path.open("rb") as f:
+        head = f.read(HEAD_BYTES)
+    if not head:
+        raise InvalidInput(f"'{path}' is empty; there is nothing to read. {ACCEPTED}")
+    if head.startswith(_SQLITE_MAGIC):
+        return "openclaw-sqlite"
+    if b"\x00" in head:
+        hint = " (UTF-16? save it as UTF-8)" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InvalidInput(f"'{path}' is a binary file{hint}. {ACCEPTED}")
+    first = _first_line(path, head)
+    if path.suffix.lower() in _MARKDOWN:
+        return "daily-note" if daily_note_day(path) is not None else "memory-md"
+    return _json_format(path, first, head)
+
+
+def _first_line(path: Path, head: bytes) -> str:
+    """The first non-blank line of the head, decoded; raise if it is not UTF-8."""
+    start = 3 if head.startswith(codecs.BOM_UTF8) else 0
+    lines = head[start:].split(b"\n")
+    cut = len(head) == HEAD_BYTES  # the last line may end in half a character
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            return decoder.decode(raw, final=not (cut and i == len(lines) - 1))
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                f"'{path}' is not UTF-8 text (invalid byte at {exc.start + 1} of its first "
+                f"line). {ACCEPTED}"
+            ) from exc
+    raise InvalidInput(f"'{path}' holds only blank lines; there is nothing to read. {ACCEPTED}")
+
+
+def _json_format(path: Path, first: str, head: bytes) -> str:
+    stripped = first.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            kind = value.get("type")
+            if kind == "session" or (
+                kind in _PI_TYPES and ("parentId" in value or "message" in value)
+            ):
+                return "openclaw-jsonl"
+            if "role" in value:
+                return "jsonl"
+            if "conversation" in value or "sample_id" in value:
+                return "locomo"
+        elif _SNIFF_SESSION.match(stripped) or (
+            stripped.startswith('{"type"') and _SNIFF_PI.search(stripped)
+        ):
+            return "openclaw-jsonl"  # a first line longer than the head
+        elif _SNIFF_ROLE.match(stripped):
+            return "jsonl"
+    if stripped.startswith(("[", "{")):
+        text = head.decode("utf-8", "replace")
+        if any(key in text for key in _LOCOMO_KEYS) or ('"qa"' in text and '"evidence"' in text):
+            return "locomo"
+    raise InvalidInput(
+        f"'{path}' is not a format memoracle reads (first line: {_excerpt(stripped)}). "
+        f"{ACCEPTED} Or pass the format explicitly."
+    )
+
+
+def _excerpt(line: str) -> str:
+    return repr(line[:60] + ("…" if len(line) > 60 else ""))

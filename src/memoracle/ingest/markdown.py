@@ -1,0 +1,245 @@
+"""MEMORY.md and daily notes (``memory/YYYY-MM-DD.md``) as imported notes.
+
+Owns reading the Markdown memory files an agent already keeps: every bullet (``-``,
+``*``, ``+``, ``1.``; ``[ ]``/``[x]`` checkboxes dropped; indented continuation lines
+joined) becomes an `ImportedNote` with the heading it sits under and a kind guessed from
+that heading, or from the nearest ancestor heading that names one ("Guardrails",
+"Preferences", "Decisions Made", "Action Items", "Key facts", "Events", "Lessons", in
+English, Russian, French and Spanish; other headings give ``kind=None``).
+
+Skipped: HTML comments (OpenClaw Dreaming's ``<!-- openclaw-memory-promotion:... -->``
+markers, TTL tags), Dreaming's trailing ``[score=... source=...]`` annotations, front
+matter, fenced code, paragraphs that are not bullets, and placeholders such as
+``(none yet)``, ``TBD`` or ``<fact>``. A daily note's ``day`` comes from its file name.
+Deciding what a note means is the capture layer's job. Origins are ``path:line``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from memoracle.ingest.callbacks import (
+    LINE_FACTOR,
+    OnProgress,
+    OnWarning,
+    Throttle,
+    mb,
+    too_big,
+)
+from memoracle.ingest.jsonlines import iter_lines
+from memoracle.types import ImportedNote, IngestWarning
+
+DAILY_NOTE_NAME = re.compile(r"^(?P<day>\d{4}-\d{2}-\d{2})(?:[-_ .][^/\\]*)?\.(?:md|markdown)$")
+
+# Checked in this order, so "Key Rules" is a guardrail and "Lessons Learned" an error.
+_HEADING_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        (
+            "guardrail",
+            r"\b(guardrails?|rules?|constraints?|boundaries|never|правил|ограничен|запрет"
+            r"|règles?|regles?|garde-fous?|interdi|reglas?|restricci|prohibi)",
+        ),
+        ("preference", r"\b(preferenc|préférenc|предпочтен|preferencia)"),
+        ("decision", r"\b(decisions?|decided|décisions?|решени|decisi[oó]n)"),
+        (
+            "task",
+            r"\b(tasks?|todo|to-do|to do|action items?|next steps?|pending|задач|дела\b"
+            r"|сделать|tâches?|taches?|à faire|a faire|actions? à|tareas?|pendientes?"
+            r"|acciones)",
+        ),
+        (
+            "error",
+            r"\b(errors?|lessons?|mistakes?|gotchas?|bugs?|ошибк|урок|erreurs?|leçons?"
+            r"|lecons?|errores|lecci[oó]n)",
+        ),
+        ("event", r"\b(events?|событи|événements?|evenements?|eventos?|acontecimientos?)"),
+        ("fact", r"\b(facts?|факт|faits?|hechos?|datos)"),
+    )
+)
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?P<text>.*)$")
+_CHECKBOX = re.compile(r"^\[[ xX~!-]\]\s*")
+_NESTED_MARKER = re.compile(r"^(?:[-*+]\s+)+")  # Dreaming writes "- - Candidate: ..."
+_DREAMING_TAIL = re.compile(r"\s*\[score=[^\]]*\]\s*$")
+_PLACEHOLDER = re.compile(
+    r"^[\s(\[_*]*(none( yet)?|n/?a|tbd|todo|nothing( yet)?|empty|\.\.\.|…|-+|—|–|ничего"
+    r"|нет|пока нет|rien|aucune?|nada|ninguno|ninguna)[\s)\]_*.!]*$",
+    re.IGNORECASE,
+)
+_TEMPLATE = re.compile(
+    r"^<(?![a-z]+:)[^<>@]{1,80}>$|^\[(add|insert|your)\b[^\]]*\]$", re.IGNORECASE
+)
+
+
+def heading_kind(heading: str) -> str | None:
+    """The memory kind a heading names, if any."""
+    for kind, pattern in _HEADING_KINDS:
+        if pattern.search(heading):
+            return kind
+    return None
+
+
+def daily_note_day(path: Path) -> date | None:
+    """The day in a daily note's file name (``2026-05-14.md``), if it is one."""
+    m = DAILY_NOTE_NAME.match(path.name)
+    if m is None:
+        return None
+    try:
+        return date.fromisoformat(m.group("day"))
+    except ValueError:
+        return None
+
+
+def read_memory_md(
+    path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
+) -> Iterator[ImportedNote]:
+    """The bullets of a MEMORY.md-style file."""
+    return _read(path, None, on_warning, on_progress, max_text_bytes)
+
+
+def read_daily_note(
+    path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
+) -> Iterator[ImportedNote]:
+    """The bullets of a daily note, each carrying the note's day."""
+    day = daily_note_day(path)
+    if day is None:
+        on_warning(IngestWarning(str(path), "no YYYY-MM-DD in the file name; notes have no day"))
+    return _read(path, day, on_warning, on_progress, max_text_bytes)
+
+
+@dataclass
+class _Bullet:
+    line: int
+    indent: int
+    parts: list[str] = field(default_factory=list)
+
+
+def _read(
+    path: Path,
+    day: date | None,
+    on_warning: OnWarning,
+    on_progress: OnProgress,
+    max_text_bytes: int,
+) -> Iterator[ImportedNote]:
+    name = str(path)
+    max_line = max_text_bytes * LINE_FACTOR
+    progress = Throttle(on_progress, path.stat().st_size, 1 << 20)
+    headings: list[tuple[int, str]] = []
+    bullet: _Bullet | None = None
+    in_fence = False
+    in_comment = False
+    in_front_matter = False
+
+    def note(b: _Bullet | None) -> ImportedNote | None:
+        if b is None:
+            return None
+        text = _clean(" ".join(b.parts))
+        if not text:
+            return None
+        origin = f"{name}:{b.line}"
+        size = too_big(text, max_text_bytes)
+        if size is not None:
+            limit = f"above the {mb(max_text_bytes)} limit"
+            on_warning(IngestWarning(origin, f"bullet of {mb(size)} is {limit}; skipped"))
+            return None
+        heading = headings[-1][1] if headings else None
+        kind = next((k for _, h in reversed(headings) if (k := heading_kind(h)) is not None), None)
+        return ImportedNote(text=text, origin=origin, heading=heading, kind=kind, day=day)
+
+    previous = 0
+    with path.open("rb") as f:
+        for line in iter_lines(f, max_line):  # blank lines are not yielded: see the gap
+            progress(line.offset)
+            origin = f"{name}:{line.number}"
+            if line.number > previous + 1 and not in_fence:
+                if (done := note(bullet)) is not None:  # a blank line ends a bullet
+                    yield done
+                bullet = None
+            previous = line.number
+            if line.oversize:
+                limit = f"above the {mb(max_line)} limit"
+                on_warning(IngestWarning(origin, f"line of {mb(line.size)} is {limit}; skipped"))
+                continue
+            try:
+                raw = line.data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                on_warning(
+                    IngestWarning(origin, f"not valid UTF-8 (byte {exc.start + 1}); skipped")
+                )
+                continue
+            if line.number == 1 and raw.strip() == "---":
+                in_front_matter = True
+                continue
+            if in_front_matter:
+                in_front_matter = raw.strip() != "---"
+                continue
+            if _FENCE.match(raw):
+                in_fence = not in_fence
+                continue
+            if in_fence:
+                continue
+            text, in_comment = _drop_comments(raw, in_comment)
+            if not text.strip():
+                continue  # only a comment (a Dreaming marker): the bullet goes on
+            if m := _HEADING.match(text):
+                if (done := note(bullet)) is not None:
+                    yield done
+                bullet = None
+                level = len(m.group("level"))
+                while headings and headings[-1][0] >= level:
+                    headings.pop()
+                headings.append((level, " ".join(m.group("text").split())))
+                continue
+            if m := _BULLET.match(text):
+                if (done := note(bullet)) is not None:
+                    yield done
+                bullet = _Bullet(line.number, len(m.group("indent").expandtabs(4)))
+                bullet.parts.append(_CHECKBOX.sub("", _NESTED_MARKER.sub("", m.group("text"))))
+                continue
+            indent = len(text) - len(text.lstrip())
+            if bullet is not None and indent > bullet.indent:
+                bullet.parts.append(text.strip())
+                continue
+            if (done := note(bullet)) is not None:  # a paragraph ends the bullet
+                yield done
+            bullet = None
+    if (done := note(bullet)) is not None:
+        yield done
+    progress.finish()
+
+
+def _drop_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """`line` without HTML comments, and whether a comment is still open at its end."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(line):
+        if in_comment:
+            end = line.find("-->", pos)
+            if end < 0:
+                return "".join(out), True
+            pos = end + 3
+            in_comment = False
+        else:
+            start = line.find("<!--", pos)
+            if start < 0:
+                out.append(line[pos:])
+                break
+            out.append(line[pos:start])
+            pos = start + 4
+            in_comment = True
+    return "".join(out), in_comment
+
+
+def _clean(text: str) -> str:
+    text = _DREAMING_TAIL.sub("", text)
+    text = " ".join(text.split())
+    if _PLACEHOLDER.match(text) or _TEMPLATE.match(text):
+        return ""
+    return text
