@@ -1,0 +1,767 @@
+"""Capture rules as data: load, validate and compile the per-language TOML files.
+
+Owns the rule file format (``capture/rules/<lang>.toml``) and its compiled form,
+`LanguageRules`. A language is added by adding a file; no code changes. What the rules
+*mean* (sentence splitting, family priority, attribution) belongs to `extract`; language
+detection to `lang`; noise turns to `noise`.
+
+File format, in short (``en.toml`` is the commented reference)::
+
+    [language]   code = "en" (must equal the file name), name = "English"
+    [detect]     words = [...] marker words; suffixes = [...] telling word endings;
+                 chars = "..." telling letters; script = "<regex class>" (a language
+                 whose script appears wins outright)
+    [macros]     name = "regex"; rules and markers write {{name}} to reuse it
+    [markers]    question, question_tags, polite, hypothetical, hedge, smalltalk,
+                 first_person, possessive, vague: lists of regexes;
+                 abbreviations: words whose trailing "." does not end a sentence
+    [[rule]]     id = "family.name", kind = one of `FAMILIES`, pattern = a regex or a
+                 list of them; optional: importance, confidence (0..1, defaults per kind
+                 in `KIND_DEFAULTS`), predicate (fixed snake_case predicate), unless
+                 (regexes that veto a match), person = "first" (the match is about the
+                 speaker), hedged (the rule itself is tentative), flags
+                 (["case_sensitive", "verbose"])
+
+Named groups a rule may use: ``subject``, ``predicate``, ``object`` (the triple) and
+``content`` (what a remember/forget rule is about; required for those two kinds).
+Every regex is matched case-insensitively unless the rule asks otherwise, against text
+whose curly quotes, odd spaces and "ё" are folded (see `fold`).
+
+A malformed file raises `RuleFileError` naming the file and, where there is one, the
+rule id. `load_rules` checks every file fully; `default_rules`, the packaged files read
+once per process, compiles a language the first time it is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+import threading
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from memoracle.errors import InvalidInput
+
+__all__ = [
+    "ASSISTANT_KINDS",
+    "DEFAULT_LANGUAGE",
+    "DIRECTIVES",
+    "FAMILIES",
+    "KIND_DEFAULTS",
+    "Detection",
+    "LanguageRules",
+    "Matcher",
+    "Rule",
+    "RuleFileError",
+    "RuleSet",
+    "available_languages",
+    "default_rules",
+    "fold",
+    "load_rules",
+    "parse_language",
+    "passes",
+    "required_literals",
+]
+
+DEFAULT_LANGUAGE = "en"
+
+# Directive families: they act on memory ("remember X", "forget X") rather than being a
+# kind of memory; the kind of what they carry is inferred by the other families.
+DIRECTIVES: tuple[str, ...] = ("forget", "remember")
+
+# Priority order: when several families match one sentence, the first one wins.
+FAMILIES: tuple[str, ...] = (
+    "forget",
+    "remember",
+    "guardrail",
+    "decision",
+    "task",
+    "preference",
+    "error",
+    "event",
+    "fact",
+    "pattern",
+    "insight",
+)
+
+# An assistant's "I think you'd like…" is not a fact about anyone: assistant turns only
+# report what was decided, what is to be done, what broke and what happened.
+ASSISTANT_KINDS: frozenset[str] = frozenset({"decision", "task", "error", "event"})
+
+# (importance, confidence) when a rule does not say.
+KIND_DEFAULTS: Mapping[str, tuple[float, float]] = MappingProxyType(
+    {
+        "forget": (0.5, 0.9),
+        "remember": (0.8, 0.95),
+        "guardrail": (0.9, 0.85),
+        "decision": (0.8, 0.8),
+        "task": (0.7, 0.8),
+        "preference": (0.6, 0.8),
+        "error": (0.6, 0.8),
+        "event": (0.5, 0.75),
+        "fact": (0.6, 0.8),
+        "pattern": (0.5, 0.7),
+        "insight": (0.5, 0.7),
+    }
+)
+
+_MARKER_KEYS = frozenset(
+    {
+        "question",
+        "question_tags",
+        "polite",
+        "hypothetical",
+        "hedge",
+        "smalltalk",
+        "first_person",
+        "possessive",
+        "vague",
+        "abbreviations",
+    }
+)
+_TOP_KEYS = frozenset({"language", "detect", "macros", "markers", "rule"})
+_DETECT_KEYS = frozenset({"words", "chars", "script", "suffixes"})
+_RULE_KEYS = frozenset(
+    {
+        "id",
+        "kind",
+        "pattern",
+        "importance",
+        "confidence",
+        "predicate",
+        "unless",
+        "person",
+        "hedged",
+        "flags",
+    }
+)
+_GROUPS = frozenset({"subject", "predicate", "object", "content"})
+_FLAGS: Mapping[str, re.RegexFlag] = MappingProxyType(
+    {"case_sensitive": re.NOFLAG, "verbose": re.VERBOSE}
+)
+_RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
+_PREDICATE = re.compile(r"[^\W\d]\w*")
+_MACRO = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
+_LANG_CODE = re.compile(r"[a-z]{2,3}")
+
+# Same-length folds, so spans found in folded text are spans of the original.
+_FOLD = str.maketrans(
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u02bc": "'",
+        "\u00b4": "'",
+        "`": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00a0": " ",
+        "\u202f": " ",
+        "\u2009": " ",
+        "\u0451": "\u0435",
+        "\u0401": "\u0415",
+    }
+)
+
+
+def fold(text: str) -> str:
+    """Curly quotes to straight, odd spaces to " ", ё to е; same length as `text`."""
+    return text.translate(_FOLD)
+
+
+class RuleFileError(InvalidInput):
+    """A capture rule file is malformed; the message names the file and the rule."""
+
+
+# --- prefilter -------------------------------------------------------------------------
+# A regex search costs microseconds even when it fails, and most rules fail on most
+# sentences. From each regex's parse tree we take a set of literal strings one of which
+# every match must contain (an "any of these" factor, as RE2's prefilter does); when none
+# of them is in the sentence the regex cannot match and is not run. The parser is
+# CPython's own; should it ever be missing, every regex simply runs.
+
+try:
+    _parser: Any = importlib.import_module("re._parser")
+    _ops: Any = importlib.import_module("re._constants")
+except ImportError:  # pragma: no cover - other Python implementations
+    _parser = None
+    _ops = None
+
+Gate = tuple[str, ...] | None
+_MIN_LITERAL = 3
+_MAX_LITERALS = 400
+
+
+def passes(gate: Gate, lowered: str) -> bool:
+    """Whether `lowered` (casefolded text) contains one of `gate`'s literals."""
+    if gate is None:
+        return True
+    for literal in gate:
+        if literal in lowered:
+            return True
+    return False
+
+
+def required_literals(pattern: re.Pattern[str]) -> Gate:
+    """Casefolded strings, each at least 3 long, one of which any match contains; or None.
+
+    Conservative: None (no gate) whenever the pattern has no such literal or the
+    analysis meets a construct it does not know.
+    """
+    if _parser is None:  # pragma: no cover
+        return None
+    try:
+        tree = _parser.parse(pattern.pattern, pattern.flags)
+    except Exception:  # pragma: no cover - it compiled already, so it parses
+        return None
+    found = _sequence(list(tree))
+    if found is None or min(map(len, found)) < _MIN_LITERAL or len(found) > _MAX_LITERALS:
+        return None
+    return tuple(sorted(found))
+
+
+def _sequence(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
+    best: frozenset[str] | None = None
+    run: list[str] = []
+    for op, arg in items:
+        if op is _ops.LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            best = _better(best, frozenset({"".join(run).casefold()}))
+            run = []
+        best = _better(best, _item(op, arg))
+    if run:
+        best = _better(best, frozenset({"".join(run).casefold()}))
+    return best
+
+
+def _item(op: Any, arg: Any) -> frozenset[str] | None:
+    if op is _ops.SUBPATTERN:
+        return _sequence(list(arg[-1]))
+    if op is _ops.ATOMIC_GROUP:
+        return _sequence(list(arg))
+    if op is _ops.BRANCH:
+        alternatives = [_sequence(list(branch)) for branch in arg[1]]
+        if any(alternative is None for alternative in alternatives):
+            return None
+        return frozenset().union(*(a for a in alternatives if a is not None))
+    if op in (_ops.MAX_REPEAT, _ops.MIN_REPEAT, _ops.POSSESSIVE_REPEAT):
+        low, _high, body = arg
+        return _sequence(list(body)) if low >= 1 else None
+    return None  # anchors, classes, lookarounds, backreferences: no literal required
+
+
+def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    """The more selective requirement: longer shortest literal, then fewer literals."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    key_a = (min(map(len, a)), -len(a))
+    key_b = (min(map(len, b)), -len(b))
+    return b if key_b > key_a else a
+
+
+# --- compiled forms --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Regexes tried in order, each behind its gate (see `required_literals`).
+
+    Methods take the text and its ``casefold()``; a regex none of whose gate literals
+    occurs in the latter is not run.
+    """
+
+    patterns: tuple[re.Pattern[str], ...]
+    gates: tuple[Gate, ...]
+
+    @classmethod
+    def of(cls, patterns: Iterable[re.Pattern[str]], *, gated: bool = True) -> Matcher:
+        compiled = tuple(patterns)
+        gates = tuple(required_literals(p) if gated else None for p in compiled)
+        return cls(compiled, gates)
+
+    def finditer(self, text: str, lowered: str) -> Iterator[re.Match[str]]:
+        """The first match of each regex that matches, in order."""
+        for pattern, gate in zip(self.patterns, self.gates, strict=True):
+            if gate is None or passes(gate, lowered):
+                found = pattern.search(text)
+                if found is not None:
+                    yield found
+
+    def search(self, text: str, lowered: str) -> re.Match[str] | None:
+        for pattern, gate in zip(self.patterns, self.gates, strict=True):
+            if gate is None or passes(gate, lowered):
+                found = pattern.search(text)
+                if found is not None:
+                    return found
+        return None
+
+    def match(self, text: str, lowered: str) -> re.Match[str] | None:
+        for pattern, gate in zip(self.patterns, self.gates, strict=True):
+            if gate is None or passes(gate, lowered):
+                found = pattern.match(text)
+                if found is not None:
+                    return found
+        return None
+
+    def fullmatch(self, text: str, lowered: str) -> re.Match[str] | None:
+        for pattern, gate in zip(self.patterns, self.gates, strict=True):
+            if gate is None or passes(gate, lowered):
+                found = pattern.fullmatch(text)
+                if found is not None:
+                    return found
+        return None
+
+
+_NO_MATCHER = Matcher((), ())
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One compiled rule. `id` is qualified by language: ``en.preference.like``."""
+
+    id: str
+    kind: str
+    patterns: Matcher
+    importance: float
+    confidence: float
+    predicate: str | None = None
+    unless: Matcher = _NO_MATCHER
+    first_person: bool = False
+    hedged: bool = False
+
+    def matches(self, text: str, lowered: str | None = None) -> Iterator[re.Match[str]]:
+        """Matches of each pattern in turn, unless an `unless` regex vetoes the text.
+
+        `lowered` is ``text.casefold()`` when the caller has it already.
+        """
+        if lowered is None:
+            lowered = text.casefold()
+        vetted = False
+        for match in self.patterns.finditer(text, lowered):
+            if not vetted:
+                if self.unless.search(text, lowered) is not None:
+                    return
+                vetted = True
+            yield match
+
+    def search(self, text: str, lowered: str | None = None) -> re.Match[str] | None:
+        """First match of any pattern, unless vetoed."""
+        return next(self.matches(text, lowered), None)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A language's evidence for `lang.detect_language`: cheap, read without compiling."""
+
+    code: str
+    name: str
+    words: frozenset[str] = frozenset()
+    suffixes: tuple[str, ...] = ()
+    chars: frozenset[str] = frozenset()
+    script: re.Pattern[str] | None = None
+
+
+Entry = tuple[Rule, re.Pattern[str], Gate]
+
+
+@dataclass(frozen=True)
+class LanguageRules:
+    """Everything `extract` needs for one language, compiled.
+
+    `entries` flattens `rules` to (rule, regex, gate) in priority order for the hot
+    loop; `candidates` narrows them to those whose gate can pass on a given text.
+    """
+
+    code: str
+    name: str
+    source: str
+    rules: tuple[Rule, ...]
+    entries: tuple[Entry, ...] = ()
+    question: Matcher | None = None
+    question_tags: Matcher | None = None
+    polite: Matcher | None = None
+    hypothetical: Matcher | None = None
+    hedge: Matcher | None = None
+    smalltalk: Matcher | None = None
+    first_person: Matcher | None = None
+    possessive: Matcher | None = None
+    vague: Matcher | None = None
+    abbreviations: frozenset[str] = frozenset()
+    ungated: frozenset[int] = frozenset()
+    by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
+
+    def family(self, kind: str) -> tuple[Rule, ...]:
+        """The rules of one family, in file order."""
+        return tuple(rule for rule in self.rules if rule.kind == kind)
+
+    def candidates(self, lowered: str) -> list[int]:
+        """Indexes into `entries`, in priority order, whose gate may pass on `lowered`.
+
+        Every gate literal is at least three characters long, so an entry can only pass
+        when the first three characters of one of its literals occur in the text.
+        """
+        trigrams = {lowered[i : i + 3] for i in range(len(lowered) - 2)}
+        found = set(self.ungated)
+        for trigram in trigrams.intersection(self.by_trigram):
+            found.update(self.by_trigram[trigram])
+        return sorted(found)
+
+
+class RuleSet:
+    """The rule files of every available language; each compiled on first `get`."""
+
+    def __init__(self, files: Mapping[str, tuple[Mapping[str, Any], str]]) -> None:
+        self._files = dict(files)
+        self._compiled: dict[str, LanguageRules] = {}
+        self._lock = threading.Lock()
+        self.detection: Mapping[str, Detection] = MappingProxyType(
+            {code: _detection(data, source) for code, (data, source) in self._files.items()}
+        )
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """Language codes, in file-name order."""
+        return tuple(self._files)
+
+    def get(self, code: str) -> LanguageRules:
+        """The compiled rules of `code`; `InvalidInput` if there is no such file."""
+        compiled = self._compiled.get(code)
+        if compiled is not None:
+            return compiled
+        if code not in self._files:
+            known = ", ".join(self.codes) or "none"
+            raise InvalidInput(f"No capture rules for language {code!r}. Available: {known}.")
+        with self._lock:
+            if code not in self._compiled:
+                data, source = self._files[code]
+                self._compiled[code] = _compile(data, source)
+        return self._compiled[code]
+
+    def compile_all(self) -> None:
+        """Compile every language now, so that any malformed file fails here."""
+        for code in self.codes:
+            self.get(code)
+
+
+def parse_language(text: str, source: str) -> LanguageRules:
+    """Parse, validate and compile one rule file's TOML `text`; `source` names it."""
+    return _compile(_read(text, source), source)
+
+
+def load_rules(directory: Traversable | Path | None = None, *, eager: bool = True) -> RuleSet:
+    """Every ``*.toml`` in `directory` (default: the packaged rules), uncached.
+
+    With `eager` (the default) every file is compiled at once, so a malformed one fails
+    here; otherwise each language compiles on first use.
+    """
+    folder: Traversable | Path = (
+        directory if directory is not None else resources.files(__package__) / "rules"
+    )
+    entries = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
+        key=lambda entry: entry.name,
+    )
+    files: dict[str, tuple[Mapping[str, Any], str]] = {}
+    for entry in entries:
+        source = f"capture/rules/{entry.name}" if directory is None else str(entry)
+        data = _read(entry.read_text(encoding="utf-8"), source)
+        code = data["language"]["code"]
+        if code != entry.name.removesuffix(".toml"):
+            raise RuleFileError(
+                f"{source}: [language] code is {code!r} but the file is named "
+                f"{entry.name!r}. Rename one so they agree."
+            )
+        files[code] = (data, source)
+    if not files:
+        raise RuleFileError(f"{folder}: no *.toml capture rule files found.")
+    ruleset = RuleSet(files)
+    if eager:
+        ruleset.compile_all()
+    return ruleset
+
+
+@functools.cache
+def default_rules() -> RuleSet:
+    """The packaged rules, read once per process (they are immutable package data)."""
+    return load_rules(eager=False)
+
+
+def available_languages() -> tuple[str, ...]:
+    """Codes of the languages the packaged rules cover, e.g. ``("en", "es", "fr", "ru")``."""
+    return default_rules().codes
+
+
+# --- reading and compiling -------------------------------------------------------------
+
+
+def _read(text: str, source: str) -> dict[str, Any]:
+    """TOML text -> data, with the file-level structure checked."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(f"{source}: not valid TOML: {exc}") from None
+    _no_unknown(data, _TOP_KEYS, source, "top-level table")
+    language = _table(data, "language", source)
+    code = language.get("code")
+    if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
+        raise RuleFileError(f"{source}: [language] code must be a 2-3 letter code, got {code!r}.")
+    if not isinstance(language.get("name", code), str):
+        raise RuleFileError(f"{source}: [language] name must be a string.")
+    _detection(data, source)
+    return data
+
+
+def _detection(data: Mapping[str, Any], source: str) -> Detection:
+    language = data["language"]
+    detect = _table(data, "detect", source, required=False)
+    _no_unknown(detect, _DETECT_KEYS, source, "[detect]")
+    script_text = detect.get("script")
+    script = None
+    if script_text is not None:
+        if not isinstance(script_text, str):
+            raise RuleFileError(f"{source}: [detect] script must be a regex string.")
+        script = _regex(script_text, re.IGNORECASE, source, "detect.script")
+    chars = detect.get("chars", "")
+    if not isinstance(chars, str):
+        raise RuleFileError(f"{source}: [detect] chars must be a string.")
+    words = _strings(detect.get("words", []), source, "detect.words")
+    suffixes = _strings(detect.get("suffixes", []), source, "detect.suffixes")
+    return Detection(
+        code=language["code"],
+        name=language.get("name", language["code"]),
+        words=frozenset(word.lower() for word in words),
+        suffixes=tuple(suffix.lower() for suffix in suffixes),
+        chars=frozenset(chars.lower()),
+        script=script,
+    )
+
+
+def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
+    code: str = data["language"]["code"]
+    macros = _macros(_table(data, "macros", source, required=False), source)
+    markers = _table(data, "markers", source, required=False)
+    _no_unknown(markers, _MARKER_KEYS, source, "[markers]")
+
+    def marker(key: str) -> Matcher | None:
+        where = f"markers.{key}"
+        items = _strings(markers.get(key, []), source, where)
+        if not items:
+            return None
+        return Matcher.of(
+            _regex(_expand(item, macros, source, where), re.IGNORECASE, source, where)
+            for item in items
+        )
+
+    raw_rules = data.get("rule", [])
+    if not isinstance(raw_rules, list):
+        raise RuleFileError(f"{source}: [[rule]] must be an array of tables.")
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_rules):
+        rule = _rule(raw, index, code, macros, source)
+        if rule.id in seen:
+            raise RuleFileError(f"{source}: rule {rule.id!r}: duplicate id.")
+        seen.add(rule.id)
+        rules.append(rule)
+
+    ordered = tuple(sorted(rules, key=lambda rule: FAMILIES.index(rule.kind)))
+    entries = tuple(
+        (rule, pattern, gate)
+        for rule in ordered
+        for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
+    )
+    by_trigram: dict[str, set[int]] = {}
+    for position, (_, _, gate) in enumerate(entries):
+        for literal in gate or ():
+            by_trigram.setdefault(literal[:3], set()).add(position)
+    abbreviations = _strings(markers.get("abbreviations", []), source, "markers.abbreviations")
+    return LanguageRules(
+        code=code,
+        name=data["language"].get("name", code),
+        source=source,
+        rules=ordered,
+        entries=entries,
+        question=marker("question"),
+        question_tags=marker("question_tags"),
+        polite=marker("polite"),
+        hypothetical=marker("hypothetical"),
+        hedge=marker("hedge"),
+        smalltalk=marker("smalltalk"),
+        first_person=marker("first_person"),
+        possessive=marker("possessive"),
+        vague=marker("vague"),
+        abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
+        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
+        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+    )
+
+
+def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise RuleFileError(f"{source}: rule #{index + 1} is not a table.")
+    rid = raw.get("id")
+    if not isinstance(rid, str) or not _RULE_ID.fullmatch(rid):
+        raise RuleFileError(
+            f"{source}: rule #{index + 1}: id must look like 'family.name', got {rid!r}."
+        )
+    where = f"rule {rid!r}"
+    unknown = sorted(set(raw) - _RULE_KEYS)
+    if unknown:
+        raise RuleFileError(
+            f"{source}: {where}: unknown field(s) {', '.join(unknown)}. "
+            f"Known: {', '.join(sorted(_RULE_KEYS))}."
+        )
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or kind not in FAMILIES:
+        raise RuleFileError(
+            f"{source}: {where}: kind must be one of {', '.join(FAMILIES)}, got {kind!r}."
+        )
+
+    flags = re.IGNORECASE
+    for flag in _strings(raw.get("flags", []), source, f"{where} flags"):
+        if flag not in _FLAGS:
+            raise RuleFileError(
+                f"{source}: {where}: unknown flag {flag!r}. Known: {', '.join(_FLAGS)}."
+            )
+        if flag == "case_sensitive":
+            flags &= ~re.IGNORECASE
+        flags |= _FLAGS[flag]
+
+    texts = _strings(raw.get("pattern"), source, f"{where} pattern")
+    if not texts:
+        raise RuleFileError(f"{source}: {where}: pattern is required.")
+    patterns = [
+        _regex(_expand(text, macros, source, where), flags, source, where) for text in texts
+    ]
+    for pattern in patterns:
+        groups = set(pattern.groupindex)
+        stray = groups - _GROUPS
+        if stray:
+            raise RuleFileError(
+                f"{source}: {where}: unknown named group(s) {', '.join(sorted(stray))}. "
+                f"Use {', '.join(sorted(_GROUPS))}."
+            )
+        if kind in DIRECTIVES and "content" not in groups:
+            raise RuleFileError(f"{source}: {where}: a {kind} rule needs a (?P<content>...) group.")
+        if kind not in DIRECTIVES and "content" in groups:
+            raise RuleFileError(
+                f"{source}: {where}: only remember/forget rules may use (?P<content>...)."
+            )
+    # `unless` only runs after a pattern matched, so it gets no gate.
+    unless = Matcher.of(
+        (
+            _regex(_expand(text, macros, source, where), flags, source, f"{where} unless")
+            for text in _strings(raw.get("unless", []), source, f"{where} unless")
+        ),
+        gated=False,
+    )
+
+    default_importance, default_confidence = KIND_DEFAULTS[kind]
+    importance = _score(raw.get("importance", default_importance), source, where, "importance")
+    confidence = _score(raw.get("confidence", default_confidence), source, where, "confidence")
+    predicate = raw.get("predicate")
+    if predicate is not None and (
+        not isinstance(predicate, str) or not _PREDICATE.fullmatch(predicate)
+    ):
+        raise RuleFileError(
+            f"{source}: {where}: predicate must be a snake_case word, got {predicate!r}."
+        )
+    person = raw.get("person")
+    if person not in (None, "first"):
+        raise RuleFileError(f'{source}: {where}: person must be "first" if given.')
+    hedged = raw.get("hedged", False)
+    if not isinstance(hedged, bool):
+        raise RuleFileError(f"{source}: {where}: hedged must be true or false.")
+    return Rule(
+        id=f"{lang}.{rid}",
+        kind=kind,
+        patterns=Matcher.of(patterns),
+        importance=importance,
+        confidence=confidence,
+        predicate=predicate,
+        unless=unless,
+        first_person=person == "first",
+        hedged=hedged,
+    )
+
+
+def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
+    macros: dict[str, str] = {}
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise RuleFileError(f"{source}: macro {key!r} must be a regex string.")
+        macros[key] = value
+    # Macros may use other macros; expand each until stable.
+    return {key: _expand(value, macros, source, f"macro {key!r}") for key, value in macros.items()}
+
+
+def _expand(text: str, macros: Mapping[str, str], source: str, where: str) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in macros:
+            raise RuleFileError(
+                f"{source}: {where}: unknown macro {{{{{name}}}}}. "
+                f"Defined: {', '.join(sorted(macros)) or 'none'}."
+            )
+        return f"(?:{macros[name]})"
+
+    for _ in range(8):
+        if "{{" not in text:
+            return text
+        text = _MACRO.sub(substitute, text)
+    raise RuleFileError(f"{source}: {where}: macros nest too deeply (a cycle?).")
+
+
+def _regex(text: str, flags: int, source: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text, flags)
+    except re.error as exc:
+        raise RuleFileError(f"{source}: {where}: bad regex: {exc}.") from None
+
+
+def _table(
+    data: Mapping[str, Any], key: str, source: str, *, required: bool = True
+) -> Mapping[str, Any]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise RuleFileError(f"{source}: missing [{key}] table.")
+        return {}
+    if not isinstance(value, dict):
+        raise RuleFileError(f"{source}: [{key}] must be a table.")
+    return value
+
+
+def _strings(value: object, source: str, where: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise RuleFileError(f"{source}: {where}: expected a string or a list of strings.")
+
+
+def _score(value: object, source: str, where: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise RuleFileError(f"{source}: {where}: {name} must be a number in 0..1, got {value!r}.")
+    return float(value)
+
+
+def _no_unknown(data: Mapping[str, Any], known: Iterable[str], source: str, where: str) -> None:
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise RuleFileError(
+            f"{source}: {where}: unknown key(s) {', '.join(unknown)}. "
+            f"Known: {', '.join(sorted(known))}."
+        )
