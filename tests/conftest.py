@@ -4,16 +4,13 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
+from memoracle.engine import Engine
 from memoracle.store import Store
-
-if TYPE_CHECKING:
-    from memoracle.engine import Engine
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -46,8 +43,6 @@ def store(tmp_path: Path, clock: FixedClock) -> Iterator[Store]:
 
 @pytest.fixture
 def engine(settings: Settings, clock: FixedClock) -> Iterator[Engine]:
-    from memoracle.engine import Engine
-
     Engine.init(settings, clock=clock)
     with Engine.open(settings, clock=clock) as e:
         yield e

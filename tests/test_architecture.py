@@ -31,11 +31,36 @@ def _imports(path: Path) -> set[str]:
 
 # module prefix -> memoracle packages it must never import
 FORBIDDEN = {
-    "memoracle.store": ("memoracle.engine", "memoracle.cli", "memoracle.capture", "memoracle.ingest"),
-    "memoracle.capture": ("memoracle.store", "memoracle.engine", "memoracle.cli", "memoracle.ingest"),
-    "memoracle.ingest": ("memoracle.store", "memoracle.engine", "memoracle.cli", "memoracle.capture"),
-    "memoracle.types": ("memoracle.store", "memoracle.engine", "memoracle.capture", "memoracle.ingest"),
-    "memoracle.config": ("memoracle.store", "memoracle.engine", "memoracle.capture", "memoracle.ingest"),
+    "memoracle.store": (
+        "memoracle.engine",
+        "memoracle.cli",
+        "memoracle.capture",
+        "memoracle.ingest",
+    ),
+    "memoracle.capture": (
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.cli",
+        "memoracle.ingest",
+    ),
+    "memoracle.ingest": (
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.cli",
+        "memoracle.capture",
+    ),
+    "memoracle.types": (
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.capture",
+        "memoracle.ingest",
+    ),
+    "memoracle.config": (
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.capture",
+        "memoracle.ingest",
+    ),
     "memoracle.engine": ("memoracle.cli",),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
 }
@@ -46,7 +71,9 @@ def test_imports_point_one_way(path: Path) -> None:
     module = _name(path)
     for prefix, banned in FORBIDDEN.items():
         if module == prefix or module.startswith(prefix + "."):
-            bad = sorted(i for i in _imports(path) for b in banned if i == b or i.startswith(b + "."))
+            bad = sorted(
+                i for i in _imports(path) for b in banned if i == b or i.startswith(b + ".")
+            )
             assert not bad, f"{module} must not import {bad}"
 
 
@@ -56,7 +83,13 @@ def test_only_store_opens_our_database() -> None:
     users = {
         _name(p)
         for p in MODULES
-        if "sqlite3" in {a.name for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Import) for a in n.names}
+        if "sqlite3"
+        in {
+            a.name
+            for n in ast.walk(ast.parse(p.read_text()))
+            if isinstance(n, ast.Import)
+            for a in n.names
+        }
     }
     assert {u for u in users if not u.startswith("memoracle.store")} <= allowed
 

@@ -14,7 +14,11 @@ from memoracle.errors import InvalidInput
 def test_defaults_match_the_spec(tmp_path: Path) -> None:
     s = load(tmp_path, env={})
     assert s.recall.budget_tokens == 2000
-    assert (s.recall.guardrail_share, s.recall.fresh_share, s.recall.search_share) == (0.1, 0.3, 0.6)
+    assert (s.recall.guardrail_share, s.recall.fresh_share, s.recall.search_share) == (
+        0.1,
+        0.3,
+        0.6,
+    )
     assert s.search.rrf_k == 60 and s.search.mmr_lambda == 0.7
     assert s.search.activation_threshold == 0.15
     assert s.decay.half_life_days == 30 and math.isinf(s.decay.half_life_by_kind["guardrail"])
@@ -26,7 +30,8 @@ def test_defaults_match_the_spec(tmp_path: Path) -> None:
 
 def test_layers_file_then_env_then_flags(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
-        "[recall]\nbudget_tokens = 1000\nboost = 0.2\n[decay]\nhalf_life_by_kind = { decision = 60.0 }\n"
+        "[recall]\nbudget_tokens = 1000\nboost = 0.2\n"
+        "[decay]\nhalf_life_by_kind = { decision = 60.0 }\n"
     )
     s = load(
         tmp_path,
@@ -79,9 +84,7 @@ def test_rendered_template_is_valid_toml_and_complete(tmp_path: Path) -> None:
     text = render_toml(s)
     assert all(table == {} for table in tomllib.loads(text).values())  # all commented out
     setting = re.compile(r"^# (\w+) = ")
-    uncommented = "\n".join(
-        line[2:] if setting.match(line) else line for line in text.splitlines()
-    )
+    uncommented = "\n".join(line[2:] if setting.match(line) else line for line in text.splitlines())
     (tmp_path / "config.toml").write_text(uncommented)
     from_file = load(tmp_path, env={})
     assert [(k, v) for k, v, *_ in from_file.items()] == [(k, v) for k, v, *_ in s.items()]

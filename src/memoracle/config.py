@@ -163,7 +163,9 @@ class Settings:
 
     @property
     def files_dir(self) -> Path:
-        return Path(self.workspace.files_dir) if self.workspace.files_dir else self.home / "workspace"
+        return (
+            Path(self.workspace.files_dir) if self.workspace.files_dir else self.home / "workspace"
+        )
 
     def items(self) -> list[tuple[str, Any, str, str]]:
         """(dotted key, value, source, help) for every tunable, in declaration order."""
@@ -172,7 +174,14 @@ class Settings:
             group = getattr(self, section.name)
             for f in dataclasses.fields(group):
                 key = f"{section.name}.{f.name}"
-                rows.append((key, getattr(group, f.name), self.sources.get(key, "default"), f.metadata["help"]))
+                rows.append(
+                    (
+                        key,
+                        getattr(group, f.name),
+                        self.sources.get(key, "default"),
+                        f.metadata["help"],
+                    )
+                )
         return rows
 
 
@@ -208,7 +217,9 @@ def load(
     config_path = home / CONFIG_FILE
     if config_path.exists():
         for key, raw in _read_toml(config_path).items():
-            values[key.split(".")[0]][key.split(".")[1]] = _coerce(kinds[key], raw, f"{config_path}: {key}")
+            values[key.split(".")[0]][key.split(".")[1]] = _coerce(
+                kinds[key], raw, f"{config_path}: {key}"
+            )
             sources[key] = f"file:{config_path}"
 
     for key, f in kinds.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 KINDS: tuple[str, ...] = (
     "fact",
@@ -229,7 +229,7 @@ class NewMemory:
     pinned: bool = False
     lang: str | None = None
     rule: str | None = None
-    details: dict[str, object] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

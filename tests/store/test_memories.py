@@ -77,7 +77,11 @@ def test_bump_caps_activation(store: Store, clock: FixedClock) -> None:
 
 def test_episode_key_is_unique(store: Store, clock: FixedClock) -> None:
     with store.transaction():
-        first = store.episodes.insert(Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope())
-        again = store.episodes.insert(Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope())
+        first = store.episodes.insert(
+            Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope()
+        )
+        again = store.episodes.insert(
+            Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope()
+        )
     assert first is not None and again is None
     assert store.episodes.count() == 1

@@ -40,7 +40,10 @@ class Database:
         text = str(exc)
         hint = ""
         if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
-            hint = " The file is not a memoracle database or is corrupt; restore from a backup or export."
+            hint = (
+                " The file is not a memoracle database or is corrupt;"
+                " restore it from a backup or an export."
+            )
         elif "readonly" in text or "read-only" in text:
             hint = " The workspace is read-only; check the permissions of the folder and file."
         elif "unable to open" in text:

@@ -16,7 +16,9 @@ _COLUMNS = (
 
 
 def _episode(row: Any) -> Episode:
-    (id_, role, text, at, created, kind, session, turn, speaker, origin, agent, user, chat, vis) = row
+    (id_, role, text, at, created, kind, session, turn, speaker, origin, agent, user, chat, vis) = (
+        row
+    )
     return Episode(
         id=id_,
         role=role,
@@ -36,7 +38,9 @@ class Episodes:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def insert(self, turn: Turn, *, key: str, at: datetime, now: datetime, scope: Scope) -> int | None:
+    def insert(
+        self, turn: Turn, *, key: str, at: datetime, now: datetime, scope: Scope
+    ) -> int | None:
         """Store a turn; None when a turn with this key is already stored."""
         label = f"{turn.speaker} " if turn.speaker else ""
         row = self._db.execute(
@@ -65,10 +69,15 @@ class Episodes:
         return None if row is None else int(row[0])
 
     def has_key(self, key: str) -> bool:
-        return self._db.execute("SELECT 1 FROM episodes WHERE turn_key = ?", (key,)).fetchone() is not None
+        return (
+            self._db.execute("SELECT 1 FROM episodes WHERE turn_key = ?", (key,)).fetchone()
+            is not None
+        )
 
     def get(self, episode_id: int) -> Episode | None:
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
+        ).fetchone()
         return None if row is None else _episode(row)
 
     def count(self) -> int:

@@ -143,7 +143,12 @@ class Memories:
         )
 
     def add_provenance(
-        self, memory_id: int, *, now: datetime, episode_id: int | None = None, origin: str | None = None
+        self,
+        memory_id: int,
+        *,
+        now: datetime,
+        episode_id: int | None = None,
+        origin: str | None = None,
     ) -> None:
         self._db.execute(
             "INSERT OR IGNORE INTO provenance (memory_id, episode_id, origin, added_at)"
@@ -169,7 +174,7 @@ class Memories:
         row = self._db.execute("SELECT details FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return {} if row is None or row[0] is None else dict(json.loads(row[0]))
 
-    def list(
+    def select(
         self,
         *,
         kind: str | None = None,

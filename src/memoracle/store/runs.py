@@ -35,7 +35,8 @@ class Runs:
     def last(self, kind: str) -> tuple[str, str | None, str] | None:
         """(started_at, finished_at, status) of the latest run of `kind`."""
         row = self._db.execute(
-            "SELECT started_at, finished_at, status FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1",
+            "SELECT started_at, finished_at, status FROM runs WHERE kind = ?"
+            " ORDER BY id DESC LIMIT 1",
             (kind,),
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])

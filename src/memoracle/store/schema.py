@@ -85,7 +85,8 @@ def m001_initial(conn: sqlite3.Connection) -> None:
             agent_id         TEXT,
             user_id          TEXT,
             chat_id          TEXT,
-            visibility       TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN {_in(VISIBILITIES)}),
+            visibility       TEXT NOT NULL DEFAULT 'private'
+                             CHECK (visibility IN {_in(VISIBILITIES)}),
             content_hash     TEXT NOT NULL,
             superseded_by    INTEGER REFERENCES memories (id)
         );
@@ -160,7 +161,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
                 VALUES ('delete', old.id, old.search_text);
             INSERT INTO episodes_fts (rowid, search_text) VALUES (new.id, new.search_text);
         END;
-        """
+        """,
     )
 
 

@@ -1,0 +1,678 @@
+"""The command line: parse, make one engine call, format. Nothing else.
+
+Every command accepts the global `--home` and `--now`; `--json` outputs are the shapes in
+`serialize` (documented in docs/json.md). EngineError becomes a one-line message and
+exit status 1 in one place (`_engine_errors`); no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from memoracle import serialize
+from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
+from memoracle.config import Settings, load, toml_value
+from memoracle.engine import Engine
+from memoracle.errors import EngineError
+from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
+
+SAMPLE_SESSION = "sample-session.jsonl"
+
+
+@dataclass
+class Context:
+    home: Path | None
+    clock: Clock
+    overrides: dict[str, str]
+
+    def settings(self, home: Path | None = None) -> Settings:
+        return load(home or self.home, overrides=self.overrides)
+
+    def engine(self) -> Engine:
+        return Engine.open(self.settings(), clock=self.clock)
+
+
+def _fail(message: str) -> NoReturn:
+    raise click.ClickException(message)
+
+
+@contextmanager
+def _engine_errors() -> Iterator[None]:
+    try:
+        yield
+    except EngineError as exc:
+        _fail(str(exc))
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _parse_time(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=what) from None
+
+
+def _date_label(memory: Memory, zone: tzinfo) -> str:
+    when = memory.valid_from or memory.due_at or memory.observed_at
+    label = when.astimezone(zone).date().isoformat()
+    if memory.due_at:
+        label = f"due {label}"
+    return label
+
+
+def _memory_line(memory: Memory, zone: tzinfo) -> str:
+    """One memory on one line: id, kind, its date in the workspace timezone, text."""
+    who = f"{memory.subject}: " if memory.subject and memory.subject not in ("user",) else ""
+    status = "" if memory.status == "active" else f" [{memory.status}]"
+    when = _date_label(memory, zone)
+    return f"{memory.ref:>7}  {memory.kind:<10} {when:<14} {who}{memory.text}{status}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="memoracle")
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="MEMORACLE_HOME",
+    help="Workspace home (default: $MEMORACLE_HOME, else the per-user data dir).",
+)
+@click.option(
+    "--now",
+    envvar="MEMORACLE_NOW",
+    metavar="ISO",
+    help="Run as if it were this time (ISO-8601), e.g. to replay a 2023 transcript.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a setting for this run, e.g. --set recall.budget_tokens=1500.",
+)
+@click.pass_context
+def main(
+    ctx: click.Context, home: Path | None, now: str | None, overrides: tuple[str, ...]
+) -> None:
+    """memoracle: local-first long-term memory for LLM agents.
+
+    \b
+    Example:
+      memoracle init
+      memoracle capture --user "I prefer dark mode. Never push to main."
+      memoracle list
+    """
+    at = _parse_time(now, "--now / MEMORACLE_NOW")
+    pairs = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        pairs[key.strip()] = value.strip()
+    ctx.obj = Context(home=home, clock=FixedClock(at) if at else SystemClock(), overrides=pairs)
+
+
+def _ctx() -> Context:
+    obj = click.get_current_context().obj
+    assert isinstance(obj, Context)
+    return obj
+
+
+@main.command()
+@click.option(
+    "--openclaw-workspace",
+    type=click.Path(path_type=Path),
+    help="Render MEMORY.md and memory/ into this OpenClaw workspace folder.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def init(openclaw_workspace: Path | None, as_json: bool) -> None:
+    """Create the workspace: config file, database, folders. Safe to run again.
+
+    \b
+    Example:
+      memoracle init --home ~/agent-memory --openclaw-workspace ~/.openclaw/workspace
+    """
+    with _engine_errors():
+        report = Engine.init(
+            _ctx().settings(), clock=_ctx().clock, openclaw_workspace=openclaw_workspace
+        )
+    if as_json:
+        _echo_json(serialize.init_report(report))
+        return
+    click.echo(f"workspace  {report.home}")
+    click.echo(f"database   {report.database} (schema v{report.schema_version})")
+    click.echo(f"config     {report.config}")
+    click.echo(f"files      {report.files_dir}")
+    click.echo(
+        f"created {len(report.created)} item(s)" if report.created else "already initialised"
+    )
+
+
+@main.group()
+def config() -> None:
+    """Show the effective configuration."""
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def config_show(as_json: bool) -> None:
+    """Print every setting, its effective value and where it came from.
+
+    \b
+    Example:
+      MEMORACLE_RECALL_BUDGET_TOKENS=1500 memoracle config show
+    """
+    with _engine_errors():
+        settings = _ctx().settings()
+    rows = settings.items()
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                home=str(settings.home),
+                config_file=str(settings.config_path),
+                settings={k: {"value": _jsonable(v), "source": s} for k, v, s, _ in rows},
+            )
+        )
+        return
+    click.echo(f"# home: {settings.home}")
+    click.echo(
+        f"# file: {settings.config_path}" + ("" if settings.config_path.exists() else " (absent)")
+    )
+    width = max(len(k) for k, *_ in rows)
+    for key, value, source, _help in rows:
+        click.echo(f"{key:<{width}} = {toml_value(value):<34} # {source}")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value == float("inf"):
+        return "inf"
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--visibility",
+        type=click.Choice(["private", "shared"]),
+        default="private",
+        show_default=True,
+        help="Who may see it: private (one person) or shared (a group context).",
+    )(fn)
+    fn = click.option("--chat", help="Channel or chat id.")(fn)
+    fn = click.option("--user-id", help="User id (default: workspace.user).")(fn)
+    fn = click.option("--agent", help="Agent id (default: workspace.agent).")(fn)
+    return fn
+
+
+@main.command()
+@click.option("--user", "user_text", help="What the user said.")
+@click.option("--assistant", "assistant_text", help="What the assistant answered.")
+@click.option("--at", "at", metavar="ISO", help="When the turn happened (default: now).")
+@click.option("--session", help="Session id.")
+@click.option("--turn", help="Turn id; capturing the same session+turn twice changes nothing.")
+@click.option("--speaker", help="Name of the person speaking (default: the role).")
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print what was stored as JSON.")
+def capture(
+    user_text: str | None,
+    assistant_text: str | None,
+    at: str | None,
+    session: str | None,
+    turn: str | None,
+    speaker: str | None,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Store one turn and the typed memories the rules find in it (no LLM, no network).
+
+    Without --user/--assistant, reads JSON from stdin: one turn or a list of turns, each
+    {"user": ..., "assistant": ..., "at": ..., "session": ..., "turn": ..., "speaker": ...,
+    "agent": ..., "user_id": ..., "chat": ..., "visibility": ...}.
+
+    \b
+    Example:
+      memoracle capture --user "Remind me to renew the domain by next Tuesday" --json
+      echo '{"user": "Я живу в Лионе"}' | memoracle capture
+    """
+    flags_scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    if user_text is None and assistant_text is None:
+        if sys.stdin.isatty():
+            _fail("Nothing to capture. Pass --user TEXT and/or --assistant TEXT, or JSON on stdin.")
+        batches = _turns_from_stdin(sys.stdin.read(), flags_scope)
+    else:
+        when = _parse_time(at, "--at")
+        batches = [
+            (
+                _turn_pair(user_text, assistant_text, when, session, turn, speaker),
+                flags_scope,
+            )
+        ]
+    with _engine_errors(), _ctx().engine() as engine:
+        results = [engine.capture(turns, scope=scope) for turns, scope in batches]
+        zone = engine.zone
+    if as_json:
+        shaped = [serialize.capture_result(r) for r in results]
+        _echo_json(shaped[0] if len(shaped) == 1 else serialize.envelope(results=shaped))
+        return
+    for result in results:
+        if result.duplicate_turn:
+            click.echo("turn already captured: nothing changed")
+        for m in result.added:
+            click.echo(f"added   {_memory_line(m, zone)}")
+        for m in result.bumped:
+            click.echo(f"seen    {_memory_line(m, zone)}")
+        for m in result.forgotten:
+            click.echo(f"forgot  {_memory_line(m, zone)}")
+        if not (result.added or result.bumped or result.forgotten or result.duplicate_turn):
+            reason = ", ".join(sorted(set(result.skipped))) or "no rule matched"
+            stored = "stored as an episode" if result.episodes else "not stored"
+            click.echo(f"no memory ({reason}); turn {stored}")
+
+
+def _turn_pair(
+    user_text: str | None,
+    assistant_text: str | None,
+    at: datetime | None,
+    session: str | None,
+    turn: str | None,
+    speaker: str | None,
+) -> list[Turn]:
+    turns = []
+    if user_text is not None:
+        turns.append(Turn("user", user_text, at, session, turn, speaker, origin="capture"))
+    if assistant_text is not None:
+        turns.append(Turn("assistant", assistant_text, at, session, turn, None, origin="capture"))
+    return turns
+
+
+def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]]:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        _fail(f"stdin: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    items = data if isinstance(data, list) else [data]
+    if not items:
+        _fail("stdin: an empty list; nothing to capture.")
+    known = {
+        "user",
+        "assistant",
+        "at",
+        "session",
+        "turn",
+        "speaker",
+        "agent",
+        "user_id",
+        "chat",
+        "visibility",
+    }
+    out = []
+    for i, item in enumerate(items):
+        where = f"stdin item {i}" if isinstance(data, list) else "stdin"
+        if not isinstance(item, dict):
+            _fail(
+                f"{where}: expected an object with 'user' and/or 'assistant', "
+                f"got {type(item).__name__}"
+            )
+        unknown = set(item) - known
+        if unknown:
+            _fail(
+                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        for name in known:
+            if item.get(name) is not None and not isinstance(item[name], str):
+                _fail(f"{where}: field '{name}' must be a string")
+        if item.get("user") is None and item.get("assistant") is None:
+            _fail(f"{where}: needs 'user' and/or 'assistant' text")
+        visibility = item.get("visibility") or default.visibility
+        if visibility not in ("private", "shared"):
+            _fail(f"{where}: field 'visibility' must be private or shared")
+        scope = Scope(
+            agent=item.get("agent") or default.agent,
+            user=item.get("user_id") or default.user,
+            chat=item.get("chat") or default.chat,
+            visibility=visibility,
+        )
+        at = _parse_time(item.get("at"), f"{where} field 'at'")
+        out.append(
+            (
+                _turn_pair(
+                    item.get("user"),
+                    item.get("assistant"),
+                    at,
+                    item.get("session"),
+                    item.get("turn"),
+                    item.get("speaker"),
+                ),
+                scope,
+            )
+        )
+    return out
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(
+        ["openclaw-jsonl", "openclaw-sqlite", "jsonl", "locomo", "memory-md", "daily-note"]
+    ),
+    help="Skip detection and read every path in this format.",
+)
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def ingest(
+    paths: tuple[Path, ...],
+    fmt: str | None,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Read transcripts and notes: OpenClaw session JSONL or SQLite store, generic
+    {role, content, timestamp} JSONL, LoCoMo JSON, MEMORY.md, memory/YYYY-MM-DD.md.
+
+    The format is detected per file. Malformed lines are reported as file:line and
+    skipped; the exit status is non-zero only if nothing could be read.
+
+    \b
+    Example:
+      memoracle ingest ~/.openclaw/agents/main/sessions/*.jsonl
+      memoracle --now 2023-10-22 ingest locomo10.json
+    """
+    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    warnings = 0
+
+    def on_warning(w: IngestWarning) -> None:
+        nonlocal warnings
+        warnings += 1
+        if warnings <= 20:
+            click.echo(f"warning: {w.origin}: {w.message}", err=True)
+        elif warnings == 21:
+            click.echo("warning: more warnings follow; see --json for all", err=True)
+
+    with _engine_errors(), _ctx().engine() as engine, _progress() as on_progress:
+        report = engine.ingest(
+            list(paths), fmt=fmt, scope=scope, on_progress=on_progress, on_warning=on_warning
+        )
+    if as_json:
+        _echo_json(serialize.ingest_report(report))
+    else:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.format_counts.items()))
+        click.echo(f"read {report.files} file(s) ({kinds or 'none'})")
+        click.echo(
+            f"{report.turns} turns → {report.episodes_added} new episodes, "
+            f"{report.memories_added} new memories, {report.memories_bumped} seen again, "
+            f"{report.skipped_noise} noise turns skipped, {len(report.warnings)} warning(s)"
+        )
+    if report.files == 0:
+        sys.exit(1)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bar: Any = None
+    try:
+
+        def update(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None or bar.length != total:
+                if bar is not None:
+                    bar.render_finish()
+                bar = click.progressbar(length=max(total, 1), label="ingesting", file=sys.stderr)
+            bar.update(done - bar.pos)
+
+        yield update
+    finally:
+        if bar is not None:
+            bar.render_finish()
+
+
+@main.command(name="list")
+@click.option("--kind", type=click.Choice(KINDS), help="Only this kind.")
+@click.option(
+    "--status",
+    type=click.Choice([*STATUSES, "all"]),
+    default="active",
+    show_default=True,
+    help="Only this status.",
+)
+@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
+    """List memories, newest first.
+
+    \b
+    Example:
+      memoracle list --kind guardrail
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        found = engine.list_memories(
+            kind=kind, status=None if status == "all" else status, limit=limit
+        )
+        zone = engine.zone
+    if as_json:
+        _echo_json(serialize.envelope(memories=[serialize.memory(m) for m in found]))
+        return
+    for m in found:
+        click.echo(_memory_line(m, zone))
+    if not found:
+        click.echo("no memories" + (f" of kind {kind}" if kind else ""))
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON, with the source turns.")
+def get(ref: str, as_json: bool) -> None:
+    """Show one memory with its dates, scores and provenance.
+
+    \b
+    Example:
+      memoracle get m_12
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        memory = engine.get(ref)
+        details = engine.details(memory)
+        episodes = engine.episodes_of(memory)
+    if as_json:
+        _echo_json(
+            serialize.envelope(memory=serialize.memory(memory, details=details, episodes=episodes))
+        )
+        return
+    shaped = serialize.memory(memory, details=details)
+    click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
+    for key in ("subject", "predicate", "object", "source", "rule", "lang"):
+        if shaped[key]:
+            click.echo(f"  {key:<12} {shaped[key]}")
+    for key, value in shaped["dates"].items():
+        if value:
+            click.echo(f"  {key:<12} {value}")
+    click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in shaped["scores"].items()))
+    for d in details.get("dates", []):
+        click.echo(
+            f"  date         {d['text']!r} → {d['start']} .. {d['end']} ({d['granularity']})"
+        )
+    for e in episodes:
+        click.echo(
+            f"  from {e.ref} [{e.session_id or '-'} {e.turn_id or ''}] {e.role}: {e.text[:100]}"
+        )
+    for origin in memory.origins:
+        click.echo(f"  from {origin}")
+
+
+@main.command()
+@click.argument("text")
+@click.option(
+    "--kind", type=click.Choice(KINDS), help="Kind (default: inferred by the rules, else fact)."
+)
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def remember(
+    text: str,
+    kind: str | None,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory, as written (secrets redacted).
+
+    \b
+    Example:
+      memoracle remember "The staging server is staging.internal:8443" --kind fact
+    """
+    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    with _engine_errors(), _ctx().engine() as engine:
+        memory, inserted = engine.remember(text, kind=kind, scope=scope)
+        zone = engine.zone
+    if as_json:
+        _echo_json(serialize.envelope(inserted=inserted, memory=serialize.memory(memory)))
+        return
+    click.echo(("added   " if inserted else "seen    ") + _memory_line(memory, zone))
+
+
+@main.command()
+@click.argument("ref", required=False)
+@click.option("--query", help="Forget every live memory containing all these words.")
+@click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> None:
+    """Mark a memory forgotten: a status change with an audit entry, never a delete.
+
+    \b
+    Example:
+      memoracle forget m_12
+      memoracle forget --query "old office address" --dry-run
+    """
+    if (ref is None) == (query is None):
+        _fail("Give exactly one of: a memory id (e.g. m_12) or --query TEXT.")
+    with _engine_errors(), _ctx().engine() as engine:
+        if ref is not None:
+            if dry_run:
+                _fail("--dry-run goes with --query; forgetting one id is undone by the audit log.")
+            found = [engine.forget(ref)]
+        else:
+            assert query is not None
+            found = engine.forget_matching(query, dry_run=dry_run)
+        zone = engine.zone
+    if as_json:
+        _echo_json(
+            serialize.envelope(dry_run=dry_run, memories=[serialize.memory(m) for m in found])
+        )
+        return
+    verb = "would forget" if dry_run else "forgot"
+    for m in found:
+        click.echo(f"{verb}  {_memory_line(m, zone)}")
+    if not found:
+        click.echo("no live memory matches")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def stats(as_json: bool) -> None:
+    """Counts of memories by status and kind, episodes, sessions, database size."""
+    with _engine_errors(), _ctx().engine() as engine:
+        s = engine.stats()
+    if as_json:
+        _echo_json(serialize.stats(s))
+        return
+    click.echo(f"workspace   {s.home}")
+    click.echo(
+        f"database    {s.database} ({s.database_bytes / 1e6:.1f} MB, schema v{s.schema_version})"
+    )
+    click.echo(
+        f"memories    {s.memories} ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(s.by_status.items()))
+        + ")"
+    )
+    for kind, n in sorted(s.active_by_kind.items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {kind:<10} {n}")
+    click.echo(f"episodes    {s.episodes} in {s.sessions} session(s)")
+    click.echo(f"audit       {s.audit_entries} entries")
+    if s.last_ingest:
+        click.echo(f"last ingest {s.last_ingest}")
+
+
+DEMO_ZONE = "Europe/Berlin"  # the bundled session's user writes from GMT+2
+DEMO_TURNS = (
+    "Remind me to renew the domain by next Tuesday.",
+    "Я переехал в Лион в прошлом месяце.",
+    "Je préfère les réunions le matin.",
+    "Nunca despliegues los viernes.",
+    "Remember that the NAS API key is sk-proj-Zq81bXc4Lm0Vt7Wn2Ry5Kd9Pf3Hs6Ju1.",
+)
+
+
+@main.command()
+def demo() -> None:
+    """Try memoracle on a bundled OpenClaw session, in a throwaway workspace.
+
+    Ingests the sample session (May 2026), captures a few turns in four languages as if
+    the next morning, and prints what was stored. Uses --home if given, else a new
+    temporary folder; --now moves the clock.
+    """
+    ctx = _ctx()
+    home = ctx.home or Path(tempfile.mkdtemp(prefix="memoracle-demo-"))
+    clock = ctx.clock
+    if not isinstance(clock, FixedClock):
+        clock = FixedClock(datetime(2026, 5, 15, 7, 0, tzinfo=UTC))
+    with _engine_errors():
+        settings = load(home, overrides={"workspace.timezone": DEMO_ZONE, **ctx.overrides})
+        Engine.init(settings, clock=clock)
+        with (
+            Engine.open(settings, clock=clock) as engine,
+            resources.as_file(resources.files("memoracle.data") / SAMPLE_SESSION) as sample,
+        ):
+            zone = engine.zone
+            click.echo(f"workspace: {home}\n\n$ memoracle ingest {SAMPLE_SESSION}")
+            report = engine.ingest([sample])
+            click.echo(
+                f"  {report.turns} turns → {report.episodes_added} episodes, "
+                f"{report.memories_added} memories, {report.skipped_noise} noise turns skipped"
+            )
+            for i, text in enumerate(DEMO_TURNS):
+                click.echo(f'\n$ memoracle capture --user "{text}"')
+                clock.advance(minutes=1)
+                result = engine.capture([Turn("user", text, clock.now(), "demo", str(i))])
+                for m in result.added:
+                    click.echo(f"  added {_memory_line(m, zone)}")
+                if not result.added:
+                    click.echo(f"  no memory ({', '.join(result.skipped) or 'no rule matched'})")
+            click.echo("\n$ memoracle list")
+            for m in engine.list_memories(limit=100):
+                click.echo(_memory_line(m, zone))
+            s = engine.stats()
+            click.echo(
+                f"\n{s.memories} memories from {s.episodes} episodes in {s.sessions} sessions. "
+                f"Look closer: memoracle --home {home} get m_1"
+            )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

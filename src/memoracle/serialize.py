@@ -1,0 +1,107 @@
+"""The stable JSON shapes of every `--json` output (and, later, of MCP tool results).
+
+One function per value type; the doors call these and never build dicts of their own,
+so the CLI and MCP answer with the same fields. docs/json.md documents them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from memoracle.types import CaptureResult, Episode, IngestReport, InitReport, Memory, Stats
+
+JSON_VERSION = 1
+
+
+def envelope(**fields: Any) -> dict[str, Any]:
+    """A top-level `--json` answer: always an object, always with the format version."""
+    return {"version": JSON_VERSION, **fields}
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def memory(
+    m: Memory, *, details: dict[str, Any] | None = None, episodes: list[Episode] | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": m.ref,
+        "kind": m.kind,
+        "text": m.text,
+        "status": m.status,
+        "layer": m.layer,
+        "subject": m.subject,
+        "predicate": m.predicate,
+        "object": m.object,
+        "dates": {
+            "created_at": _time(m.created_at),
+            "observed_at": _time(m.observed_at),
+            "valid_from": _time(m.valid_from),
+            "valid_to": _time(m.valid_to),
+            "due_at": _time(m.due_at),
+            "last_accessed_at": _time(m.last_accessed_at),
+            "expires_at": _time(m.expires_at),
+        },
+        "scores": {
+            "activation": round(m.activation, 4),
+            "importance": m.importance,
+            "confidence": m.confidence,
+            "access_count": m.access_count,
+            "pinned": m.pinned,
+        },
+        "source": m.source,
+        "rule": m.rule,
+        "lang": m.lang,
+        "scope": asdict(m.scope),
+        "superseded_by": f"m_{m.superseded_by}" if m.superseded_by else None,
+        "provenance": {
+            "episodes": [f"e_{e}" for e in m.episode_ids],
+            "origins": list(m.origins),
+        },
+    }
+    if details is not None:
+        out["details"] = details
+    if episodes is not None:
+        out["provenance"]["turns"] = [episode(e) for e in episodes]
+    return out
+
+
+def episode(e: Episode) -> dict[str, Any]:
+    return {
+        "id": e.ref,
+        "kind": e.kind,
+        "role": e.role,
+        "speaker": e.speaker,
+        "text": e.text,
+        "at": _time(e.at),
+        "session_id": e.session_id,
+        "turn_id": e.turn_id,
+        "origin": e.origin,
+        "scope": asdict(e.scope),
+    }
+
+
+def capture_result(r: CaptureResult) -> dict[str, Any]:
+    return envelope(
+        episodes=[f"e_{e}" for e in r.episodes],
+        added=[memory(m) for m in r.added],
+        bumped=[memory(m) for m in r.bumped],
+        forgotten=[memory(m) for m in r.forgotten],
+        skipped=list(r.skipped),
+        duplicate_turn=r.duplicate_turn,
+    )
+
+
+def ingest_report(r: IngestReport) -> dict[str, Any]:
+    return envelope(**asdict(r))
+
+
+def stats(s: Stats) -> dict[str, Any]:
+    return envelope(**asdict(s))
+
+
+def init_report(r: InitReport) -> dict[str, Any]:
+    return envelope(**asdict(r))

@@ -1,0 +1,204 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from memoracle.cli import main
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def run(home: Path, *args: str, input: str | None = None, code: int = 0) -> str:
+    result = CliRunner().invoke(main, ["--home", str(home), *args], input=input)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        out = CliRunner().invoke(main, [*path, "--help"])
+        assert out.exit_code == 0, path
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                walk(sub, [*path, name])
+        elif path and path != ["demo"] and path != ["stats"]:
+            assert "Example" in out.output, path
+
+    walk(main, [])
+
+
+def test_missing_workspace_is_one_clear_line(home: Path) -> None:
+    out = run(home, "list", code=1)
+    assert "No memoracle workspace" in out and "memoracle init" in out
+
+
+def test_init_capture_list_get_json(home: Path) -> None:
+    assert "created" in run(home, "init")
+    out = json.loads(
+        run(
+            home,
+            "capture",
+            "--user",
+            "I prefer dark mode. Never push to main.",
+            "--session",
+            "s",
+            "--turn",
+            "1",
+            "--at",
+            "2026-05-14T10:02:00+02:00",
+            "--json",
+        )
+    )
+    assert {m["kind"] for m in out["added"]} == {"preference", "guardrail"}
+    first = out["added"][0]
+    assert (
+        first["id"].startswith("m_")
+        and first["dates"]["observed_at"] == "2026-05-14T08:02:00+00:00"
+    )
+    assert first["provenance"]["episodes"] == out["episodes"][:1]
+    assert first["rule"]
+    again = json.loads(
+        run(
+            home,
+            "capture",
+            "--user",
+            "I prefer dark mode.",
+            "--session",
+            "s",
+            "--turn",
+            "1",
+            "--json",
+        )
+    )
+    assert again["duplicate_turn"] is True
+    listed = json.loads(run(home, "list", "--json"))
+    assert listed["version"] == 1 and len(listed["memories"]) == 2
+    got = json.loads(run(home, "get", first["id"], "--json"))["memory"]
+    assert got["provenance"]["turns"][0]["text"] == "I prefer dark mode. Never push to main."
+    assert "guardrail" in run(home, "list", "--kind", "guardrail")
+
+
+def test_capture_from_stdin_single_and_list(home: Path) -> None:
+    run(home, "init")
+    one = json.loads(
+        run(
+            home,
+            "capture",
+            "--json",
+            input='{"user": "Я живу в Лионе.", "at": "2023-05-08T10:00:00Z"}',
+        )
+    )
+    assert one["added"][0]["lang"] == "ru"
+    many = json.loads(
+        run(
+            home,
+            "capture",
+            "--json",
+            input=json.dumps([{"user": "I love jazz."}, {"assistant": "HEARTBEAT_OK"}]),
+        )
+    )
+    assert len(many["results"]) == 2
+    assert many["results"][1]["skipped"] == ["noise:heartbeat_ok"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ("{not json", "stdin: not valid JSON at line 1"),
+        ("[]", "empty list"),
+        ('[{"user": "hi"}, 5]', "stdin item 1: expected an object"),
+        ('{"user": "hi", "colour": "red"}', "unknown field(s) colour"),
+        ('{"user": 5}', "field 'user' must be a string"),
+        ('{"at": "2023-01-01"}', "needs 'user' and/or 'assistant'"),
+        ('{"user": "hi", "at": "yesterday"}', "not an ISO-8601"),
+    ],
+)
+def test_capture_stdin_errors_name_the_field(home: Path, payload: str, message: str) -> None:
+    run(home, "init")
+    assert message in run(home, "capture", input=payload, code=1 if "ISO" not in message else 2)
+    assert json.loads(run(home, "stats", "--json"))["episodes"] == 0
+
+
+def test_now_option_sets_the_clock(home: Path) -> None:
+    run(home, "init")
+    out = json.loads(
+        run(
+            home,
+            "--now",
+            "2023-05-08T12:00:00Z",
+            "capture",
+            "--user",
+            "I went hiking yesterday.",
+            "--json",
+        )
+    )
+    event = out["added"][0]
+    assert event["dates"]["observed_at"].startswith("2023-05-08T12:00")
+    assert event["dates"]["valid_from"].startswith("2023-05-07")
+    assert "not an ISO-8601" in run(home, "--now", "soon", "list", code=2)
+
+
+def test_remember_forget_stats(home: Path) -> None:
+    run(home, "init")
+    out = json.loads(
+        run(home, "remember", "Staging is staging.internal:8443", "--kind", "fact", "--json")
+    )
+    ref = out["memory"]["id"]
+    assert "would forget" in run(home, "forget", "--query", "staging", "--dry-run")
+    assert "forgot" in run(home, "forget", ref)
+    assert json.loads(run(home, "get", ref, "--json"))["memory"]["status"] == "forgotten"
+    assert "Give exactly one" in run(home, "forget", code=1)
+    stats = json.loads(run(home, "stats", "--json"))
+    assert stats["by_status"] == {"forgotten": 1}
+
+
+def test_config_show_reports_sources(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORACLE_RECALL_BUDGET_TOKENS", "1500")
+    out = json.loads(run(home, "config", "show", "--json"))
+    assert out["settings"]["recall.budget_tokens"] == {
+        "value": 1500,
+        "source": "env:MEMORACLE_RECALL_BUDGET_TOKENS",
+    }
+    assert out["settings"]["decay.half_life_by_kind"]["value"]["guardrail"] == "inf"
+    text = run(home, "config", "show")
+    assert "recall.budget_tokens" in text and "env:MEMORACLE_RECALL_BUDGET_TOKENS" in text
+
+
+def test_ingest_reports_and_fails_only_when_nothing_read(home: Path, tmp_path: Path) -> None:
+    run(home, "init")
+    good = tmp_path / "chat.jsonl"
+    good.write_text(
+        '{"role": "user", "content": "I live in Lisbon.", "timestamp": "2026-01-02T10:00:00Z"}\n'
+        "{broken\n"
+        '{"role": "assistant", "content": "Noted.", "timestamp": "2026-01-02T10:00:05Z"}\n'
+    )
+    out = run(home, "ingest", str(good), "--json")
+    report = json.loads(out[out.index("{") :])
+    assert report["files"] == 1 and report["episodes_added"] == 2
+    assert any(":2" in w["origin"] for w in report["warnings"])
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(bytes(range(256)) * 10)
+    assert "blob.bin" in run(home, "ingest", str(binary), code=1)
+    assert "missing.jsonl" in run(home, "ingest", str(tmp_path / "missing.jsonl"), code=1)
+
+
+def test_demo_runs_end_to_end(home: Path) -> None:
+    out = run(home, "--now", "2026-05-15T09:00:00Z", "demo")
+    assert "memoracle ingest sample-session.jsonl" in out
+    assert "[REDACTED" in out
+    assert "guardrail" in out
+
+
+def test_set_flag_overrides_a_setting(home: Path) -> None:
+    out = json.loads(run(home, "--set", "recall.budget_tokens=1200", "config", "show", "--json"))
+    assert out["settings"]["recall.budget_tokens"] == {"value": 1200, "source": "flag"}
+    assert "Unknown setting" in run(home, "--set", "recall.nope=1", "config", "show", code=1)
+    assert "KEY=VALUE" in run(home, "--set", "oops", "config", "show", code=2)
