@@ -433,3 +433,56 @@ def test_obligations_with_contractions() -> None:
     assert one("We'll have to migrate before the audit.").kind == "task"
     assert one("I got to go to a car workshop last week!").kind == "event"  # had the chance
     assert extract("I have to go, talk later!", role="user").candidates == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The gate code is 4512. Please remember that.", "The gate code is 4512"),
+        ("The gate code is 4512, remember that!", "The gate code is 4512"),
+        ("Сервер зовут «Кладовка» 🙂 Запомни, пожалуйста.", "Сервер зовут «Кладовка»"),
+        ("Сервер зовут «Кладовка». Запомни это.", "Сервер зовут «Кладовка»"),
+        ("Le code du portail est le 4512, retiens-le.", "Le code du portail est le 4512"),
+        ("Mi vuelo sale a las 7. Recuérdalo, por favor.", "Mi vuelo sale a las 7"),
+    ],
+)
+def test_trailing_remember_directive_keeps_what_was_just_said(text: str, expected: str) -> None:
+    found = extract(text, role="user")
+    assert [(c.action, c.text) for c in found.candidates] == [("remember", expected)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I always remember that.",
+        "Remember that.",
+        "Did you remember that?",
+        "What if I moved? Remember that.",
+    ],
+)
+def test_remember_tail_needs_something_to_point_at(text: str) -> None:
+    assert not [c for c in extract(text, role="user").candidates if c.action == "remember"]
+
+
+def test_remember_tail_upgrades_a_typed_candidate() -> None:
+    found = extract("I'm allergic to peanuts. Please remember that.", role="user")
+    (candidate,) = found.candidates
+    assert (candidate.action, candidate.predicate, candidate.object) == (
+        "remember",
+        "allergic_to",
+        "peanuts",
+    )
+    assert candidate.rule.endswith("+remember.tail")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "And one hard rule: never run database migrations on a Friday.",
+        "Одно правило: никогда не удаляй бэкапы.",
+        "Une règle : ne jamais pousser sur main.",
+        "Regla de oro: nunca despliegues los viernes.",
+    ],
+)
+def test_guardrail_after_a_rule_lead_in(text: str) -> None:
+    assert [c.kind for c in extract(text, role="user").candidates] == ["guardrail"]

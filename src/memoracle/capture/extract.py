@@ -39,6 +39,7 @@ Lyon") keep their candidate, with ``hedged=True`` and confidence × `HEDGE_FACTO
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from memoracle.capture.lang import detect_language
 from memoracle.capture.rules import (
@@ -89,15 +90,65 @@ def extract(
     rules = ruleset.get(code)
     owner = speaker or role
     allowed = ASSISTANT_KINDS if role == "assistant" else None
-    candidates: list[Candidate] = []
-    skipped: list[str] = []
+    outcomes: list[tuple[str, Candidate | str]] = []
     for start, end in split_sentences(text, rules.abbreviations):
-        outcome = _sentence(text[start:end], rules, owner, allowed)
-        if isinstance(outcome, Candidate):
-            candidates.append(outcome)
+        sentence = text[start:end]
+        tail = _remember_tail(sentence, rules) if allowed is None else None
+        if tail is None:
+            outcomes.append((sentence, _sentence(sentence, rules, owner, allowed)))
+        elif tail > 0:
+            head = sentence[:tail]
+            outcome = _sentence(head, rules, owner, allowed)
+            outcomes.append((head, _remembered(head, outcome, rules, owner)))
+        elif outcomes:
+            before, outcome = outcomes[-1]
+            outcomes[-1] = (before, _remembered(before, outcome, rules, owner))
         else:
-            skipped.append(outcome)
-    return Extraction(lang=rules.code, candidates=tuple(candidates), skipped=tuple(skipped))
+            outcomes.append((sentence, "no_match"))
+    candidates = tuple(o for _, o in outcomes if isinstance(o, Candidate))
+    skipped = tuple(o for _, o in outcomes if isinstance(o, str))
+    return Extraction(lang=rules.code, candidates=candidates, skipped=skipped)
+
+
+def _remember_tail(sentence: str, rules: LanguageRules) -> int | None:
+    """Where a trailing "…, remember that." starts in `sentence` (0: the whole sentence
+    is the directive and points at the previous one); None without one."""
+    if rules.remember_tail is None:
+        return None
+    folded = fold(sentence)
+    found = rules.remember_tail.search(folded, folded.casefold())
+    if found is None:
+        return None
+    return found.start() if _LETTER.search(folded, 0, found.start()) else 0
+
+
+def _remembered(
+    text: str, outcome: Candidate | str, rules: LanguageRules, owner: str
+) -> Candidate | str:
+    """`text` (with what the rules made of it) as something the speaker asked to keep."""
+    if isinstance(outcome, Candidate):
+        if outcome.action != "store":
+            return outcome
+        return replace(outcome, action="remember", rule=f"{outcome.rule}+remember.tail")
+    if outcome in ("question", "hypothetical", "too_long", "assistant"):
+        return outcome
+    content = _TRIM_CONTENT.sub("", text)
+    if not content or _vague(fold(content).casefold(), rules):
+        return outcome
+    family = rules.family("remember")
+    importance, confidence = (family[0].importance, family[0].confidence) if family else (0.8, 0.9)
+    hedged = _hedged(content, rules)
+    return Candidate(
+        kind="fact",
+        text=content,
+        rule=f"{rules.code}.remember.tail",
+        lang=rules.code,
+        subject=_first_person(content, rules, owner),
+        importance=importance,
+        confidence=round(confidence * (HEDGE_FACTOR if hedged else 1.0), 3),
+        action="remember",
+        hedged=hedged,
+    )
 
 
 def split_sentences(

@@ -13,7 +13,7 @@ File format, in short (``en.toml`` is the commented reference)::
                  whose script appears wins outright)
     [macros]     name = "regex"; rules and markers write {{name}} to reuse it
     [markers]    question, question_tags, polite, hypothetical, hedge, smalltalk,
-                 first_person, possessive, vague: lists of regexes;
+                 first_person, possessive, vague, remember_tail: lists of regexes;
                  abbreviations: words whose trailing "." does not end a sentence
     [[rule]]     id = "family.name", kind = one of `FAMILIES`, pattern = a regex or a
                  list of them; optional: importance, confidence (0..1, defaults per kind
@@ -123,6 +123,7 @@ _MARKER_KEYS = frozenset(
         "first_person",
         "possessive",
         "vague",
+        "remember_tail",
         "abbreviations",
     }
 )
@@ -396,6 +397,7 @@ class LanguageRules:
     first_person: Matcher | None = None
     possessive: Matcher | None = None
     vague: Matcher | None = None
+    remember_tail: Matcher | None = None
     abbreviations: frozenset[str] = frozenset()
     ungated: frozenset[int] = frozenset()
     by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
@@ -600,6 +602,7 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         first_person=marker("first_person"),
         possessive=marker("possessive"),
         vague=marker("vague"),
+        remember_tail=marker("remember_tail"),
         abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
         ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
         by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
