@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memoracle.capture.prefilter import passes, required_literals
 from memoracle.capture.rules import (
     DIRECTIVES,
     FAMILIES,
@@ -17,8 +18,6 @@ from memoracle.capture.rules import (
     fold,
     load_rules,
     parse_language,
-    passes,
-    required_literals,
 )
 from memoracle.errors import InvalidInput
 from memoracle.types import KINDS

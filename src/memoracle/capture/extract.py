@@ -42,6 +42,7 @@ import re
 from dataclasses import replace
 
 from memoracle.capture.lang import detect_language
+from memoracle.capture.prefilter import passes
 from memoracle.capture.rules import (
     ASSISTANT_KINDS,
     DIRECTIVES,
@@ -49,7 +50,6 @@ from memoracle.capture.rules import (
     Rule,
     default_rules,
     fold,
-    passes,
 )
 from memoracle.types import Candidate, Extraction
 
