@@ -202,3 +202,23 @@ def test_set_flag_overrides_a_setting(home: Path) -> None:
     assert out["settings"]["recall.budget_tokens"] == {"value": 1200, "source": "flag"}
     assert "Unknown setting" in run(home, "--set", "recall.nope=1", "config", "show", code=1)
     assert "KEY=VALUE" in run(home, "--set", "oops", "config", "show", code=2)
+
+
+def test_bad_input_is_one_clear_message_and_nothing_is_lost(home: Path, tmp_path: Path) -> None:
+    run(home, "init")
+    run(home, "capture", "--user", "I live in Lyon.")
+    huge = json.dumps({"user": "x" * 10_000_000})
+    assert "over the limit" in run(home, "capture", input=huge, code=1)
+    assert "stdin is empty" in run(home, "capture", input="  \n", code=1)
+    for name, content in {"empty.jsonl": b"", "latin1.jsonl": "café".encode("latin-1")}.items():
+        (tmp_path / name).write_bytes(content)
+        assert name in run(home, "ingest", str(tmp_path / name), code=1)
+    stats = json.loads(run(home, "stats", "--json"))
+    assert (stats["memories"], stats["episodes"]) == (1, 1)
+
+
+def test_unwritable_home_is_refused_with_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    out = run(blocker / "home", "init", code=1)
+    assert "Cannot create the workspace" in out and str(blocker) in out

@@ -305,6 +305,8 @@ def _turn_pair(
 
 
 def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]]:
+    if not raw.strip():
+        _fail("stdin is empty: nothing to capture. Pass --user TEXT, or JSON on stdin.")
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -497,14 +499,11 @@ def get(ref: str, as_json: bool) -> None:
     """
     with _engine_errors(), _ctx().engine() as engine:
         memory = engine.get(ref)
-        details = engine.details(memory)
         episodes = engine.episodes_of(memory)
     if as_json:
-        _echo_json(
-            serialize.envelope(memory=serialize.memory(memory, details=details, episodes=episodes))
-        )
+        _echo_json(serialize.envelope(memory=serialize.memory(memory, episodes=episodes)))
         return
-    shaped = serialize.memory(memory, details=details)
+    shaped = serialize.memory(memory)
     click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
     for key in ("subject", "predicate", "object", "source", "rule", "lang"):
         if shaped[key]:
@@ -513,7 +512,7 @@ def get(ref: str, as_json: bool) -> None:
         if value:
             click.echo(f"  {key:<12} {value}")
     click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in shaped["scores"].items()))
-    for d in details.get("dates", []):
+    for d in memory.details.get("dates", []):
         click.echo(
             f"  date         {d['text']!r} → {d['start']} .. {d['end']} ({d['granularity']})"
         )

@@ -454,10 +454,6 @@ class Engine:
             raise NotFound(f"No memory 'm_{memory_id}'. Try: memoracle list, or memoracle search")
         return memory
 
-    def details(self, memory: Memory) -> dict[str, Any]:
-        """The rule's extra notes on a memory: resolved dates, hedging, import heading."""
-        return self.store.memories.details(memory.id)
-
     def episodes_of(self, memory: Memory) -> list[Episode]:
         found = (self.store.episodes.get(i) for i in memory.episode_ids)
         return [e for e in found if e is not None]

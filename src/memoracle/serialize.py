@@ -24,9 +24,7 @@ def _time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def memory(
-    m: Memory, *, details: dict[str, Any] | None = None, episodes: list[Episode] | None = None
-) -> dict[str, Any]:
+def memory(m: Memory, *, episodes: list[Episode] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": m.ref,
         "kind": m.kind,
@@ -61,9 +59,8 @@ def memory(
             "episodes": [f"e_{e}" for e in m.episode_ids],
             "origins": list(m.origins),
         },
+        "details": m.details,
     }
-    if details is not None:
-        out["details"] = details
     if episodes is not None:
         out["provenance"]["turns"] = [episode(e) for e in episodes]
     return out

@@ -175,6 +175,7 @@ class Memory:
     rule: str | None = None
     episode_ids: tuple[int, ...] = ()
     origins: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:

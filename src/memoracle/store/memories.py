@@ -15,7 +15,7 @@ _COLUMNS = (
     "id, kind, text, layer, status, created_at, observed_at, last_accessed_at, activation,"
     " importance, access_count, confidence, pinned, source, content_hash, agent_id, user_id,"
     " chat_id, visibility, subject, predicate, object, valid_from, valid_to, due_at,"
-    " expires_at, superseded_by, lang, rule"
+    " expires_at, superseded_by, lang, rule, details"
 )
 
 LIVE = ("active", "disputed")
@@ -26,7 +26,7 @@ def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Me
         id_, kind, text, layer, status, created, observed, accessed, activation, importance,
         access_count, confidence, pinned, source, content_hash, agent, user, chat, vis,
         subject, predicate, obj, valid_from, valid_to, due_at, expires_at, superseded_by,
-        lang, rule,
+        lang, rule, details,
     ) = row  # fmt: skip
     return Memory(
         id=id_,
@@ -57,6 +57,7 @@ def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Me
         rule=rule,
         episode_ids=episodes,
         origins=origins,
+        details=json.loads(details) if details else {},
     )
 
 
@@ -169,10 +170,6 @@ class Memories:
             f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids)
         ).fetchall()
         return self._with_provenance(sorted(rows, key=lambda r: list(ids).index(r[0])))
-
-    def details(self, memory_id: int) -> dict[str, Any]:
-        row = self._db.execute("SELECT details FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        return {} if row is None or row[0] is None else dict(json.loads(row[0]))
 
     def select(
         self,
