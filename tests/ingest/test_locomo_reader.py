@@ -11,7 +11,8 @@ from memoracle.errors import InvalidInput
 from memoracle.ingest import detect_format, read
 from memoracle.types import IngestWarning, Turn
 
-LOCOMO10 = Path("/work/shared/bench/locomo10.json")
+# The benchmark data sits beside the repository (../shared/bench), read at run time only.
+LOCOMO10 = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo10.json"
 
 
 def turns(path: Path, warnings: list[IngestWarning]) -> list[Turn]:
