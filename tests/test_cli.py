@@ -222,3 +222,12 @@ def test_unwritable_home_is_refused_with_the_path(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     out = run(blocker / "home", "init", code=1)
     assert "Cannot create the workspace" in out and str(blocker) in out
+
+
+def test_home_after_the_command_name(tmp_path: Path) -> None:
+    home = tmp_path / "after"
+    out = CliRunner().invoke(main, ["init", "--home", str(home)])
+    assert out.exit_code == 0, out.output
+    assert (home / "memoracle.db").exists()
+    listed = CliRunner().invoke(main, ["list", "--home", str(home), "--json"])
+    assert json.loads(listed.output)["memories"] == []

@@ -133,7 +133,25 @@ def _ctx() -> Context:
     return obj
 
 
+def _home_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--home` after the command name too: `memoracle init --home DIR`."""
+
+    def set_home(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+        obj = ctx.find_object(Context)
+        if value is not None and obj is not None:
+            obj.home = value
+
+    return click.option(
+        "--home",
+        type=click.Path(path_type=Path, file_okay=False),
+        expose_value=False,
+        callback=set_home,
+        help="Workspace home (same as the global --home).",
+    )(fn)
+
+
 @main.command()
+@_home_option
 @click.option(
     "--openclaw-workspace",
     type=click.Path(path_type=Path),
@@ -169,6 +187,7 @@ def config() -> None:
 
 
 @config.command("show")
+@_home_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def config_show(as_json: bool) -> None:
     """Print every setting, its effective value and where it came from.
@@ -221,6 +240,7 @@ def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @main.command()
+@_home_option
 @click.option("--user", "user_text", help="What the user said.")
 @click.option("--assistant", "assistant_text", help="What the assistant answered.")
 @click.option("--at", "at", metavar="ISO", help="When the turn happened (default: now).")
@@ -372,6 +392,7 @@ def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]
 
 
 @main.command()
+@_home_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format",
@@ -456,6 +477,7 @@ def _progress() -> Iterator[Callable[[int, int], None] | None]:
 
 
 @main.command(name="list")
+@_home_option
 @click.option("--kind", type=click.Choice(KINDS), help="Only this kind.")
 @click.option(
     "--status",
@@ -488,6 +510,7 @@ def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
 
 
 @main.command()
+@_home_option
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON, with the source turns.")
 def get(ref: str, as_json: bool) -> None:
@@ -525,6 +548,7 @@ def get(ref: str, as_json: bool) -> None:
 
 
 @main.command()
+@_home_option
 @click.argument("text")
 @click.option(
     "--kind", type=click.Choice(KINDS), help="Kind (default: inferred by the rules, else fact)."
@@ -557,6 +581,7 @@ def remember(
 
 
 @main.command()
+@_home_option
 @click.argument("ref", required=False)
 @click.option("--query", help="Forget every live memory containing all these words.")
 @click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
@@ -593,6 +618,7 @@ def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> 
 
 
 @main.command()
+@_home_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def stats(as_json: bool) -> None:
     """Counts of memories by status and kind, episodes, sessions, database size."""
@@ -629,6 +655,7 @@ DEMO_TURNS = (
 
 
 @main.command()
+@_home_option
 def demo() -> None:
     """Try memoracle on a bundled OpenClaw session, in a throwaway workspace.
 
