@@ -179,3 +179,20 @@ def test_ordinary_text_is_untouched() -> None:
 def test_covers_at_least_fifteen_kinds() -> None:
     assert len(KINDS) >= 15
     assert {kind for kind, _, _ in SECRETS} == set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("the wifi password is Tr0ub4dor&3", "the wifi password is [REDACTED:password]"),
+        ("My password is: correct horse battery staple", "My password is: [REDACTED:password]"),
+        (
+            "password: hunter2 and the user is bob",
+            "password: [REDACTED:password] and the user is bob",
+        ),
+        ("Пароль: кот в сапогах.", "Пароль: [REDACTED:password]."),
+        ("mot de passe : Soleil42, merci", "mot de passe : [REDACTED:password], merci"),
+    ],
+)
+def test_password_values_with_symbols_and_passphrases(text: str, kept: str) -> None:
+    assert redact(text).text == kept

@@ -89,9 +89,16 @@ def _mixed(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+# One token, or a quoted string. "&" ends it only before another "key=" (a query string).
 _PASSWORD_VALUE = (
     r"(?P<secret>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|«[^»\n]{1,128}»|“[^”\n]{1,128}”"
-    r"|[^\s\"'«“,;&]{1,128}?)(?=[.,;:!?)]?(?:\s|$)|[,;&])"
+    r"|[^\s\"'«“,;]{1,128}?)(?=[.,;:!?)]?(?:\s|$)|[,;]|&\w+=)"
+)
+# After an explicit "password: " the value may be a passphrase of several words: it runs
+# to the end of the clause, and no word is taken for ordinary prose.
+_PASSPHRASE = (
+    r"(?P<secret>[^\s\"'«“][^\n]{0,127}?)"
+    r"(?=\s*(?:$|\n|[.;,](?:\s|$)|\s+(?:and|but|и|но|а|et|mais|y|pero)\s))"
 )
 _FOR_SOMETHING = r"(?:\s+(?:for|to|of|on|от|для|к|de|du|pour|del|para)\s+[\w.@-]+)?"
 
@@ -214,6 +221,17 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("key", "secret", "token"),
         check=_mixed,
+    ),
+    _Format(
+        "password",
+        re.compile(
+            r"(?<!\w)(?i:"
+            rf"(?:password|passwd|passcode|passphrase|pwd|пароль|mot\s+de\s+passe|mdp"
+            rf"|contraseña|contrasena|clave){_FOR_SOMETHING}"
+            r"(?:\s+(?:is|was|это|est|es))?\s*[:=]\s*"
+            rf"){_PASSPHRASE}"
+        ),
+        ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena", "clave"),
     ),
     _Format(
         "password",
