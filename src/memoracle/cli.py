@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -33,14 +33,21 @@ SAMPLE_SESSION = "sample-session.jsonl"
 @dataclass
 class Context:
     home: Path | None
-    clock: Clock
+    now: datetime | None
     overrides: dict[str, str]
 
     def settings(self, home: Path | None = None) -> Settings:
         return load(home or self.home, overrides=self.overrides)
 
+    def clock(self, settings: Settings) -> Clock:
+        """`--now` as a clock; a time without an offset is in `workspace.timezone`."""
+        if self.now is None:
+            return SystemClock()
+        return FixedClock(self.now if self.now.tzinfo else self.now.replace(tzinfo=settings.zone))
+
     def engine(self) -> Engine:
-        return Engine.open(self.settings(), clock=self.clock)
+        settings = self.settings()
+        return Engine.open(settings, clock=self.clock(settings))
 
 
 def _fail(message: str) -> NoReturn:
@@ -69,8 +76,13 @@ def _parse_time(value: str | None, what: str) -> datetime | None:
 
 
 def _date_label(memory: Memory, zone: tzinfo) -> str:
-    when = memory.valid_from or memory.due_at or memory.observed_at
-    label = when.astimezone(zone).date().isoformat()
+    """The day an event happened or a task is due, as said (in the speaker's offset);
+    otherwise the day it was said, in the workspace timezone."""
+    said = memory.details.get("dates") or []
+    if said and (memory.valid_from or memory.due_at):
+        label = str(said[0]["start"])[:10]
+    else:
+        label = memory.observed_at.astimezone(zone).date().isoformat()
     if memory.due_at:
         label = f"due {label}"
     return label
@@ -124,7 +136,7 @@ def main(
         if not sep:
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
         pairs[key.strip()] = value.strip()
-    ctx.obj = Context(home=home, clock=FixedClock(at) if at else SystemClock(), overrides=pairs)
+    ctx.obj = Context(home=home, now=at, overrides=pairs)
 
 
 def _ctx() -> Context:
@@ -166,8 +178,9 @@ def init(openclaw_workspace: Path | None, as_json: bool) -> None:
       memoracle init --home ~/agent-memory --openclaw-workspace ~/.openclaw/workspace
     """
     with _engine_errors():
+        settings = _ctx().settings()
         report = Engine.init(
-            _ctx().settings(), clock=_ctx().clock, openclaw_workspace=openclaw_workspace
+            settings, clock=_ctx().clock(settings), openclaw_workspace=openclaw_workspace
         )
     if as_json:
         _echo_json(serialize.init_report(report))
@@ -277,21 +290,19 @@ def capture(
     if user_text is None and assistant_text is None:
         if sys.stdin.isatty():
             _fail("Nothing to capture. Pass --user TEXT and/or --assistant TEXT, or JSON on stdin.")
-        batches = _turns_from_stdin(sys.stdin.read(), flags_scope)
+        batches, many = _turns_from_stdin(_read_stdin(), flags_scope)
     else:
         when = _parse_time(at, "--at")
         batches = [
-            (
-                _turn_pair(user_text, assistant_text, when, session, turn, speaker),
-                flags_scope,
-            )
+            (_turn_pair(user_text, assistant_text, when, session, turn, speaker), flags_scope)
         ]
+        many = False
     with _engine_errors(), _ctx().engine() as engine:
-        results = [engine.capture(turns, scope=scope) for turns, scope in batches]
+        results = engine.capture_many(batches)
         zone = engine.zone
     if as_json:
         shaped = [serialize.capture_result(r) for r in results]
-        _echo_json(shaped[0] if len(shaped) == 1 else serialize.envelope(results=shaped))
+        _echo_json(serialize.envelope(results=shaped) if many else shaped[0])
         return
     for result in results:
         if result.duplicate_turn:
@@ -324,7 +335,20 @@ def _turn_pair(
     return turns
 
 
-def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]]:
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _fail(f"stdin is not UTF-8 text (bad byte at offset {exc.start}). Send UTF-8 JSON.")
+
+
+def _turns_from_stdin(
+    raw: str, default: Scope
+) -> tuple[list[tuple[Sequence[Turn], Scope | None]], bool]:
+    """The turns on stdin, each with its scope, and whether a list was given."""
     if not raw.strip():
         _fail("stdin is empty: nothing to capture. Pass --user TEXT, or JSON on stdin.")
     try:
@@ -346,7 +370,7 @@ def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]
         "chat",
         "visibility",
     }
-    out = []
+    out: list[tuple[Sequence[Turn], Scope | None]] = []
     for i, item in enumerate(items):
         where = f"stdin item {i}" if isinstance(data, list) else "stdin"
         if not isinstance(item, dict):
@@ -388,7 +412,7 @@ def _turns_from_stdin(raw: str, default: Scope) -> list[tuple[list[Turn], Scope]
                 scope,
             )
         )
-    return out
+    return out, isinstance(data, list)
 
 
 @main.command()
@@ -621,7 +645,12 @@ def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> 
 @_home_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def stats(as_json: bool) -> None:
-    """Counts of memories by status and kind, episodes, sessions, database size."""
+    """Counts of memories by status and kind, episodes, sessions, database size.
+
+    \b
+    Example:
+      memoracle stats --json
+    """
     with _engine_errors(), _ctx().engine() as engine:
         s = engine.stats()
     if as_json:
@@ -665,11 +694,11 @@ def demo() -> None:
     """
     ctx = _ctx()
     home = ctx.home or Path(tempfile.mkdtemp(prefix="memoracle-demo-"))
-    clock = ctx.clock
-    if not isinstance(clock, FixedClock):
-        clock = FixedClock(datetime(2026, 5, 15, 7, 0, tzinfo=UTC))
     with _engine_errors():
         settings = load(home, overrides={"workspace.timezone": DEMO_ZONE, **ctx.overrides})
+        clock = ctx.clock(settings)
+        if not isinstance(clock, FixedClock):
+            clock = FixedClock(datetime(2026, 5, 15, 7, 0, tzinfo=UTC))
         Engine.init(settings, clock=clock)
         with (
             Engine.open(settings, clock=clock) as engine,

@@ -45,7 +45,10 @@ def as_utc(value: datetime) -> datetime:
 
 
 def parse_instant(text: str) -> datetime:
-    """Parse an ISO-8601 instant ('2023-05-08', '2023-05-08T13:56', '...Z', '...+02:00').
+    """Parse an ISO-8601 time ('2023-05-08', '2023-05-08T13:56', '...Z', '...+02:00').
+
+    Without an offset the result is naive: a wall-clock time the caller places in the
+    workspace timezone.
 
     Raises ValueError with the offending text; callers at the doors turn it into
     InvalidInput naming the flag or field.
@@ -57,4 +60,4 @@ def parse_instant(text: str) -> datetime:
         value = datetime.fromisoformat(raw)
     except ValueError:
         raise ValueError(f"not an ISO-8601 date or time: {text!r}") from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return value

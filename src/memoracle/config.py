@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
 
@@ -160,6 +161,17 @@ class Settings:
     @property
     def config_path(self) -> Path:
         return self.home / CONFIG_FILE
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """`workspace.timezone` as a zone; InvalidInput naming the key if unknown."""
+        try:
+            return ZoneInfo(self.workspace.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidInput(
+                f"workspace.timezone: unknown timezone {self.workspace.timezone!r}. "
+                "Use an IANA name such as Europe/Paris."
+            ) from None
 
     @property
     def files_dir(self) -> Path:
@@ -336,3 +348,24 @@ def toml_value(value: Any) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
     return repr(value)
+
+
+def set_key(path: Path, section: str, key: str, value: str) -> None:
+    """Set `section.key` in a config file, keeping every other line (and comment) as is."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = f"[{section}]"
+    setting = f"{key} = {toml_value(value)}"
+    if header not in lines:
+        lines += ["", header, setting]
+    else:
+        start = lines.index(header) + 1
+        end = next((i for i in range(start, len(lines)) if lines[i].startswith("[")), len(lines))
+        for i in range(start, end):
+            if lines[i].split("=")[0].strip() == key:
+                lines[i] = setting
+                break
+        else:
+            lines.insert(start, setting)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -10,25 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memoracle import ingest as readers
 from memoracle.capture.extract import extract
 from memoracle.capture.lang import detect_language
-from memoracle.capture.pipeline import Proposal, analyse
-from memoracle.capture.redact import redact
+from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
-from memoracle.config import Settings, render_toml, toml_value
+from memoracle.config import Settings, render_toml, set_key
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.store import Store
-from memoracle.text import content_hash
+from memoracle.text import clean, content_hash
 from memoracle.types import (
+    Candidate,
     CaptureResult,
     Episode,
     ImportedNote,
@@ -55,6 +54,14 @@ LAYER_OF_KIND = {
     "guardrail": "procedural",
     "pattern": "procedural",
 }
+# (importance, confidence) of memories stated whole, by source; a "remember …" said in a
+# turn gets the same as one typed by hand.
+STATED_SCORES = {
+    "manual": (0.8, 0.95),
+    "user-stated": (0.8, 0.95),
+    "agent": (0.7, 0.9),
+    "import": (0.6, 0.9),
+}
 WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
@@ -80,7 +87,7 @@ class Engine:
         self.settings = settings
         self.store = store
         self.clock = clock
-        self.zone = _zone(settings.workspace.timezone)
+        self.zone = settings.zone
 
     # -- workspace -----------------------------------------------------------------
 
@@ -117,9 +124,7 @@ class Engine:
                 settings.config_path.write_text(render_toml(settings), encoding="utf-8")
                 created.append(str(settings.config_path))
             if openclaw_workspace is not None:
-                _set_config_key(
-                    settings.config_path, "workspace", "files_dir", str(openclaw_workspace)
-                )
+                set_key(settings.config_path, "workspace", "files_dir", str(openclaw_workspace))
             files_dir = openclaw_workspace or settings.files_dir
             for folder in (files_dir, *(files_dir / d for d in WORKSPACE_DIRS)):
                 if not folder.exists():
@@ -154,6 +159,7 @@ class Engine:
                 f"Run: memoracle init --home {settings.home}"
             )
         clock = clock or SystemClock()
+        settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
         return cls(settings, Store.open(settings.db_path, now=clock.now()), clock)
 
     def close(self) -> None:
@@ -178,16 +184,24 @@ class Engine:
         """Store turns as episodes and the typed memories the rules find in them.
 
         One transaction for the batch. A turn already stored (same session, turn id and
-        role) changes nothing; an exact duplicate memory is bumped, not added.
+        role) changes nothing; an exact duplicate memory is bumped, not added. A turn
+        time without an offset is a wall-clock time in `workspace.timezone`.
         """
-        scope = self._scope(scope)
-        for turn in turns:
-            self._check_size(turn, origin=turn.origin or "capture")
-        results: list[CaptureResult] = []
-        with self.store.transaction():
+        return self.capture_many([(turns, scope)], actor=actor)[0]
+
+    def capture_many(
+        self, batches: Sequence[tuple[Sequence[Turn], Scope | None]], *, actor: str = "capture"
+    ) -> list[CaptureResult]:
+        """`capture` for several batches, each with its own scope, all or nothing."""
+        scoped = [(turns, self._scope(scope)) for turns, scope in batches]
+        for turns, _ in scoped:
             for turn in turns:
-                results.append(self._capture_one(turn, scope, actor))
-        return _merge(results)
+                self._check_size(turn, origin=turn.origin or "capture")
+        outcomes: list[list[_Outcome]] = []
+        with self.store.transaction():
+            for turns, scope in scoped:
+                outcomes.append([self._capture_one(turn, scope, actor) for turn in turns])
+        return [self._result(batch) for batch in outcomes]
 
     def _check_size(self, turn: Turn, *, origin: str) -> None:
         limit = self.settings.capture.max_turn_chars
@@ -197,60 +211,85 @@ class Engine:
                 "(capture.max_turn_chars). Split it, or raise the limit in config.toml."
             )
 
-    def _capture_one(self, turn: Turn, scope: Scope, actor: str) -> CaptureResult:
+    def _capture_one(self, turn: Turn, scope: Scope, actor: str) -> _Outcome:
         now = self.clock.now()
-        at = turn.at or now
-        anchor = at.astimezone(self.zone) if at.utcoffset() == UTC.utcoffset(None) else at
-        extract_memories = turn.role != "assistant" or self.settings.capture.assistant_memories
-        analysis = analyse(
+        prepared = prepare(turn.text)
+        if prepared.noise is not None:
+            return _Outcome(skipped=(f"noise:{prepared.noise}",))
+        stored = replace(
             turn,
-            anchor,
-            day_first=self.settings.workspace.day_first,
-            extract_memories=extract_memories,
-            languages=tuple(self.settings.capture.languages),
+            text=prepared.text,
+            at=self._local(turn.at) if turn.at else now,
+            session_id=clean(turn.session_id) if turn.session_id else None,
+            turn_id=clean(turn.turn_id) if turn.turn_id else None,
+            speaker=clean(turn.speaker) if turn.speaker else None,
         )
-        if analysis.noise is not None:
-            return CaptureResult((), (), (), (), (f"noise:{analysis.noise}",))
-        stored = Turn(
-            role=turn.role,
-            text=analysis.text,
-            at=at,
-            session_id=turn.session_id,
-            turn_id=turn.turn_id,
-            speaker=turn.speaker,
-            kind=turn.kind,
-            origin=turn.origin,
-        )
-        episode_id = self.store.episodes.insert(
-            stored, key=_turn_key(stored, scope), at=at, now=now, scope=scope
-        )
-        if episode_id is None:
-            return CaptureResult((), (), (), (), ("duplicate-turn",), duplicate_turn=True)
-        if analysis.redacted:
+        key = _turn_key(stored, scope)
+        if self.store.episodes.has_key(key):
+            return _Outcome(skipped=("duplicate-turn",), duplicate=True)
+        assert stored.at is not None
+        episode_id = self.store.episodes.insert(stored, key=key, at=stored.at, now=now, scope=scope)
+        assert episode_id is not None  # the key was checked inside this transaction
+        if prepared.redacted:
             self.store.audit.append(
                 at=now,
                 actor=actor,
                 action="redact",
-                detail={"episode": episode_id, "kinds": list(analysis.redacted)},
+                detail={"episode": episode_id, "kinds": list(prepared.redacted)},
             )
-        added: list[int] = []
-        bumped: list[int] = []
-        forgotten: list[int] = []
-        for proposal in analysis.proposals:
-            if proposal.candidate.action == "forget":
-                forgotten += self._forget_matching(
-                    proposal.candidate.text, now=now, actor=actor, episode_id=episode_id
-                )
+        if stored.kind != "message" or not self._extracts_from(stored.role):
+            return _Outcome(episodes=(episode_id,))
+        found = propose(
+            stored.text,
+            role=stored.role,
+            speaker=stored.speaker,
+            at=self._anchor(stored.at),
+            day_first=self.settings.workspace.day_first,
+            languages=tuple(self.settings.capture.languages),
+        )
+        outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
+        for proposal in found.proposals:
+            candidate = proposal.candidate
+            if candidate.action == "forget":
+                forgotten = self._forget_said(candidate, scope, now=now, episode_id=episode_id)
+                if forgotten is None:
+                    outcome.skipped += ("forget:ambiguous",)
+                elif not forgotten:
+                    outcome.skipped += ("forget:no-match",)
+                outcome.forgotten += forgotten or []
                 continue
-            new = self._new_memory(proposal, observed_at=at, scope=scope)
-            memory_id, is_new = self._store_memory(new, now=now, actor=actor, episode_id=episode_id)
-            (added if is_new else bumped).append(memory_id)
+            new = self._new_memory(proposal, observed_at=stored.at, scope=scope)
+            memory_id, inserted = self._store_memory(
+                new, now=now, actor=actor, episode_id=episode_id
+            )
+            (outcome.added if inserted else outcome.bumped).append(memory_id)
+        return outcome
+
+    def _extracts_from(self, role: str) -> bool:
+        """Memories come from people (user, a named speaker) and, if configured, the
+        assistant; system and tool messages are kept as episodes only."""
+        if role == "assistant":
+            return self.settings.capture.assistant_memories
+        return role in ("user", "speaker")
+
+    def _local(self, at: datetime) -> datetime:
+        """A time without an offset is a wall-clock time in the workspace timezone."""
+        return at if at.tzinfo is not None else at.replace(tzinfo=self.zone)
+
+    def _anchor(self, at: datetime) -> datetime:
+        """Where relative dates are counted from: the turn's own offset if it said one,
+        else the workspace timezone (a bare UTC stamp says nothing about the speaker)."""
+        return at.astimezone(self.zone) if at.utcoffset() == timedelta(0) else at
+
+    def _result(self, outcomes: Sequence[_Outcome]) -> CaptureResult:
+        get = self.store.memories.get_many
         return CaptureResult(
-            episodes=(episode_id,),
-            added=tuple(self.store.memories.get_many(added)),
-            bumped=tuple(self.store.memories.get_many(bumped)),
-            forgotten=tuple(self.store.memories.get_many(forgotten)),
-            skipped=analysis.skipped,
+            episodes=tuple(e for o in outcomes for e in o.episodes),
+            added=tuple(get([m for o in outcomes for m in o.added])),
+            bumped=tuple(get([m for o in outcomes for m in o.bumped])),
+            forgotten=tuple(get([m for o in outcomes for m in o.forgotten])),
+            skipped=tuple(s for o in outcomes for s in o.skipped),
+            duplicate_turn=bool(outcomes) and all(o.duplicate for o in outcomes),
         )
 
     def _new_memory(self, proposal: Proposal, *, observed_at: datetime, scope: Scope) -> NewMemory:
@@ -271,8 +310,12 @@ class Engine:
             valid_from=first.start if first and c.kind == "event" else None,
             valid_to=first.end if first and c.kind == "event" else None,
             due_at=first.start if first and c.kind == "task" else None,
-            importance=max(c.importance, 0.8) if remembered else c.importance,
-            confidence=max(c.confidence, 0.95) if remembered else c.confidence,
+            importance=max(c.importance, STATED_SCORES["user-stated"][0])
+            if remembered
+            else c.importance,
+            confidence=max(c.confidence, STATED_SCORES["user-stated"][1])
+            if remembered
+            else c.confidence,
             pinned=c.kind == "guardrail",
             lang=c.lang,
             rule=c.rule,
@@ -349,7 +392,8 @@ class Engine:
         run = self._start_run("ingest")
         path_list = list(paths)
         try:
-            for path in path_list:
+            for given in path_list:
+                path = Path(given).expanduser().resolve()  # origins name the file absolutely
                 try:
                     kind = fmt or readers.detect_format(path)
                     items = readers.read(path, kind, on_warning=warn, on_progress=on_progress)
@@ -389,8 +433,9 @@ class Engine:
             with self.store.transaction():
                 for item in batch:
                     if isinstance(item, ImportedNote):
-                        _, inserted = self._import_note(item, scope)
-                        counts["added" if inserted else "bumped"] += 1
+                        imported = self._import_note(item, scope)
+                        if imported is not None:
+                            counts["added" if imported else "bumped"] += 1
                         continue
                     counts["turns"] += 1
                     result = self._capture_one(item, scope, "ingest")
@@ -416,34 +461,62 @@ class Engine:
         if batch:
             flush()
 
-    def _import_note(self, note: ImportedNote, scope: Scope) -> tuple[int, bool]:
+    def _import_note(self, note: ImportedNote, scope: Scope) -> bool | None:
+        """Store one imported bullet. True: added; False: an existing memory seen again;
+        None: this very line was imported before, and nothing changed."""
         now = self.clock.now()
-        text = redact(note.text).text
-        kind = note.kind or self._infer_kind(text)
+        text = prepare(note.text).text.strip()
+        if not text:
+            return None
+        existing = self.store.memories.find_duplicate(content_hash(text), None, scope)
+        if existing is not None and self.store.memories.has_origin(existing, note.origin):
+            return None
         observed = (
             datetime.combine(note.day, time(), tzinfo=self.zone).astimezone(UTC)
             if note.day
             else now
         )
-        new = NewMemory(
+        details = {"heading": note.heading} if note.heading else {}
+        new = self._stated(
+            text,
+            kind=note.kind,
+            source="import",
+            observed_at=observed,
+            scope=scope,
+            details=details,
+        )
+        return self._store_memory(new, now=now, actor="import", origin=note.origin)[1]
+
+    def _stated(
+        self,
+        text: str,
+        *,
+        kind: str | None,
+        source: str,
+        observed_at: datetime,
+        scope: Scope,
+        details: dict[str, Any] | None = None,
+    ) -> NewMemory:
+        """A memory stated as a whole (remembered by hand, imported from a note): its kind
+        is given or inferred by the rules, else fact; trusted as the person wrote it."""
+        if kind is None:
+            found = extract(text, role="user")
+            kind = found.candidates[0].kind if found.candidates else "fact"
+        importance, confidence = STATED_SCORES[source]
+        return NewMemory(
             kind=kind,
             text=text,
             layer=LAYER_OF_KIND[kind],
-            source="import",
-            observed_at=observed,
+            source=source,
+            observed_at=observed_at,
             content_hash=content_hash(text),
             scope=scope,
             pinned=kind == "guardrail",
-            importance=0.6,
-            confidence=0.9,
+            importance=importance,
+            confidence=confidence,
             lang=detect_language(text),
-            details={"heading": note.heading} if note.heading else {},
+            details=details or {},
         )
-        return self._store_memory(new, now=now, actor="import", origin=note.origin)
-
-    def _infer_kind(self, text: str) -> str:
-        found = extract(text, role="user")
-        return found.candidates[0].kind if found.candidates else "fact"
 
     # -- everyday ------------------------------------------------------------------
 
@@ -474,24 +547,13 @@ class Engine:
     ) -> tuple[Memory, bool]:
         """Store `text` as a memory as it is (secrets redacted). Returns (memory, inserted);
         an exact duplicate is bumped instead."""
-        clean = redact(text).text.strip()
-        if not clean:
+        said = prepare(text).text.strip()
+        if not said:
             raise InvalidInput("Nothing to remember: the text is empty.")
-        self._check_size(Turn(role="user", text=clean), origin="remember")
-        kind = kind or self._infer_kind(clean)
+        self._check_size(Turn(role="user", text=said), origin="remember")
         now = self.clock.now()
-        new = NewMemory(
-            kind=kind,
-            text=clean,
-            layer=LAYER_OF_KIND[kind],
-            source=source,
-            observed_at=now,
-            content_hash=content_hash(clean),
-            scope=self._scope(scope),
-            pinned=kind == "guardrail",
-            importance=0.8,
-            confidence=0.95,
-            lang=detect_language(clean),
+        new = self._stated(
+            said, kind=kind, source=source, observed_at=now, scope=self._scope(scope)
         )
         with self.store.transaction():
             memory_id, inserted = self._store_memory(new, now=now, actor=actor)
@@ -513,28 +575,33 @@ class Engine:
         self, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
     ) -> list[Memory]:
         """Forget every live memory containing all words of `query` (or list them, dry run)."""
-        if dry_run:
-            return self.store.memories.get_many(self.store.memories.match(query, limit=limit))
+        found = self.store.memories.get_many(self.store.memories.match(query, limit=limit))
+        if dry_run or not found:
+            return found
         now = self.clock.now()
         with self.store.transaction():
-            ids = self._forget_matching(query, now=now, actor=actor, limit=limit)
-        return self.store.memories.get_many(ids)
+            for memory in found:
+                self._set_forgotten(memory, now=now, actor=actor, detail={"query": query})
+        return self.store.memories.get_many([m.id for m in found])
 
-    def _forget_matching(
-        self,
-        query: str,
-        *,
-        now: datetime,
-        actor: str,
-        episode_id: int | None = None,
-        limit: int = 20,
-    ) -> list[int]:
-        ids = self.store.memories.match(query, limit=limit)
-        detail: dict[str, Any] = {"query": query}
-        if episode_id is not None:
-            detail["episode"] = episode_id
-        for memory in self.store.memories.get_many(ids):
-            self._set_forgotten(memory, now=now, actor=actor, detail=detail)
+    def _forget_said(
+        self, candidate: Candidate, scope: Scope, *, now: datetime, episode_id: int
+    ) -> list[int] | None:
+        """A "forget …" said in a turn: the speaker's own memory in this scope with exactly
+        that text, else the single one containing all its words. Several candidates are
+        ambiguous (None) and nothing is forgotten: a person may say more than they mean."""
+        memories = self.store.memories
+        exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
+        ids = (
+            [exact]
+            if exact is not None
+            else memories.match(candidate.text, scope=scope, subject=candidate.subject, limit=2)
+        )
+        if len(ids) > 1:
+            return None
+        detail = {"said": candidate.text, "episode": episode_id}
+        for memory in memories.get_many(ids):
+            self._set_forgotten(memory, now=now, actor="capture", detail=detail)
         return ids
 
     def _set_forgotten(
@@ -599,53 +666,27 @@ class Engine:
             )
 
 
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(
-            f"workspace.timezone: unknown timezone {name!r}. Use an IANA name such as Europe/Paris."
-        ) from None
+@dataclass
+class _Outcome:
+    """What capturing one turn did, as ids (memories are loaded once, for the result)."""
+
+    episodes: tuple[int, ...] = ()
+    added: list[int] = field(default_factory=list)
+    bumped: list[int] = field(default_factory=list)
+    forgotten: list[int] = field(default_factory=list)
+    skipped: tuple[str, ...] = ()
+    duplicate: bool = False
 
 
 def _turn_key(turn: Turn, scope: Scope) -> str:
-    """Identity of a turn: (agent, session, turn id, role, speaker) when a turn id is
-    given, else the content and time, so re-reading a transcript adds nothing."""
-    parts: list[str] = [scope.agent or "", turn.session_id or "", turn.role, turn.speaker or ""]
+    """Identity of a turn: (agent, session, role, speaker, turn id) when a turn id is
+    given, else its time and text. Readers give every turn of a file an id (the entry id,
+    or the line), so reading a file again adds nothing; a turn captured with neither id
+    nor time is stamped now, and saying the same thing later is a new utterance."""
+    parts = [scope.agent or "", turn.session_id or "", turn.role, turn.speaker or ""]
     if turn.turn_id:
         parts.append(turn.turn_id)
     else:
-        parts += [turn.at.isoformat() if turn.at else "", turn.text]
+        assert turn.at is not None
+        parts += [turn.at.isoformat(), turn.text]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
-
-
-def _merge(results: Sequence[CaptureResult]) -> CaptureResult:
-    return CaptureResult(
-        episodes=tuple(e for r in results for e in r.episodes),
-        added=tuple(m for r in results for m in r.added),
-        bumped=tuple(m for r in results for m in r.bumped),
-        forgotten=tuple(m for r in results for m in r.forgotten),
-        skipped=tuple(s for r in results for s in r.skipped),
-        duplicate_turn=bool(results) and all(r.duplicate_turn for r in results),
-    )
-
-
-def _set_config_key(path: Path, section: str, key: str, value: str) -> None:
-    """Set `section.key` in a config file, keeping every other line (and comment) as is."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    header = f"[{section}]"
-    setting = f"{key} = {toml_value(value)}"
-    if header not in lines:
-        lines += ["", header, setting]
-    else:
-        start = lines.index(header) + 1
-        end = next((i for i in range(start, len(lines)) if lines[i].startswith("[")), len(lines))
-        for i in range(start, end):
-            if lines[i].split("=")[0].strip() == key:
-                lines[i] = setting
-                break
-        else:
-            lines.insert(start, setting)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -37,3 +37,11 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def fts_terms(text: str) -> list[str]:
     """Words of `text` in index form, for building FTS5 MATCH expressions safely."""
     return _WORD.findall(for_index(text))
+
+
+def clean(text: str) -> str:
+    """Text safe to store and hash: lone surrogates (a cut emoji, undecodable bytes passed
+    through) become U+FFFD and NUL characters are dropped; valid pairs are joined."""
+    if text.isascii():
+        return text.replace("\x00", "")
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").replace("\x00", "")

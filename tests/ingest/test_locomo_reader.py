@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -35,9 +35,9 @@ def test_sessions_in_numeric_order_with_speakers_ids_and_dates(
         ("tiny-2:session_1", "D1:1", "Bo"),
     ]
     assert {t.role for t in got} == {"speaker"}
-    assert got[0].at == datetime(2024, 3, 3, 9, 15, tzinfo=UTC)
-    assert got[3].at == datetime(2024, 3, 12, 19, 40, tzinfo=UTC)
-    assert got[5].at == datetime(2024, 6, 1, 12, 5, tzinfo=UTC)
+    assert got[0].at == datetime(2024, 3, 3, 9, 15)  # wall-clock, no zone
+    assert got[3].at == datetime(2024, 3, 12, 19, 40)
+    assert got[5].at == datetime(2024, 6, 1, 12, 5)
     assert got[6].at is None
     assert got[0].origin == f"{path}#tiny-1:D1:1"
 

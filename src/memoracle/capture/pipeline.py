@@ -1,13 +1,15 @@
-"""One turn in, proposed memories out: redact → noise → language → rules → dates.
+"""One turn in, proposed memories out, in two steps the engine calls in order.
 
-Pure: no store, no clock. The engine decides what to do with the proposals (dedup,
-insert, forget). The rule data, sentence handling and date vocabulary live in the
-modules this one calls; this module only fixes their order and what each sees: secrets
-are removed first, so nothing after this step (episode, memory, index) ever holds one.
+`prepare` makes the text safe (broken characters repaired, secrets redacted) and says
+whether the turn is noise; nothing after it (episode, memory, index, turn key) ever holds
+a secret. `propose` runs the language detection, the rules and the date resolver, and is
+only called for a turn that is new. Both are pure: no store, no clock. The engine
+decides what the proposals become (dedup, insert, forget).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -16,7 +18,19 @@ from memoracle.capture.extract import extract
 from memoracle.capture.lang import detect_language
 from memoracle.capture.noise import is_noise
 from memoracle.capture.redact import redact
-from memoracle.types import Candidate, DateMention, Turn
+from memoracle.text import clean
+from memoracle.types import PHOTO_CAPTION, Candidate, DateMention
+
+# "[shares photo: a dog on a beach]": what a photo showed, kept in the episode but not
+# said by anyone, so not a source of memories.
+_CAPTION = re.compile(re.escape(PHOTO_CAPTION) + r"[^\]]*\]")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    text: str
+    redacted: tuple[str, ...]
+    noise: str | None
 
 
 @dataclass(frozen=True)
@@ -26,34 +40,38 @@ class Proposal:
 
 
 @dataclass(frozen=True)
-class TurnAnalysis:
-    text: str
+class Proposals:
     lang: str
-    noise: str | None
-    redacted: tuple[str, ...]
     proposals: tuple[Proposal, ...]
     skipped: tuple[str, ...]
 
 
-def analyse(
-    turn: Turn,
-    at: datetime,
+def prepare(text: str) -> Prepared:
+    """Repair, redact, and classify noise."""
+    safe = redact(clean(text))
+    return Prepared(safe.text, safe.kinds, is_noise(safe.text))
+
+
+def propose(
+    text: str,
     *,
+    role: str,
+    speaker: str | None,
+    at: datetime,
     day_first: bool = True,
-    extract_memories: bool = True,
     languages: tuple[str, ...] = ("en", "ru", "fr", "es"),
-) -> TurnAnalysis:
-    """Everything the rules say about one turn. `at` anchors relative dates."""
-    clean = redact(turn.text)
-    noise = is_noise(clean.text)
-    if noise is not None:
-        return TurnAnalysis(clean.text, "", noise, clean.kinds, (), (noise,))
-    lang = detect_language(clean.text)
-    if turn.kind != "message" or not extract_memories or lang not in languages:
-        return TurnAnalysis(clean.text, lang, None, clean.kinds, (), ())
-    found = extract(clean.text, role=turn.role, speaker=turn.speaker, lang=lang)
+) -> Proposals:
+    """The typed memories the rules find in prepared `text`; `at` (aware, in the zone the
+    words were said in) anchors relative dates."""
+    said = _CAPTION.sub("", text).strip()
+    if not said:
+        return Proposals("", (), ())
+    lang = detect_language(said)
+    if lang not in languages:
+        return Proposals(lang, (), (f"language:{lang}",))
+    found = extract(said, role=role, speaker=speaker, lang=lang)
     proposals = tuple(
         Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first)))
         for c in found.candidates
     )
-    return TurnAnalysis(clean.text, lang, None, clean.kinds, proposals, found.skipped)
+    return Proposals(lang, proposals, found.skipped)

@@ -39,6 +39,7 @@ ACCEPTED = (
 )
 
 HEAD_BYTES = 64 * 1024
+_SNIFF_LINES = 20
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _MARKDOWN = (".md", ".markdown")
 _PI_TYPES = (
@@ -79,54 +80,22 @@ def detect_format(path: Path) -> str:
     if b"\x00" in head:
         hint = " (UTF-16? save it as UTF-8)" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
         raise InvalidInput(f"'{path}' is a binary file{hint}. {ACCEPTED}")
-    first = _first_line(path, head)
+    lines, undecodable = _head_lines(head)
     if path.suffix.lower() in _MARKDOWN:
+        if not lines and undecodable:
+            raise InvalidInput(f"'{path}' is not UTF-8 text. {ACCEPTED}")
         return "daily-note" if daily_note_day(path) is not None else "memory-md"
-    return _json_format(path, first, head)
-
-
-def _first_line(path: Path, head: bytes) -> str:
-    """The first non-blank line of the head, decoded; raise if it is not UTF-8."""
-    start = 3 if head.startswith(codecs.BOM_UTF8) else 0
-    lines = head[start:].split(b"\n")
-    cut = len(head) == HEAD_BYTES  # the last line may end in half a character
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            decoder = codecs.getincrementaldecoder("utf-8")()
-            return decoder.decode(raw, final=not (cut and i == len(lines) - 1))
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(
-                f"'{path}' is not UTF-8 text (invalid byte at {exc.start + 1} of its first "
-                f"line). {ACCEPTED}"
-            ) from exc
-    raise InvalidInput(f"'{path}' holds only blank lines; there is nothing to read. {ACCEPTED}")
-
-
-def _json_format(path: Path, first: str, head: bytes) -> str:
-    stripped = first.strip()
-    if stripped.startswith("{"):
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            kind = value.get("type")
-            if kind == "session" or (
-                kind in _PI_TYPES and ("parentId" in value or "message" in value)
-            ):
-                return "openclaw-jsonl"
-            if "role" in value:
-                return "jsonl"
-            if "conversation" in value or "sample_id" in value:
-                return "locomo"
-        elif _SNIFF_SESSION.match(stripped) or (
-            stripped.startswith('{"type"') and _SNIFF_PI.search(stripped)
-        ):
-            return "openclaw-jsonl"  # a first line longer than the head
-        elif _SNIFF_ROLE.match(stripped):
-            return "jsonl"
+    if not lines:
+        if undecodable:
+            raise InvalidInput(f"'{path}' is not UTF-8 text. {ACCEPTED}")
+        raise InvalidInput(f"'{path}' holds only blank lines; there is nothing to read. {ACCEPTED}")
+    # A bad first line (a cut write, a stray byte) is the reader's warning to give: the
+    # format is that of the first of the head's lines that says what it is.
+    for line in lines[:_SNIFF_LINES]:
+        found = _line_format(line.strip())
+        if found is not None:
+            return found
+    stripped = lines[0].strip()
     if stripped.startswith(("[", "{")):
         text = head.decode("utf-8", "replace")
         if any(key in text for key in _LOCOMO_KEYS) or ('"qa"' in text and '"evidence"' in text):
@@ -135,6 +104,50 @@ def _json_format(path: Path, first: str, head: bytes) -> str:
         f"'{path}' is not a format memoracle reads (first line: {_excerpt(stripped)}). "
         f"{ACCEPTED} Or pass the format explicitly."
     )
+
+
+def _head_lines(head: bytes) -> tuple[list[str], bool]:
+    """The head's non-blank lines that are UTF-8, and whether any line was not."""
+    start = 3 if head.startswith(codecs.BOM_UTF8) else 0
+    raw_lines = head[start:].split(b"\n")
+    cut = len(head) == HEAD_BYTES  # the last line may end in half a character
+    lines: list[str] = []
+    undecodable = False
+    for i, raw in enumerate(raw_lines):
+        if not raw.strip():
+            continue
+        try:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            lines.append(decoder.decode(raw, final=not (cut and i == len(raw_lines) - 1)))
+        except UnicodeDecodeError:
+            undecodable = True
+    return lines, undecodable
+
+
+def _line_format(stripped: str) -> str | None:
+    """The format one JSON line belongs to, or None if it does not say."""
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "session" or (kind in _PI_TYPES and ("parentId" in value or "message" in value)):
+            return "openclaw-jsonl"
+        if "role" in value:
+            return "jsonl"
+        if "conversation" in value or "sample_id" in value:
+            return "locomo"
+        return None
+    if _SNIFF_SESSION.match(stripped) or (
+        stripped.startswith('{"type"') and _SNIFF_PI.search(stripped)
+    ):
+        return "openclaw-jsonl"  # a first line longer than the head
+    if _SNIFF_ROLE.match(stripped):
+        return "jsonl"
+    return None
 
 
 def _excerpt(line: str) -> str:

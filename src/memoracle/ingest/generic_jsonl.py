@@ -54,7 +54,7 @@ def read_generic_jsonl(
             if why is not None:
                 on_warning(IngestWarning(origin, f"{why}; skipped"))
                 continue
-            turn = _turn(value, origin, on_warning)
+            turn = _turn(value, origin, on_warning, session=name, line=line.number)
             if turn is None:
                 continue
             size = too_big(turn.text, max_text_bytes)
@@ -66,7 +66,11 @@ def read_generic_jsonl(
     progress.finish()
 
 
-def _turn(value: Mapping[str, Any], origin: str, on_warning: OnWarning) -> Turn | None:
+def _turn(
+    value: Mapping[str, Any], origin: str, on_warning: OnWarning, *, session: str, line: int
+) -> Turn | None:
+    """The turn on one line. Without ids of its own, the file is its session and the line
+    number its turn id, so reading the file again adds nothing."""
     role = value.get("role")
     if not isinstance(role, str) or not role.strip():
         on_warning(IngestWarning(origin, "no 'role' field; skipped"))
@@ -93,8 +97,8 @@ def _turn(value: Mapping[str, Any], origin: str, on_warning: OnWarning) -> Turn 
         role=_ROLES.get(role, role),
         text=text.strip(),
         at=at,
-        session_id=_first_str(value, _SESSION_KEYS),
-        turn_id=_first_str(value, _ID_KEYS),
+        session_id=_first_str(value, _SESSION_KEYS) or session,
+        turn_id=_first_str(value, _ID_KEYS) or f"line-{line}",
         speaker=_first_str(value, ("speaker", "name")),
         kind=kind if kind in ("message", "compaction") else "message",
         origin=origin,

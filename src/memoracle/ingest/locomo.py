@@ -3,7 +3,8 @@
 Owns turning each sample's ``conversation.session_<N>`` lists, in numeric order, into
 turns: ``role="speaker"``, ``speaker`` the name, ``turn_id`` the ``dia_id``,
 ``session_id`` ``"<sample_id>:session_<N>"``, ``at`` the session's
-``session_<N>_date_time`` read as ``"%I:%M %p on %d %B, %Y"`` in UTC. A shared photo's
+``session_<N>_date_time`` read as ``"%I:%M %p on %d %B, %Y"``, a wall-clock time with
+no zone (the capture layer reads it in ``workspace.timezone``). A shared photo's
 ``blip_caption`` is appended as ``[shares photo: ...]``.
 
 Only the turns are read. ``qa``, ``observation``, ``session_summary``,
@@ -21,13 +22,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memoracle.errors import InvalidInput
 from memoracle.ingest.callbacks import OnProgress, OnWarning, mb, too_big
-from memoracle.types import IngestWarning, Turn
+from memoracle.types import PHOTO_CAPTION, IngestWarning, Turn
 
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -162,7 +163,7 @@ def _turn(
         return None
     caption = raw.get("blip_caption")
     if isinstance(caption, str) and caption.strip():
-        text = f"{text.strip()} [shares photo: {caption.strip()}]".strip()
+        text = f"{text.strip()} {PHOTO_CAPTION}{caption.strip()}]".strip()
     if not text.strip():
         return None
     return Turn(
@@ -193,7 +194,6 @@ def _session_time(value: object) -> datetime | None:
             int(m.group("day")),
             hour,
             int(m.group("minute")),
-            tzinfo=UTC,
         )
     except ValueError:
         return None

@@ -1,6 +1,7 @@
 """Timestamps as they appear in transcript files, turned into aware datetimes.
 
-Owns ISO-8601 strings (``Z`` or an offset; a naive one is taken as UTC) and epoch numbers
+Owns ISO-8601 strings (``Z`` or an offset; one without is returned naive: a wall-clock
+time the capture layer reads in ``workspace.timezone``) and epoch numbers
 (seconds, or milliseconds when large, as pi writes ``message.timestamp``). Envelope times
 (``[Thu 2026-05-14 10:02 GMT+2]``) are `envelope.py`'s business.
 """
@@ -14,7 +15,8 @@ _MS_THRESHOLD = 100_000_000_000
 
 
 def parse_when(value: object) -> datetime | None:
-    """An aware datetime from an ISO-8601 string or an epoch number, else None."""
+    """A datetime from an ISO-8601 string (naive when it has no offset) or an epoch number
+    (aware, UTC), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -33,5 +35,5 @@ def parse_when(value: object) -> datetime | None:
             parsed = datetime.fromisoformat(text)
         except ValueError:
             return None
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+        return parsed
     return None

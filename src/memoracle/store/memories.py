@@ -157,6 +157,12 @@ class Memories:
             (memory_id, episode_id, origin, db_time(now)),
         )
 
+    def has_origin(self, memory_id: int, origin: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM provenance WHERE memory_id = ? AND origin = ?", (memory_id, origin)
+        ).fetchone()
+        return row is not None
+
     def get(self, memory_id: int) -> Memory | None:
         found = self.get_many([memory_id])
         return found[0] if found else None
@@ -194,23 +200,36 @@ class Memories:
         ).fetchall()
         return self._with_provenance(rows)
 
-    def match(self, query: str, *, statuses: Iterable[str] = LIVE, limit: int = 20) -> list[int]:
-        """Ids of memories containing every word of `query`, best BM25 first."""
+    def match(
+        self,
+        query: str,
+        *,
+        statuses: Iterable[str] = LIVE,
+        scope: Scope | None = None,
+        subject: str | None = None,
+        limit: int = 20,
+    ) -> list[int]:
+        """Ids of memories containing every word of `query`, best BM25 first; with
+        `scope`, only that agent/user/chat's; with `subject`, only those about it."""
         expression = match_expression(query)
         if expression is None:
             return []
         wanted = tuple(statuses)
-        marks = ",".join("?" * len(wanted))
+        clauses = [f"m.status IN ({','.join('?' * len(wanted))})"]
+        params: list[Any] = [expression, *wanted]
+        if scope is not None:
+            clauses.append("m.agent_id IS ? AND m.user_id IS ? AND m.chat_id IS ?")
+            params += [scope.agent, scope.user, scope.chat]
+        if subject is not None:
+            clauses.append("m.subject IS ?")
+            params.append(subject)
         rows = self._db.execute(
             "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
-            f" WHERE memories_fts MATCH ? AND m.status IN ({marks})"
+            f" WHERE memories_fts MATCH ? AND {' AND '.join(clauses)}"
             " ORDER BY bm25(memories_fts) LIMIT ?",
-            (expression, *wanted, limit),
+            (*params, limit),
         ).fetchall()
         return [int(r[0]) for r in rows]
-
-    def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def counts(self) -> dict[tuple[str, str], int]:
         """(status, kind) -> number of memories."""
