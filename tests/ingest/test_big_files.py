@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -68,12 +67,10 @@ def test_a_large_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
     warnings: list[IngestWarning] = []
     tracemalloc.start()
     try:
-        started = time.perf_counter()
         count = 0
         for item in read(path, on_warning=warnings.append):
             assert isinstance(item, Turn)
             count += 1
-        elapsed = time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -81,7 +78,6 @@ def test_a_large_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
     assert count == live
     # Memory follows the number of entries (~130 bytes each), not the bytes of the file.
     assert peak < size / 6, f"peak {peak:,} bytes for a {size:,}-byte file"
-    assert elapsed < 60
 
 
 def test_a_10_mb_line_in_a_transcript_is_reported_not_loaded(tmp_path: Path) -> None:

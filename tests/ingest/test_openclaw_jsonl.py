@@ -103,7 +103,7 @@ def test_metadata_blocks_and_envelope_are_stripped_and_give_the_time(
     session.user("plain text", timestamp="2026-05-14T08:06:00.000Z")
     got = turns(session.write(tmp_path / "s.jsonl"), warnings)
     assert got[0].text == "I prefer tea over coffee"
-    assert got[0].speaker == "Ana" and got[1].speaker is None
+    assert got[0].speaker == "Ana" and got[1].speaker == "Ana"  # carried within the session
     assert got[0].at == datetime(2026, 5, 14, 10, 2, tzinfo=timezone(timedelta(hours=2)))
     assert got[0].at.utcoffset() == timedelta(hours=2)
     assert got[1].text == "no zone, so the entry time wins"

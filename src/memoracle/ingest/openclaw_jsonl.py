@@ -16,7 +16,13 @@ from pathlib import Path
 
 from memoracle.ingest.callbacks import LINE_FACTOR, OnProgress, OnWarning, Throttle, mb
 from memoracle.ingest.jsonlines import decode_json, iter_lines, read_line_at
-from memoracle.ingest.openclaw_session import Tree, entry_turn, is_header, oversize_warning
+from memoracle.ingest.openclaw_session import (
+    Tree,
+    carry_senders,
+    entry_turn,
+    is_header,
+    oversize_warning,
+)
 from memoracle.types import IngestWarning, Turn
 
 _PROGRESS_STEP = 1 << 20
@@ -26,6 +32,16 @@ def read_openclaw_jsonl(
     path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
 ) -> Iterator[Turn]:
     """The live-branch turns of one session file, root first."""
+    return carry_senders(
+        _read_openclaw_jsonl(
+            path, on_warning=on_warning, on_progress=on_progress, max_text_bytes=max_text_bytes
+        )
+    )
+
+
+def _read_openclaw_jsonl(
+    path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
+) -> Iterator[Turn]:
     name = str(path)
     size = path.stat().st_size
     max_line = max_text_bytes * LINE_FACTOR

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from memoracle.ingest.callbacks import OnWarning, mb, too_big
@@ -266,3 +267,16 @@ def _text_blocks(blocks: Iterable[object]) -> Iterable[str]:
             text = block.get("text")
             if isinstance(text, str):
                 yield text
+
+
+def carry_senders(turns: Iterable[Turn]) -> Iterator[Turn]:
+    """A session is one conversation: a user turn that names no sender is from the last
+    sender the session named, so one person's memories share one subject."""
+    last: dict[str | None, str] = {}
+    for turn in turns:
+        if turn.role == "user":
+            if turn.speaker:
+                last[turn.session_id] = turn.speaker
+            elif turn.session_id in last:
+                turn = replace(turn, speaker=last[turn.session_id])
+        yield turn

@@ -29,7 +29,13 @@ import zstandard
 from memoracle.errors import InvalidInput
 from memoracle.ingest.callbacks import LINE_FACTOR, OnProgress, OnWarning, Throttle, mb
 from memoracle.ingest.jsonlines import HEAD_BYTES, decode_json
-from memoracle.ingest.openclaw_session import Tree, entry_turn, is_header, oversize_warning
+from memoracle.ingest.openclaw_session import (
+    Tree,
+    carry_senders,
+    entry_turn,
+    is_header,
+    oversize_warning,
+)
 from memoracle.types import IngestWarning, Turn
 
 _TABLE = "transcript_events"
@@ -40,6 +46,16 @@ def read_openclaw_sqlite(
     path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
 ) -> Iterator[Turn]:
     """The live-branch turns of every session in the store, session by session."""
+    return carry_senders(
+        _read_openclaw_sqlite(
+            path, on_warning=on_warning, on_progress=on_progress, max_text_bytes=max_text_bytes
+        )
+    )
+
+
+def _read_openclaw_sqlite(
+    path: Path, *, on_warning: OnWarning, on_progress: OnProgress, max_text_bytes: int
+) -> Iterator[Turn]:
     copy = snapshot(path)
     try:
         conn = sqlite3.connect(copy)
