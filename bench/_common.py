@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+RESULTS = Path(os.environ.get("MEMORACLE_BENCH_RESULTS", ROOT / "bench" / "results"))
 
 
 def locomo_path() -> Path:

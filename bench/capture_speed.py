@@ -19,7 +19,7 @@ from pathlib import Path
 from _common import locomo_path, summary_ms, write_results
 
 from memoracle import ingest
-from memoracle.capture.pipeline import analyse
+from memoracle.capture.pipeline import prepare, propose
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
@@ -58,7 +58,10 @@ def run_rules(turns: list[Turn]) -> list[float]:
     timings = []
     for turn in turns:
         start = time.perf_counter()
-        analyse(turn, turn.at or START)
+        text = prepare(turn.text).text
+        propose(
+            text, role=turn.role, speaker=turn.speaker, at=(turn.at or START).replace(tzinfo=UTC)
+        )
         timings.append(time.perf_counter() - start)
     return timings
 

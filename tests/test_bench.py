@@ -1,0 +1,31 @@
+"""The benchmark scripts still run (on a slice of LoCoMo, when it is beside the repo)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo is not beside the repository")
+@pytest.mark.parametrize(
+    "args", [["capture_speed.py", "--limit", "300"], ["ingest_locomo.py", "--runs", "1"]]
+)
+def test_benchmark_script_runs(args: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "MEMORACLE_BENCH_RESULTS": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "target" in done.stdout
+    assert list(tmp_path.glob("*.json"))
