@@ -108,7 +108,7 @@ def _memory_line(memory: Memory, zone: tzinfo) -> str:
     "--now",
     envvar="MEMORACLE_NOW",
     metavar="ISO",
-    help="Run as if it were this time (ISO-8601), e.g. to replay a 2023 transcript.",
+    help="Run as if it were this time (ISO-8601; no offset = workspace.timezone).",
 )
 @click.option(
     "--set",
@@ -256,7 +256,12 @@ def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @_home_option
 @click.option("--user", "user_text", help="What the user said.")
 @click.option("--assistant", "assistant_text", help="What the assistant answered.")
-@click.option("--at", "at", metavar="ISO", help="When the turn happened (default: now).")
+@click.option(
+    "--at",
+    "at",
+    metavar="ISO",
+    help="When it was said (default: now; no offset = workspace.timezone).",
+)
 @click.option("--session", help="Session id.")
 @click.option("--turn", help="Turn id; capturing the same session+turn twice changes nothing.")
 @click.option("--speaker", help="Name of the person speaking (default: the role).")
