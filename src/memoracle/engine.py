@@ -9,8 +9,7 @@ does — and leaves SQL to `store`, rules to `capture`, file formats to `ingest`
 from __future__ import annotations
 
 import hashlib
-import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
+from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.store import Store
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -40,8 +40,6 @@ from memoracle.types import (
     Stats,
     Turn,
 )
-
-log = logging.getLogger(__name__)
 
 LAYER_OF_KIND = {
     "fact": "semantic",
@@ -65,9 +63,6 @@ STATED_SCORES = {
 WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
-
-ProgressCallback = Callable[[int, int], None]
-WarningCallback = Callable[[IngestWarning], None]
 
 
 def parse_ref(ref: str | int, prefix: str = "m") -> int:
@@ -369,8 +364,8 @@ class Engine:
         *,
         fmt: str | None = None,
         scope: Scope | None = None,
-        on_progress: ProgressCallback | None = None,
-        on_warning: WarningCallback | None = None,
+        on_progress: OnProgress | None = None,
+        on_warning: OnWarning | None = None,
     ) -> IngestReport:
         """Read transcripts, exports and notes; capture every turn, import every note.
 
@@ -425,7 +420,7 @@ class Engine:
         items: Iterable[Turn | ImportedNote],
         scope: Scope,
         counts: dict[str, int],
-        warn: WarningCallback,
+        warn: OnWarning,
     ) -> None:
         batch: list[Turn | ImportedNote] = []
 
