@@ -259,3 +259,64 @@ class InitReport:
     files_dir: str
     created: tuple[str, ...]
     schema_version: int
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Why a hit ranks where it does: each signal, then the fused result.
+
+    Ranks are 1-based positions in that signal's own list (None: not found by it).
+    `rrf` is the Reciprocal Rank Fusion of the ranks; `recency` and `activation` are the
+    weights applied to it (1.0 for evergreen items); `final` is what the order uses.
+    """
+
+    lexical_rank: int | None
+    vector_rank: int | None
+    similarity: float | None
+    rrf: float
+    recency: float
+    activation: float
+    final: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a memory or a raw turn (episode), with scores and provenance."""
+
+    source: Literal["memory", "episode"]
+    id: int
+    text: str
+    at: datetime
+    scores: Scores
+    memory: Memory | None = None
+    episode: Episode | None = None
+    turn_ids: tuple[str, ...] = ()
+    session_ids: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        return f"m_{self.id}" if self.source == "memory" else f"e_{self.id}"
+
+
+@dataclass(frozen=True)
+class RecallLine:
+    """One line of the recall block: which slot put it there, and what it cost."""
+
+    slot: Literal["guardrail", "fresh", "search"]
+    ref: str
+    text: str
+    tokens: int
+    hit: Hit | None = None
+
+
+@dataclass(frozen=True)
+class RecallBlock:
+    """The context injected before a turn. `tokens` ≤ `budget`, always; `tokenizer`
+    names how tokens were counted; `degraded` says why the answer is partial, if it is."""
+
+    text: str
+    lines: tuple[RecallLine, ...]
+    budget: int
+    tokens: int
+    tokenizer: str
+    degraded: str | None = None

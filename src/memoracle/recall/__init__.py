@@ -1,0 +1,1 @@
+"""Retrieval: hybrid search and the budgeted recall block."""
