@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoracle.recall.fuse import (
+    DECAY_FORMULA,
+    Weighting,
+    decay,
+    final_score,
+    jaccard,
+    jaccard_similarity,
+    mixed_similarity,
+    mmr,
+    mmr_vectors,
+    rrf,
+    rrf_score,
+    token_set,
+)
+
+# -- rrf -------------------------------------------------------------------------------
+
+
+def test_rrf_sums_reciprocal_ranks_with_k_60() -> None:
+    fused = rrf([["a", "b", "c"], ["b", "d"]])
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(1 / 63)
+    assert fused["d"] == pytest.approx(1 / 62)
+    assert list(fused) == ["b", "a", "d", "c"]  # best first
+
+
+def test_rrf_ties_keep_first_appearance_and_repeats_count_once() -> None:
+    fused = rrf([["x", "y"], ["y", "x"], ["z", "z"]], k=1)
+    assert fused["x"] == fused["y"] == pytest.approx(1 / 2 + 1 / 3)
+    assert fused["z"] == pytest.approx(1 / 2)
+    assert list(fused) == ["x", "y", "z"]
+
+
+def test_rrf_of_nothing_is_empty() -> None:
+    assert rrf([]) == {}
+    assert rrf([[], []]) == {}
+
+
+def test_rrf_score_skips_absent_signals() -> None:
+    assert rrf_score([1, None, 3]) == pytest.approx(1 / 61 + 1 / 63)
+    assert rrf_score([None, None]) == 0.0
+
+
+# -- decay -----------------------------------------------------------------------------
+
+
+def test_decay_halves_every_half_life() -> None:
+    assert DECAY_FORMULA == "halflife/v1"
+    assert decay(1.0, 0, 30) == 1.0
+    assert decay(1.0, 30, 30) == pytest.approx(0.5)
+    assert decay(0.8, 60, 30) == pytest.approx(0.2)
+    assert decay(1.0, 365, 30) == pytest.approx(0.5 ** (365 / 30))
+
+
+def test_decay_evergreen_negative_age_and_bad_half_life() -> None:
+    assert decay(0.7, 10_000, math.inf) == 0.7
+    assert decay(0.7, -5, 30) == 0.7  # a future date counts as now
+    assert decay(1.0, math.inf, 30) == 0.0
+    with pytest.raises(ValueError, match="half_life_days"):
+        decay(1.0, 1, 0)
+
+
+@given(
+    st.floats(0, 1),
+    st.floats(0, 1000),
+    st.floats(0, 1000),
+    st.floats(0.5, 1000),
+)
+def test_decay_is_pure_in_time(strength: float, a: float, b: float, half_life: float) -> None:
+    # Decaying a then b is decaying a + b: a missed night changes nothing.
+    once = decay(strength, a + b, half_life)
+    twice = decay(decay(strength, a, half_life), b, half_life)
+    assert once == pytest.approx(twice, abs=1e-12)
+    assert 0.0 <= once <= strength
+
+
+# -- final_score -----------------------------------------------------------------------
+
+
+def test_fresh_item_keeps_its_rrf() -> None:
+    s = final_score(lexical_rank=1, vector_rank=2, similarity=0.8, activation=1.0)
+    assert s is not None
+    assert s.rrf == pytest.approx(1 / 61 + 1 / 62)
+    assert s.recency == pytest.approx(1.0)
+    assert s.activation == pytest.approx(1.0)
+    assert s.final == pytest.approx(s.rrf)
+    assert (s.lexical_rank, s.vector_rank, s.similarity) == (1, 2, 0.8)
+
+
+def test_precomputed_rrf_and_boost() -> None:
+    s = final_score(lexical_rank=4, vector_rank=None, rrf=0.05, boost=1.5)
+    assert s is not None
+    assert s.rrf == 0.05
+    assert s.final == pytest.approx(0.075)
+
+
+def test_old_unused_memory_strong_match_is_kept_but_ranked_lower() -> None:
+    # Untouched for a year: activation 1.0 decayed over 365 days is ~0.0002.
+    year_old = decay(1.0, 365, 30)
+    old = final_score(lexical_rank=1, vector_rank=None, age_days=365, activation=year_old)
+    fresh = final_score(lexical_rank=1, vector_rank=None, age_days=0, activation=1.0)
+    assert old is not None and fresh is not None
+    assert old.activation < 0.85 and old.recency < 0.85
+    assert 0 < old.final < fresh.final
+    assert old.final >= 0.64 * old.rrf - 1e-12  # never more than the weights take away
+
+
+def test_old_unused_memory_weak_match_is_dropped() -> None:
+    faded = decay(1.0, 365, 30)
+    assert final_score(lexical_rank=9, vector_rank=12, age_days=365, activation=faded) is None
+    kept = final_score(
+        lexical_rank=9, vector_rank=12, age_days=365, activation=faded, drop_faded=False
+    )
+    assert kept.final == 0.0
+    assert kept.rrf > 0  # explain still sees every signal
+
+
+def test_strong_by_vector_rank_or_similarity() -> None:
+    faded = 0.01
+    assert final_score(lexical_rank=None, vector_rank=3, activation=faded) is not None
+    assert final_score(lexical_rank=None, vector_rank=4, activation=faded) is None
+    by_sim = Weighting(strong_similarity=0.6)
+    assert (
+        final_score(
+            lexical_rank=None, vector_rank=40, similarity=0.7, activation=faded, weighting=by_sim
+        )
+        is not None
+    )
+    assert (
+        final_score(
+            lexical_rank=None, vector_rank=40, similarity=0.5, activation=faded, weighting=by_sim
+        )
+        is None
+    )
+
+
+def test_threshold_boundary_and_override() -> None:
+    assert final_score(lexical_rank=10, vector_rank=None, activation=0.15) is not None
+    assert final_score(lexical_rank=10, vector_rank=None, activation=0.149) is None
+    assert final_score(lexical_rank=10, vector_rank=None, activation=0.2, threshold=0.3) is None
+
+
+def test_evergreen_items_are_exempt() -> None:
+    for kw in ({"evergreen": True}, {"half_life_days": math.inf}):
+        s = final_score(lexical_rank=20, vector_rank=None, age_days=3650, activation=0.0, **kw)
+        assert s is not None
+        assert s.recency == 1.0 and s.activation == 1.0
+        assert s.final == pytest.approx(1 / 80)
+
+
+def test_items_without_activation_are_never_faded() -> None:
+    # Raw turns have no activation: only recency weighs on them.
+    s = final_score(lexical_rank=50, vector_rank=None, age_days=3650, activation=None)
+    assert s is not None
+    assert s.activation == 1.0
+    assert s.recency == pytest.approx(0.8, abs=1e-6)
+
+
+def test_recency_weight_follows_the_half_life() -> None:
+    w = Weighting(recency_weight=0.5)
+    s = final_score(lexical_rank=1, vector_rank=None, age_days=30, weighting=w)
+    assert s is not None
+    assert s.recency == pytest.approx(0.5 + 0.5 * 0.5)
+
+
+@given(
+    st.one_of(st.none(), st.integers(1, 500)),
+    st.one_of(st.none(), st.integers(1, 500)),
+    st.floats(-10, 5000),
+    st.one_of(st.none(), st.floats(0, 1)),
+)
+def test_final_never_exceeds_rrf_nor_goes_negative(
+    lexical: int | None, vector: int | None, age: float, activation: float | None
+) -> None:
+    s = final_score(
+        lexical_rank=lexical,
+        vector_rank=vector,
+        age_days=age,
+        activation=activation,
+        drop_faded=False,
+    )
+    assert 0.0 <= s.final <= s.rrf + 1e-15
+    assert 0.0 < s.recency <= 1.0 and 0.0 < s.activation <= 1.0
+
+
+# -- mmr -------------------------------------------------------------------------------
+
+
+def test_mmr_with_no_similarity_is_relevance_order() -> None:
+    rel = {"a": 0.1, "b": 0.3, "c": 0.2}
+    assert mmr(["a", "b", "c"], rel, lambda x, y: 0.0, k=3) == ["b", "c", "a"]
+
+
+def test_mmr_skips_near_duplicates() -> None:
+    rel = {"a": 1.0, "a2": 0.99, "b": 0.8}
+    same = {frozenset({"a", "a2"})}
+
+    def sim(x: str, y: str) -> float:
+        return 1.0 if frozenset({x, y}) in same else 0.0
+
+    assert mmr(["a", "a2", "b"], rel, sim, k=2) == ["a", "b"]
+    assert mmr(["a", "a2", "b"], rel, sim, lam=1.0, k=2) == ["a", "a2"]  # relevance only
+
+
+def test_mmr_is_scale_free_in_relevance() -> None:
+    # RRF-sized scores (~0.03) must weigh like 0..1 ones against similarity.
+    def sim(x: str, y: str) -> float:
+        return 0.9 if {x, y} == {"a", "b"} else 0.0
+
+    big = mmr(["a", "b", "c"], {"a": 1.0, "b": 0.95, "c": 0.6}, sim, k=2)
+    small = mmr(["a", "b", "c"], {"a": 0.033, "b": 0.03135, "c": 0.0198}, sim, k=2)
+    assert big == small == ["a", "c"]
+
+
+def test_mmr_edges() -> None:
+    assert mmr([], {}, lambda x, y: 0.0, k=3) == []
+    assert mmr(["a"], {"a": 1.0}, lambda x, y: 0.0, k=0) == []
+    assert mmr(["a", "a", "b"], {"a": 1.0, "b": 0.5}, lambda x, y: 0.0, k=5) == ["a", "b"]
+    assert mmr(["a", "b"], {"a": 0.0, "b": 0.0}, lambda x, y: 0.0, k=2) == ["a", "b"]
+
+
+def test_mmr_vectors_matches_mmr() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(40, 16)).astype(np.float32)
+    vectors[5] = vectors[0] * 2  # a duplicate direction of the best
+    relevance = np.linspace(1.0, 0.1, 40)
+    relevance[5] = 0.99
+    picked = mmr_vectors(relevance, vectors, lam=0.7, k=10)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def cos(a: int, b: int) -> float:
+        return float(unit[a] @ unit[b])
+
+    expected = mmr(list(range(40)), dict(enumerate(relevance.tolist())), cos, lam=0.7, k=10)
+    assert picked == expected
+    assert picked[0] == 0 and 5 not in picked[:3]
+
+
+def test_mmr_vectors_edges() -> None:
+    assert mmr_vectors(np.array([]), np.zeros((0, 4)), k=3) == []
+    assert mmr_vectors(np.array([0.5, 0.9]), np.zeros((2, 4)), k=5) == [1, 0]  # zero rows
+
+
+def test_jaccard_similarity_uses_index_form() -> None:
+    assert token_set("Ёлка, ёлка!") == frozenset({"елка"})
+    assert jaccard(frozenset(), frozenset()) == 0.0
+    sim = jaccard_similarity({1: "I live in Lyon", 2: "i LIVE in lyon.", 3: "dogs bark"})
+    assert sim(1, 2) == 1.0
+    assert sim(1, 3) == 0.0
+
+
+def test_mixed_similarity_prefers_vectors_and_falls_back_to_text() -> None:
+    sim = mixed_similarity(
+        {1: np.array([1.0, 0.0]), 2: np.array([0.0, 3.0])},
+        {1: "red apple", 2: "red apple", 3: "red pear"},
+    )
+    assert sim(1, 2) == pytest.approx(0.0)  # cosine, not text
+    assert sim(1, 3) == pytest.approx(1 / 3)  # no vector for 3: Jaccard

@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoracle.recall.query import MAX_TERMS, content_words, fts_queries, is_when_question
+from memoracle.text import for_index
+
+
+@pytest.fixture(scope="module")
+def fts() -> Iterator[sqlite3.Connection]:
+    """An FTS5 table with the store's tokenizer and indexed text, to run the expressions."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
+    con.executemany(
+        "INSERT INTO t(rowid, body) VALUES (?, ?)",
+        [
+            (rowid, for_index(body))
+            for rowid, body in [
+                (1, "Caroline went to the LGBTQ support group on 7 May 2023"),
+                (2, "Мы купили квартиру в Казани"),
+                (3, "Élodie a déménagé à Lyon en mars"),
+                (4, "Caroline likes painting sunsets"),
+                (5, "Use Postgres 16 for the billing service"),
+                (6, "Ёлка стоит в углу"),
+            ]
+        ],
+    )
+    yield con
+    con.close()
+
+
+def _rows(con: sqlite3.Connection, expression: str) -> set[int]:
+    return {r[0] for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))}
+
+
+def test_and_first_then_or_then_prefixes() -> None:
+    queries = fts_queries("When did Caroline go to the LGBTQ support group?")
+    assert queries == [
+        '"Caroline" AND "go" AND "LGBTQ" AND "support" AND "group"',
+        '"Caroline" OR "go" OR "LGBTQ" OR "support" OR "group"',
+        '"Caroli"* OR "go" OR "LGBTQ" OR "suppo"* OR "group"',
+    ]
+
+
+def test_single_short_word_gives_one_expression() -> None:
+    assert fts_queries("Lyon?") == ['"Lyon"']
+
+
+def test_no_content_words_no_query() -> None:
+    assert fts_queries("") == []
+    assert fts_queries("   ?!  ") == []
+    assert fts_queries("what is the") == []
+    assert fts_queries("и что это было") == []
+    assert fts_queries("a b c") == []  # single letters
+
+
+def test_expressions_run_and_find(fts: sqlite3.Connection) -> None:
+    and_, or_, *_ = fts_queries("Caroline support group")
+    assert _rows(fts, and_) == {1}
+    assert _rows(fts, or_) == {1, 4}
+    # Accents and case are the tokenizer's business; ё is folded before.
+    assert _rows(fts, fts_queries("ELODIE demenage")[0]) == {3}
+    assert _rows(fts, fts_queries("ёлка")[0]) == {6}
+    # Inflection: only the prefix fallback finds "квартиру" from "квартира".
+    queries = fts_queries("квартира Казань")
+    assert [_rows(fts, q) for q in queries] == [set(), set(), {2}]
+    assert _rows(fts, fts_queries("postgres 16")[0]) == {5}
+
+
+def test_quotes_and_fts_syntax_are_neutralised(fts: sqlite3.Connection) -> None:
+    for text in ['"; DROP TABLE t; --', "NEAR(a b) OR NOT *", "col:body ^start", 'He said "hi"']:
+        for expression in fts_queries(text):
+            _rows(fts, expression)  # no sqlite3.OperationalError
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gives_valid_expressions(text: str) -> None:
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
+    con.execute("INSERT INTO t(body) VALUES ('some text')")
+    try:
+        for expression in fts_queries(text):
+            con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+    finally:
+        con.close()
+
+
+def test_stop_words_follow_the_query_language() -> None:
+    assert content_words("Quand est-ce que son fils a eu son bac ?") == ["fils", "bac"]
+    assert content_words("¿Qué hizo Caroline en el grupo?") == ["hizo", "Caroline", "grupo"]
+    assert content_words("Когда Мелани ходила в поход с детьми?") == [
+        "Мелани",
+        "ходила",
+        "поход",
+        "детьми",
+    ]
+    # Too little evidence for French or Spanish: English rules, so "son" stays.
+    assert content_words("son birthday") == ["son", "birthday"]
+    assert content_words("my AI startup") == ["AI", "startup"]
+    # The month "may" is not a stop word.
+    assert content_words("what did we do in May") == ["May"]
+
+
+def test_content_words_dedup_and_cap() -> None:
+    assert content_words("Lyon lyon LYON Lyön") == ["Lyon"]
+    huge = " ".join(f"word{i}" for i in range(20_000))
+    assert len(content_words(huge)) == MAX_TERMS
+    assert len(fts_queries(huge)) == 2  # no alphabetic stems among "word123"
+    assert content_words("Ёжик и ежик") == ["Ежик"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When did Caroline go to the LGBTQ support group?",
+        "when was my last dentist appointment",
+        "What year did we move to Lisbon?",
+        "ok, and when was that?",
+        "Когда Мелани ходила в поход?",
+        "когда я купил машину",
+        "В каком году мы переехали?",
+        "Quand est-ce que Marie a commencé la poterie ?",
+        "quand a-t-elle déménagé",
+        "¿Cuándo empezó Marta a pintar?",
+        "cuándo fue la boda",
+        "¿cuando fue la boda?",
+        "Depuis quand tu joues du piano ?",
+        "How long ago did I call mom?",
+    ],
+)
+def test_when_questions(text: str) -> None:
+    assert is_when_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remind me when I get home",
+        "What did Caroline paint?",
+        "Cuando llegues, llámame",
+        "Whenever you can, send the report.",
+        "Quelle est ta couleur préférée ?",
+        "",
+        "?",
+    ],
+)
+def test_not_when_questions(text: str) -> None:
+    assert not is_when_question(text)
