@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, tzinfo
 from importlib import resources
 from pathlib import Path
@@ -483,7 +483,7 @@ def ingest(
 
 
 @contextmanager
-def _progress() -> Iterator[Callable[[int, int], None] | None]:
+def _progress(label: str = "ingesting") -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on stderr when it is a terminal; nothing otherwise."""
     if not sys.stderr.isatty():
         yield None
@@ -496,7 +496,7 @@ def _progress() -> Iterator[Callable[[int, int], None] | None]:
             if bar is None or bar.length != total:
                 if bar is not None:
                     bar.render_finish()
-                bar = click.progressbar(length=max(total, 1), label="ingesting", file=sys.stderr)
+                bar = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
             bar.update(done - bar.pos)
 
         yield update
@@ -676,6 +676,148 @@ def stats(as_json: bool) -> None:
     click.echo(f"audit       {s.audit_entries} entries")
     if s.last_ingest:
         click.echo(f"last ingest {s.last_ingest}")
+
+
+@main.command()
+@_home_option
+@click.argument("query")
+@click.option("--k", type=click.IntRange(1, 1000), help="Number of hits (default: search.k).")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")
+@click.option("--as-of", metavar="DATE", help="What was active then (ISO date or time).")
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print hits with their scores as JSON.")
+def search(
+    query: str,
+    k: int | None,
+    kinds: tuple[str, ...],
+    as_of: str | None,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns.
+
+    \b
+    Example:
+      memoracle search "when did Caroline go to the support group" --k 5
+      memoracle search "where do I live" --as-of 2023-06-01 --json
+    """
+    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    when = _parse_time(as_of, "--as-of")
+    with _engine_errors(), _ctx().engine() as engine:
+        outcome = engine.search(query, k=k, scope=scope, kinds=kinds, as_of=when)
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                mode=outcome.mode,
+                note=outcome.note,
+                hits=[serialize.hit(h) for h in outcome.hits],
+            )
+        )
+        return
+    if outcome.note:
+        click.echo(f"note: {outcome.note}", err=True)
+    for h in outcome.hits:
+        who = f"{h.memory.subject}: " if h.memory and h.memory.subject else ""
+        if h.episode is not None and h.episode.speaker:
+            who = f"{h.episode.speaker}: "
+        text = " ".join(h.text.split())
+        click.echo(f"{h.ref:>8}  {h.scores.final:.4f}  {h.at.date().isoformat()}  {who}{text}")
+    if not outcome.hits:
+        click.echo("no match")
+
+
+@main.command()
+@_home_option
+@click.argument("message")
+@click.option(
+    "--budget", type=int, help="Token budget of the block (default: recall.budget_tokens)."
+)
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print the block and its lines as JSON.")
+def recall(
+    message: str,
+    budget: int | None,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Print the context block to inject before a turn: guardrails, fresh items, and
+    what matters for MESSAGE, within a hard token budget.
+
+    \b
+    Example:
+      memoracle recall "Can I run the database migration today?" --budget 500
+      memoracle recall "hi all" --visibility shared --chat tg:family
+    """
+    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    with _engine_errors(), _ctx().engine() as engine:
+        block = engine.recall(message, budget=budget, scope=scope)
+    if as_json:
+        _echo_json(serialize.recall_block(block))
+        return
+    if block.degraded:
+        click.echo(f"note: {block.degraded}", err=True)
+    if block.text:
+        click.echo(block.text)
+    click.echo(f"({block.tokens}/{block.budget} tokens, {block.tokenizer})", err=True)
+
+
+@main.command()
+@_home_option
+@click.argument("ref")
+@click.option("--query", "-q", required=True, help="The query to explain the rank for.")
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def explain(
+    ref: str,
+    query: str,
+    agent: str | None,
+    user_id: str | None,
+    chat: str | None,
+    visibility: str,
+    as_json: bool,
+) -> None:
+    """Say why a memory (m_…) or turn (e_…) ranks where it does for a query.
+
+    \b
+    Example:
+      memoracle explain m_12 --query "where does Caroline live"
+    """
+    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+    with _engine_errors(), _ctx().engine() as engine:
+        found = engine.explain(ref, query=query, scope=scope)
+    if as_json:
+        _echo_json(serialize.explanation(found))
+        return
+    click.echo(f"{found.ref} for {found.query!r}:")
+    for reason in found.reasons:
+        click.echo(f"  {reason}")
+
+
+@main.command()
+@_home_option
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def reindex(as_json: bool) -> None:
+    """Embed every memory and turn that has no vector for the configured model.
+
+    Run it after changing embedding.model; until then search is lexical-only.
+
+    \b
+    Example:
+      memoracle reindex
+    """
+    with _engine_errors(), _ctx().engine() as engine, _progress("embedding") as on_progress:
+        done = engine.reindex(on_progress=on_progress)
+        status = engine.index_status()
+    if as_json:
+        _echo_json(serialize.envelope(embedded=done, **asdict(status)))
+        return
+    click.echo(f"embedded {done} text(s) with {status.model}; {status.vectors} vectors in all")
 
 
 DEMO_ZONE = "Europe/Berlin"  # the bundled session's user writes from GMT+2

@@ -11,31 +11,41 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from memoracle import ingest as readers
+from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
+from memoracle.embed import Embedder, make_embedder
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
-from memoracle.store import Store
+from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
+from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
+from memoracle.recall.query import is_when_question
+from memoracle.store import Store, View
 from memoracle.text import clean, content_hash
 from memoracle.types import (
     Candidate,
     CaptureResult,
     Episode,
+    Explanation,
+    Hit,
     ImportedNote,
+    IndexStatus,
     IngestReport,
     IngestWarning,
     InitReport,
     Memory,
     NewMemory,
+    RecallBlock,
+    RecallLine,
     Scope,
     Stats,
     Turn,
@@ -63,6 +73,10 @@ STATED_SCORES = {
 WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
+EXPLAIN_DEPTH = 200
+RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
+# Longer queries are cut: a pasted document is not a question.
+MAX_QUERY_CHARS = 2000
 
 
 def parse_ref(ref: str | int, prefix: str = "m") -> int:
@@ -83,6 +97,8 @@ class Engine:
         self.store = store
         self.clock = clock
         self.zone = settings.zone
+        self._searcher: Searcher | None = None
+        self._token_counter: TokenCounter | None = None
 
     # -- workspace -----------------------------------------------------------------
 
@@ -611,6 +627,204 @@ class Engine:
             detail={"from": memory.status, **detail},
         )
 
+    # -- retrieval -----------------------------------------------------------------
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = Searcher(self.store, self.settings, self._embedder())
+        return self._searcher
+
+    def _embedder(self) -> Embedder | None:
+        e = self.settings.embedding
+        if e.provider in ("", "none"):
+            return None
+        name = e.model if e.provider == "local" else e.provider
+        return make_embedder(name, endpoint=e.endpoint, model=e.model)
+
+    def index_status(self) -> IndexStatus:
+        """Which embedding model the store's vectors belong to, and whether search can
+        use them: a model change makes search lexical-only until `reindex`."""
+        models = self.store.index.vector_models()
+        embedder = self.searcher.embedder
+        if embedder is None:
+            return IndexStatus(None, None, 0, 0, models, stale=False)
+        have = models.get(embedder.model_id, (embedder.dim, 0))[1]
+        missing = len(self.store.index.missing_vectors(embedder.model_id, limit=100_000))
+        stale = have == 0 and any(m != embedder.model_id for m in models)
+        return IndexStatus(embedder.model_id, embedder.dim, have, missing, models, stale=stale)
+
+    def reindex(self, *, on_progress: OnProgress | None = None) -> int:
+        """Embed every live memory and turn that has no vector for the configured model;
+        returns how many texts were embedded."""
+        searcher = self.searcher
+        if searcher.embedder is None:
+            raise InvalidInput("No embedding model is configured (embedding.provider).")
+        total = len(self.store.index.missing_vectors(searcher.embedder.model_id, limit=10**9))
+        done = 0
+        while done < total:
+            step = searcher.embed_missing(now=self.clock.now(), limit=min(1024, total - done))
+            if step == 0:
+                break
+            done += step
+            if on_progress is not None:
+                on_progress(done, total)
+        return done
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        scope: Scope | None = None,
+        kinds: Sequence[str] = (),
+        as_of: datetime | None = None,
+    ) -> SearchOutcome:
+        """Hybrid search (SPEC §4) over what `scope` may see; only active memories unless
+        `as_of`, which returns what was active then."""
+        text = self._query(query)
+        view = View(self._scope(scope), tuple(kinds), self._local(as_of) if as_of else None)
+        now = self.clock.now()
+        status = self.index_status()
+        searcher = self.searcher
+        embedder = searcher.embedder
+        if status.stale:
+            searcher.embedder = None
+        try:
+            outcome = searcher.search(
+                text,
+                view=view,
+                k=k or self.settings.search.k,
+                now=as_of or now,
+                window=self._window(text, now),
+                when_question=is_when_question(text),
+            )
+        finally:
+            searcher.embedder = embedder
+        if status.stale:
+            return replace(
+                outcome,
+                note=f"embedding model changed to {status.model}: search is lexical-only "
+                "until you run: memoracle reindex",
+            )
+        return outcome
+
+    def recall(
+        self, message: str, *, budget: int | None = None, scope: Scope | None = None
+    ) -> RecallBlock:
+        """The block injected before a turn (SPEC §4): guardrails (10 %), items of the
+        last `recall.fresh_hours` by importance (30 %), search hits for `message` (60 %
+        plus what the others left). Never over `budget` tokens; each memory returned
+        gets its recall boost. A shared context sees no private item and no guardrail."""
+        budget = self.settings.recall.budget_tokens if budget is None else budget
+        if budget <= 0:
+            raise InvalidInput(
+                f"The recall budget must be a positive number of tokens, not {budget}."
+            )
+        settings = self.settings.recall
+        view = View(self._scope(scope))
+        now = self.clock.now()
+        index, memories = self.store.index, self.store.memories
+        guardrails = memories.get_many(index.guardrails(view))
+        fresh = memories.get_many(
+            index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=100)
+        )
+        text = clean(message).strip()
+        outcome = self.search(text, k=RECALL_DEPTH, scope=scope) if text else None
+        hits = {h.ref: h for h in outcome.hits} if outcome else {}
+        slots = [
+            (
+                "guardrail",
+                settings.guardrail_share,
+                [(m.ref, self._line(m.ref, m, None)) for m in guardrails],
+            ),
+            ("fresh", settings.fresh_share, [(m.ref, self._line(m.ref, m, None)) for m in fresh]),
+            (
+                "search",
+                settings.search_share,
+                [(h.ref, self._line(h.ref, h.memory, h.episode)) for h in hits.values()],
+            ),
+        ]
+        packed = pack(slots, budget, self._counter())
+        recalled = [int(line.ref[2:]) for line in packed.lines if line.ref.startswith("m_")]
+        if recalled:
+            with self.store.transaction():
+                memories.touch(recalled, now=now, boost=settings.boost)
+        return RecallBlock(
+            text=packed.text,
+            lines=tuple(
+                RecallLine(line.slot, line.ref, line.text, line.tokens, hits.get(line.ref))  # type: ignore[arg-type]
+                for line in packed.lines
+            ),
+            budget=budget,
+            tokens=packed.tokens,
+            tokenizer=packed.tokenizer,
+            degraded=outcome.note if outcome else None,
+        )
+
+    def _counter(self) -> TokenCounter:
+        if self._token_counter is None:
+            self._token_counter = default_counter()
+        return self._token_counter
+
+    def _line(self, ref: str, memory: Memory | None, episode: Episode | None) -> str:
+        """'- [m_12 2023-05-07] Caroline: text': dated, tagged, and whose words."""
+        if memory is not None:
+            said = memory.details.get("dates") or []
+            when = (
+                date.fromisoformat(str(said[0]["start"])[:10])
+                if said and (memory.valid_from or memory.due_at)
+                else memory.observed_at.astimezone(self.zone).date()
+            )
+            who = memory.subject if memory.subject not in (None, "user", "assistant") else None
+            text = f"{who}: {memory.text}" if who else memory.text
+            if memory.kind == "task" and memory.due_at:
+                text = f"{text} (due {when.isoformat()})"
+            return format_line(ref, text, when)
+        assert episode is not None
+        who = episode.speaker or episode.role
+        return format_line(ref, f"{who}: {episode.text}", episode.at.astimezone(self.zone).date())
+
+    def explain(self, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
+        """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
+        text = ref.strip().lower()
+        source = "episode" if text.startswith("e") else "memory"
+        item_id = parse_ref(text, "e" if source == "episode" else "m")
+        if source == "memory":
+            self.get(item_id)
+        elif self.store.episodes.get(item_id) is None:
+            raise NotFound(f"No episode 'e_{item_id}'.")
+        outcome = self.search(query, k=EXPLAIN_DEPTH, scope=scope)
+        for rank, hit in enumerate(outcome.hits, 1):
+            if hit.source == source and hit.id == item_id:
+                return Explanation(hit.ref, query, rank, hit, _reasons(hit, rank, outcome.mode))
+        reasons = [
+            f"not among the first {EXPLAIN_DEPTH} hits ({outcome.mode} search)",
+            "it shares no content word with the query, is not among the nearest vectors, "
+            "is not active, is out of this scope, or is a faded weak match "
+            f"(activation under {self.settings.search.activation_threshold})",
+        ]
+        if outcome.note:
+            reasons.append(outcome.note)
+        return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
+
+    def _query(self, query: str) -> str:
+        text = clean(query).strip()
+        if not text:
+            raise InvalidInput('The query is empty. Try: memoracle search "what I said about …"')
+        if len(text) > MAX_QUERY_CHARS:
+            text = text[:MAX_QUERY_CHARS]
+        return text
+
+    def _window(self, query: str, now: datetime) -> TimeWindow | None:
+        found = find_dates(
+            query,
+            self._anchor(now),
+            detect_language(query),
+            day_first=self.settings.workspace.day_first,
+        )
+        return TimeWindow(found[0].start, found[0].end) if found else None
+
     def stats(self) -> Stats:
         counts = self.store.memories.counts()
         by_status: dict[str, int] = {}
@@ -685,3 +899,18 @@ def _turn_key(turn: Turn, scope: Scope) -> str:
         assert turn.at is not None
         parts += [turn.at.isoformat(), turn.text]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
+    sc = hit.scores
+    lines = [f"rank {rank} ({mode} search), final score {sc.final:.4f}"]
+    lines.append(
+        f"lexical (BM25) rank {sc.lexical_rank}" if sc.lexical_rank else "no lexical match"
+    )
+    if sc.vector_rank:
+        lines.append(f"vector rank {sc.vector_rank}, cosine similarity {sc.similarity:.3f}")
+    else:
+        lines.append("not among the nearest vectors")
+    lines.append(f"rank fusion (RRF) {sc.rrf:.4f}")
+    lines.append(f"recency weight {sc.recency:.3f}, activation weight {sc.activation:.3f}")
+    return tuple(lines)

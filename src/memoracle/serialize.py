@@ -10,7 +10,17 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from memoracle.types import CaptureResult, Episode, IngestReport, InitReport, Memory, Stats
+from memoracle.types import (
+    CaptureResult,
+    Episode,
+    Explanation,
+    Hit,
+    IngestReport,
+    InitReport,
+    Memory,
+    RecallBlock,
+    Stats,
+)
 
 JSON_VERSION = 1
 
@@ -102,3 +112,47 @@ def stats(s: Stats) -> dict[str, Any]:
 
 def init_report(r: InitReport) -> dict[str, Any]:
     return envelope(**asdict(r))
+
+
+def hit(h: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": h.ref,
+        "source": h.source,
+        "text": h.text,
+        "at": _time(h.at),
+        "scores": asdict(h.scores),
+        "provenance": {
+            "turn_ids": list(h.turn_ids),
+            "session_ids": list(h.session_ids),
+            "episodes": [f"e_{e}" for e in h.memory.episode_ids] if h.memory else [h.ref],
+        },
+    }
+    if h.memory is not None:
+        out["memory"] = memory(h.memory)
+    if h.episode is not None:
+        out["episode"] = episode(h.episode)
+    return out
+
+
+def recall_block(b: RecallBlock) -> dict[str, Any]:
+    return envelope(
+        text=b.text,
+        budget=b.budget,
+        tokens=b.tokens,
+        tokenizer=b.tokenizer,
+        degraded=b.degraded,
+        lines=[
+            {"slot": line.slot, "id": line.ref, "text": line.text, "tokens": line.tokens}
+            for line in b.lines
+        ],
+    )
+
+
+def explanation(e: Explanation) -> dict[str, Any]:
+    return envelope(
+        id=e.ref,
+        query=e.query,
+        rank=e.rank,
+        reasons=list(e.reasons),
+        hit=hit(e.hit) if e.hit else None,
+    )

@@ -320,3 +320,28 @@ class RecallBlock:
     tokens: int
     tokenizer: str
     degraded: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """The vector index against the configured model. `stale`: vectors exist only for
+    other models, so search is lexical until `reindex`."""
+
+    model: str | None
+    dim: int | None
+    vectors: int
+    missing: int
+    models: dict[str, tuple[int, int]]
+    stale: bool
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why `ref` ranks where it does for `query`: its rank among the hits (None: not
+    returned) and the reasons, signal by signal."""
+
+    ref: str
+    query: str
+    rank: int | None
+    hit: Hit | None
+    reasons: tuple[str, ...]

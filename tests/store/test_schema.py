@@ -14,7 +14,7 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
     assert store.schema_version == schema.LATEST
     conn = sqlite3.connect(store.path)
     rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert rows == [(1, "initial")]
+    assert rows == [(1, "initial"), (2, "vectors")]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -22,7 +22,7 @@ def test_reopen_is_idempotent(tmp_path: Path, clock: FixedClock) -> None:
     for _ in range(3):
         Store.open(tmp_path / "x.db", now=clock.now()).close()
     conn = sqlite3.connect(tmp_path / "x.db")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == schema.LATEST
 
 
 def test_newer_schema_is_refused_untouched(tmp_path: Path, clock: FixedClock) -> None:

@@ -17,10 +17,11 @@ from memoracle.store import schema
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.db import Database, db_time
 from memoracle.store.episodes import Episodes
+from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 
-__all__ = ["AuditEntry", "Store"]
+__all__ = ["AuditEntry", "Store", "View"]
 
 
 class Store:
@@ -32,6 +33,7 @@ class Store:
         self.episodes = Episodes(db)
         self.audit = Audit(db)
         self.runs = Runs(db)
+        self.index = Index(db)
 
     @classmethod
     def open(cls, path: Path, *, now: datetime) -> Store:

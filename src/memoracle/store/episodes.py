@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time
-from memoracle.text import for_index
+from memoracle.text import content_hash, for_index
 from memoracle.types import Episode, Scope, Turn
 
 _COLUMNS = (
@@ -45,8 +46,8 @@ class Episodes:
         label = f"{turn.speaker} " if turn.speaker else ""
         row = self._db.execute(
             "INSERT INTO episodes (turn_key, session_id, turn_id, role, speaker, kind, text,"
-            " search_text, at, created_at, origin, agent_id, user_id, chat_id, visibility)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " search_text, at, created_at, origin, agent_id, user_id, chat_id, visibility,"
+            " content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (turn_key) DO NOTHING RETURNING id",
             (
                 key,
@@ -64,6 +65,7 @@ class Episodes:
                 scope.user,
                 scope.chat,
                 scope.visibility,
+                content_hash(turn.text),
             ),
         ).fetchone()
         return None if row is None else int(row[0])
@@ -73,6 +75,19 @@ class Episodes:
             self._db.execute("SELECT 1 FROM episodes WHERE turn_key = ?", (key,)).fetchone()
             is not None
         )
+
+    def get_many(self, ids: Sequence[int]) -> list[Episode]:
+        """Episodes by id, in the order asked; unknown ids are left out."""
+        found: dict[int, Episode] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
+            ):
+                episode = _episode(row)
+                found[episode.id] = episode
+        return [found[i] for i in ids if i in found]
 
     def get(self, episode_id: int) -> Episode | None:
         row = self._db.execute(

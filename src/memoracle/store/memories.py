@@ -137,6 +137,14 @@ class Memories:
             (boost, db_time(now), memory_id),
         )
 
+    def touch(self, ids: Sequence[int], *, now: datetime, boost: float) -> None:
+        """Recalled: activation raised by `boost` (capped at 1), last access now."""
+        self._db.executemany(
+            "UPDATE memories SET activation = min(1.0, activation + ?), last_accessed_at = ?"
+            " WHERE id = ?",
+            [(boost, db_time(now), memory_id) for memory_id in ids],
+        )
+
     def set_status(self, memory_id: int, status: str, *, now: datetime) -> None:
         self._db.execute(
             "UPDATE memories SET status = ?, status_changed_at = ? WHERE id = ?",
@@ -169,13 +177,15 @@ class Memories:
 
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
         """Memories by id, in the order asked; unknown ids are left out."""
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids)
-        ).fetchall()
-        return self._with_provenance(sorted(rows, key=lambda r: list(ids).index(r[0])))
+        rows: dict[int, Any] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk
+            ):
+                rows[row[0]] = row
+        return self._with_provenance([rows[i] for i in dict.fromkeys(ids) if i in rows])
 
     def select(
         self,

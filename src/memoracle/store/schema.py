@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable
 
 from memoracle.errors import StoreError
+from memoracle.text import content_hash
 from memoracle.types import KINDS, LAYERS, SOURCES, STATUSES, VISIBILITIES
 
 
@@ -165,8 +166,36 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
+def m002_vectors(conn: sqlite3.Connection) -> None:
+    """Embedding vectors keyed by (content hash, model): unchanged text is never embedded
+    twice, and a model change leaves the old vectors in place until reindexed."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE vectors (
+            content_hash TEXT NOT NULL,
+            model_id     TEXT NOT NULL,
+            dim          INTEGER NOT NULL,
+            vector       BLOB NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (content_hash, model_id)
+        ) WITHOUT ROWID;
+        ALTER TABLE episodes ADD COLUMN content_hash TEXT;
+        CREATE INDEX episodes_hash ON episodes (content_hash);
+        """,
+    )
+    rows = conn.execute("SELECT id, text FROM episodes").fetchall()
+    conn.executemany(
+        "UPDATE episodes SET content_hash = ? WHERE id = ?",
+        [(content_hash(text), episode_id) for episode_id, text in rows],
+    )
+
+
 Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: tuple[tuple[int, str, Migration], ...] = ((1, "initial", m001_initial),)
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
+    (1, "initial", m001_initial),
+    (2, "vectors", m002_vectors),
+)
 LATEST = MIGRATIONS[-1][0]
 
 

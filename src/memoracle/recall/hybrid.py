@@ -1,0 +1,340 @@
+"""Hybrid search: a query in, ranked hits out, each with its scores per signal.
+
+Owns the order of operations (SPEC §4): FTS5 BM25 over memories and episodes (AND of
+the content words first, OR after), vector similarity over the same items, Reciprocal
+Rank Fusion, recency and activation weighting, a boost for items inside the time the
+query names, source dedup (a memory and the turn it came from are one hit), MMR. The
+formulas are `fuse`'s; which rows a requester may see is `store.index`'s; vectors come
+from `embed` and are cached here, in memory, per model.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memoracle.config import Settings
+from memoracle.embed import Embedder, from_blob, to_blob
+from memoracle.errors import EngineError
+from memoracle.recall import fuse
+from memoracle.recall.query import fts_queries
+from memoracle.store import Store, View
+from memoracle.types import Episode, Hit, Memory, Scores
+
+log = logging.getLogger(__name__)
+
+POOL = 50  # candidates taken from each signal before fusion
+VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
+EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
+EVERGREEN_LAYERS = ("semantic", "procedural")
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """The time a query names ("in May", "last week"): hits inside it are boosted."""
+
+    start: datetime
+    end: datetime
+
+
+@dataclass
+class _VectorCache:
+    model_id: str
+    dim: int
+    hashes: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 1), np.float32))
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    hits: tuple[Hit, ...]
+    mode: str  # "hybrid" or "lexical"
+    note: str | None = None
+
+
+class Searcher:
+    """Search over one store. Keeps the vectors of the configured model in memory."""
+
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self._cache: _VectorCache | None = None
+
+    # -- vectors -----------------------------------------------------------------------
+
+    def embed_missing(self, *, now: datetime, limit: int | None = None) -> int:
+        """Embed live memories and turns that have no vector for the model yet; return
+        how many were embedded. Unchanged text (same content hash) is never embedded twice."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        while limit is None or done < limit:
+            batch = self.store.index.missing_vectors(
+                self.embedder.model_id, limit=min(256, limit - done) if limit else 256
+            )
+            if not batch:
+                break
+            vectors = self.embedder.embed_documents([text for _, text in batch])
+            rows = [
+                (h, self.embedder.model_id, self.embedder.dim, to_blob(v))
+                for (h, _), v in zip(batch, vectors, strict=True)
+            ]
+            with self.store.transaction():
+                self.store.index.put_vectors(rows, now=now)
+            self._append([h for h, _ in batch], vectors)
+            done += len(batch)
+        return done
+
+    def _append(self, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
+        cache = self._cache
+        if cache is None:
+            return
+        fresh = [(h, v) for h, v in zip(hashes, vectors, strict=True) if h not in cache.rows]
+        if not fresh:
+            return
+        for h, _ in fresh:
+            cache.rows[h] = len(cache.hashes)
+            cache.hashes.append(h)
+        cache.matrix = np.vstack([cache.matrix, np.stack([v for _, v in fresh])])
+
+    def _vectors(self) -> _VectorCache | None:
+        """The in-memory matrix of this model's vectors, reloaded when another process
+        added some. Corrupt blobs are skipped (and logged): lexical search still works."""
+        if self.embedder is None:
+            return None
+        model_id, dim = self.embedder.model_id, self.embedder.dim
+        count = self.store.index.vector_count(model_id)
+        cache = self._cache
+        if cache is not None and cache.model_id == model_id and len(cache.hashes) == count:
+            return cache
+        cache = _VectorCache(model_id, dim)
+        vectors: list[npt.NDArray[np.float32]] = []
+        bad = 0
+        for h, stored_dim, blob in self.store.index.all_vectors(model_id):
+            try:
+                if stored_dim != dim:
+                    raise EngineError(f"dimension {stored_dim} != {dim}")
+                vector = from_blob(blob, dim)
+            except EngineError:
+                bad += 1
+                continue
+            cache.rows[h] = len(cache.hashes)
+            cache.hashes.append(h)
+            vectors.append(vector)
+        if bad:
+            log.warning("%d stored vectors of %s are corrupt and were skipped", bad, model_id)
+        cache.matrix = np.stack(vectors) if vectors else np.zeros((0, dim), np.float32)
+        self._cache = cache
+        return cache
+
+    # -- search ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        view: View,
+        k: int,
+        now: datetime,
+        window: TimeWindow | None = None,
+        when_question: bool = False,
+    ) -> SearchOutcome:
+        index = self.store.index
+        lexical_m: list[int] = []
+        lexical_e: list[int] = []
+        for expression in fts_queries(query):
+            lexical_m += [
+                i
+                for i in index.lexical_memories(expression, view, limit=POOL)
+                if i not in lexical_m
+            ]
+            lexical_e += [
+                i
+                for i in index.lexical_episodes(expression, view, limit=POOL)
+                if i not in lexical_e
+            ]
+            if len(lexical_m) + len(lexical_e) >= POOL:
+                break
+
+        vector_m: list[tuple[int, float]] = []
+        vector_e: list[tuple[int, float]] = []
+        query_vector: npt.NDArray[np.float32] | None = None
+        mode, note = "lexical", None
+        if self.embedder is None:
+            note = "no embedding model configured: lexical search only"
+        else:
+            pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
+            missing = len(index.missing_vectors(self.embedder.model_id, limit=1))
+            cache = self._vectors()
+            if cache is not None and len(cache.hashes):
+                query_vector = self.embedder.embed_query(query)
+                vector_m, vector_e = self._nearest(cache, query_vector, view)
+                mode = "hybrid"
+            if missing:
+                note = "some items have no vector yet (searched lexically): run memoracle reindex"
+            log.debug("embedded %d missing vectors at search time", pending)
+
+        ranked = fuse.rrf(
+            [
+                [("memory", i) for i in lexical_m],
+                [("memory", i) for i, _ in vector_m],
+                [("episode", i) for i in lexical_e],
+                [("episode", i) for i, _ in vector_e],
+            ],
+            k=self.settings.search.rrf_k,
+        )
+        lexical_rank = {("memory", i): r for r, i in enumerate(lexical_m, 1)}
+        lexical_rank.update({("episode", i): r for r, i in enumerate(lexical_e, 1)})
+        vector_rank = {("memory", i): r for r, (i, _) in enumerate(vector_m, 1)}
+        vector_rank.update({("episode", i): r for r, (i, _) in enumerate(vector_e, 1)})
+        similarity = {("memory", i): s for i, s in vector_m}
+        similarity.update({("episode", i): s for i, s in vector_e})
+
+        top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
+        memories = {
+            m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
+        }
+        episodes = {
+            e.id: e for e in self.store.episodes.get_many([i for s, i in top if s == "episode"])
+        }
+        turn_episodes = self._provenance_episodes(memories.values())
+
+        hits: list[Hit] = []
+        for key in top:
+            source, item_id = key
+            memory = memories.get(item_id) if source == "memory" else None
+            episode = episodes.get(item_id) if source == "episode" else None
+            if memory is None and episode is None:
+                continue
+            at = _time_of(memory, episode)
+            scores = fuse.final_score(
+                rrf=ranked[key],
+                lexical_rank=lexical_rank.get(key),
+                vector_rank=vector_rank.get(key),
+                similarity=similarity.get(key),
+                age_days=max(0.0, (now - at).total_seconds() / 86400),
+                half_life_days=self.settings.search.recency_half_life_days,
+                evergreen=memory is not None
+                and (memory.pinned or memory.layer in EVERGREEN_LAYERS),
+                activation=self._activation(memory, now) if memory is not None else None,
+                threshold=self.settings.search.activation_threshold,
+                boost=_time_boost(memory, episode, window, when_question),
+            )
+            if scores is None:
+                continue
+            hits.append(_hit(source, item_id, memory, episode, scores, turn_episodes))
+
+        hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True))
+        hits = self._diversify(hits, k)
+        return SearchOutcome(tuple(hits), mode, note)
+
+    def _nearest(
+        self, cache: _VectorCache, query: npt.NDArray[np.float32], view: View
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        sims = cache.matrix @ query
+        count = min(VECTOR_POOL, len(sims))
+        best = np.argpartition(-sims, count - 1)[:count]
+        best = best[np.argsort(-sims[best])]
+        hashes = [cache.hashes[i] for i in best]
+        score = {cache.hashes[i]: float(sims[i]) for i in best}
+        order = {h: n for n, h in enumerate(hashes)}
+        index = self.store.index
+        memories = sorted(index.memories_with_hashes(hashes, view), key=lambda r: order[r[1]])
+        episodes = sorted(index.episodes_with_hashes(hashes, view), key=lambda r: order[r[1]])
+        return (
+            [(i, score[h]) for i, h in memories[:POOL]],
+            [(i, score[h]) for i, h in episodes[:POOL]],
+        )
+
+    def _activation(self, memory: Memory, now: datetime) -> float:
+        """Activation decayed from its last access to `now` (computed, never stored)."""
+        half_life = self.settings.decay.half_life_by_kind.get(
+            memory.kind, self.settings.decay.half_life_days
+        )
+        age = max(0.0, (now - memory.last_accessed_at).total_seconds() / 86400)
+        return fuse.decay(memory.activation, age, half_life)
+
+    def _provenance_episodes(self, memories: Iterable[Memory]) -> dict[int, Episode]:
+        ids = sorted({e for m in memories for e in m.episode_ids})
+        return {e.id: e for e in self.store.episodes.get_many(ids)}
+
+    def _diversify(self, hits: list[Hit], k: int) -> list[Hit]:
+        """MMR over the hits' words: near-repeats of a better hit give way to others."""
+        if len(hits) <= 1:
+            return hits[:k]
+        relevance = {i: h.scores.final for i, h in enumerate(hits)}
+        similar = fuse.jaccard_similarity({i: h.text for i, h in enumerate(hits)})
+        lam = self.settings.search.mmr_lambda
+        return [hits[i] for i in fuse.mmr(list(relevance), relevance, similar, lam=lam, k=k)]
+
+
+def _time_of(memory: Memory | None, episode: Episode | None) -> datetime:
+    if memory is not None:
+        return memory.valid_from or memory.observed_at
+    assert episode is not None
+    return episode.at
+
+
+def _time_boost(
+    memory: Memory | None, episode: Episode | None, window: TimeWindow | None, when: bool
+) -> float:
+    boost = 1.0
+    if window is not None:
+        at = _time_of(memory, episode)
+        boost *= 1.5 if window.start <= at < window.end else 1.0
+    if when and memory is not None and memory.valid_from is not None:
+        boost *= 1.2
+    return boost
+
+
+def _hit(
+    source: str,
+    item_id: int,
+    memory: Memory | None,
+    episode: Episode | None,
+    scores: Scores,
+    turn_episodes: dict[int, Episode],
+) -> Hit:
+    if memory is not None:
+        sources = [turn_episodes[e] for e in memory.episode_ids if e in turn_episodes]
+        return Hit(
+            source="memory",
+            id=item_id,
+            text=memory.text,
+            at=memory.valid_from or memory.observed_at,
+            scores=scores,
+            memory=memory,
+            turn_ids=tuple(e.turn_id for e in sources if e.turn_id),
+            session_ids=tuple(dict.fromkeys(e.session_id for e in sources if e.session_id)),
+        )
+    assert episode is not None
+    return Hit(
+        source="episode",
+        id=item_id,
+        text=episode.text,
+        at=episode.at,
+        scores=scores,
+        episode=episode,
+        turn_ids=(episode.turn_id,) if episode.turn_id else (),
+        session_ids=(episode.session_id,) if episode.session_id else (),
+    )
+
+
+def _dedup_sources(hits: list[Hit]) -> list[Hit]:
+    """A memory and the turn it was said in are one piece of evidence: keep the better."""
+    seen_episodes: set[int] = set()
+    out: list[Hit] = []
+    for hit in hits:
+        episodes = set(hit.memory.episode_ids) if hit.memory else {hit.id}
+        if episodes and episodes <= seen_episodes:
+            continue
+        seen_episodes |= episodes
+        out.append(hit)
+    return out

@@ -1,0 +1,195 @@
+"""Lookups for retrieval: FTS5 BM25 over memories and episodes, and stored vectors.
+
+Owns the SQL of search: which rows a requester may see (scope), which memories count
+(status, or what was active at a past time), and the `vectors` table keyed by
+(content hash, model). Ranking, fusion and embedding are `recall`'s and `embed`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memoracle.store.db import Database, db_time
+from memoracle.types import Scope
+
+
+@dataclass(frozen=True)
+class View:
+    """Who is asking and what they may see.
+
+    A private context sees its own (or unowned) items of any visibility; a shared (group)
+    context sees only shared items, never guardrails, and only those of its chat or of
+    none. `as_of` asks what was active then instead of what is active now."""
+
+    scope: Scope = Scope()
+    kinds: tuple[str, ...] = ()
+    as_of: datetime | None = None
+
+    def memory_clause(self, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses, params = _scope_clauses(self.scope, alias)
+        if self.scope.visibility == "shared":
+            clauses.append(f"{alias}.kind != 'guardrail'")
+        if self.kinds:
+            clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
+            params += list(self.kinds)
+        if self.as_of is None:
+            clauses.append(f"{alias}.status = 'active'")
+        else:
+            # Active then: created by then, and either still live or changed only later.
+            clauses.append(
+                f"{alias}.created_at <= ? AND ({alias}.status IN ('active', 'disputed')"
+                f" OR {alias}.status_changed_at > ?)"
+            )
+            params += [db_time(self.as_of), db_time(self.as_of)]
+        return " AND ".join(clauses), params
+
+    def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
+        clauses, params = _scope_clauses(self.scope, alias)
+        if self.as_of is not None:
+            clauses.append(f"{alias}.created_at <= ?")
+            params.append(db_time(self.as_of))
+        return " AND ".join(clauses) or "1", params
+
+
+def _scope_clauses(scope: Scope, alias: str) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = ["1"]
+    params: list[Any] = []
+    if scope.agent:
+        clauses.append(f"({alias}.agent_id IS NULL OR {alias}.agent_id = ?)")
+        params.append(scope.agent)
+    if scope.user:
+        clauses.append(f"({alias}.user_id IS NULL OR {alias}.user_id = ?)")
+        params.append(scope.user)
+    if scope.visibility == "shared":
+        clauses.append(f"{alias}.visibility = 'shared'")
+        if scope.chat:
+            clauses.append(f"({alias}.chat_id IS NULL OR {alias}.chat_id = ?)")
+            params.append(scope.chat)
+    return clauses, params
+
+
+class Index:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- lexical ---------------------------------------------------------------------
+
+    def lexical_memories(self, expression: str, view: View, *, limit: int) -> list[int]:
+        """Memory ids matching the FTS5 `expression`, best BM25 first."""
+        where, params = view.memory_clause()
+        rows = self._db.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
+            f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
+            (expression, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def lexical_episodes(self, expression: str, view: View, *, limit: int) -> list[int]:
+        """Episode ids matching the FTS5 `expression`, best BM25 first."""
+        where, params = view.episode_clause()
+        rows = self._db.execute(
+            "SELECT e.id FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
+            f" WHERE episodes_fts MATCH ? AND e.kind = 'message' AND {where}"
+            " ORDER BY bm25(episodes_fts) LIMIT ?",
+            (expression, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    # -- items behind vector hits ----------------------------------------------------
+
+    def memories_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
+        """(id, content_hash) of the memories the view may see among `hashes`."""
+        where, params = view.memory_clause()
+        return self._with_hashes("memories m", "m", hashes, where, params)
+
+    def episodes_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
+        where, params = view.episode_clause()
+        return self._with_hashes(
+            "episodes e", "e", hashes, f"e.kind = 'message' AND {where}", params
+        )
+
+    def _with_hashes(
+        self, table: str, alias: str, hashes: Sequence[str], where: str, params: list[Any]
+    ) -> list[tuple[int, str]]:
+        found: list[tuple[int, str]] = []
+        for start in range(0, len(hashes), 500):
+            chunk = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            found += [
+                (int(r[0]), str(r[1]))
+                for r in self._db.execute(
+                    f"SELECT {alias}.id, {alias}.content_hash FROM {table}"
+                    f" WHERE {alias}.content_hash IN ({marks}) AND {where}",
+                    (*chunk, *params),
+                )
+            ]
+        return found
+
+    def guardrails(self, view: View) -> list[int]:
+        where, params = view.memory_clause()
+        rows = self._db.execute(
+            f"SELECT m.id FROM memories m WHERE m.kind = 'guardrail' AND {where}"
+            " ORDER BY m.importance DESC, m.observed_at DESC",
+            params,
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def fresh(self, view: View, *, since: datetime, limit: int) -> list[int]:
+        """Memories said since `since` (not guardrails), most important first."""
+        where, params = view.memory_clause()
+        rows = self._db.execute(
+            f"SELECT m.id FROM memories m WHERE m.kind != 'guardrail' AND m.observed_at >= ?"
+            f" AND {where} ORDER BY m.importance DESC, m.observed_at DESC LIMIT ?",
+            (db_time(since), *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    # -- vectors ---------------------------------------------------------------------
+
+    def missing_vectors(self, model_id: str, *, limit: int) -> list[tuple[str, str]]:
+        """(content_hash, text) of live memories and message episodes with no vector
+        for `model_id`, one per hash."""
+        rows = self._db.execute(
+            "SELECT content_hash, text FROM ("
+            " SELECT m.content_hash, m.text FROM memories m"
+            "  WHERE m.status IN ('active', 'disputed')"
+            " UNION ALL"
+            " SELECT e.content_hash, e.text FROM episodes e WHERE e.kind = 'message'"
+            ") AS t WHERE NOT EXISTS (SELECT 1 FROM vectors v"
+            " WHERE v.content_hash = t.content_hash AND v.model_id = ?)"
+            " GROUP BY content_hash LIMIT ?",
+            (model_id, limit),
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def put_vectors(self, rows: Iterable[tuple[str, str, int, bytes]], *, now: datetime) -> None:
+        """Store (content_hash, model_id, dim, blob) rows; existing ones are kept."""
+        stamp = db_time(now)
+        self._db.executemany(
+            "INSERT OR IGNORE INTO vectors (content_hash, model_id, dim, vector, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(h, m, d, b, stamp) for h, m, d, b in rows],
+        )
+
+    def all_vectors(self, model_id: str) -> Iterator[tuple[str, int, bytes]]:
+        """Every (content_hash, dim, blob) stored for `model_id`."""
+        for h, dim, blob in self._db.execute(
+            "SELECT content_hash, dim, vector FROM vectors WHERE model_id = ?", (model_id,)
+        ):
+            yield str(h), int(dim), bytes(blob)
+
+    def vector_count(self, model_id: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM vectors WHERE model_id = ?", (model_id,)
+        ).fetchone()
+        return int(row[0])
+
+    def vector_models(self) -> dict[str, tuple[int, int]]:
+        """model_id -> (dim, number of vectors)."""
+        rows = self._db.execute(
+            "SELECT model_id, max(dim), count(*) FROM vectors GROUP BY model_id"
+        ).fetchall()
+        return {str(m): (int(d), int(n)) for m, d, n in rows}
