@@ -31,7 +31,8 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return load(tmp_path / "home", env={})
+    # The hash embedder: deterministic, no model to load. One test loads the real one.
+    return load(tmp_path / "home", env={}, overrides={"embedding.model": "hash"})
 
 
 @pytest.fixture

@@ -15,7 +15,9 @@ and recall (`engine`), argument parsing and printing (`cli`). Nothing here print
 Category numbers follow the official LoCoMo code: 1 multi-hop, 2 temporal,
 3 open-domain, 4 single-hop, 5 adversarial. "Overall" is over 1-4; adversarial
 questions (unanswerable, the evidence is the turn the trap refers to) get their own line.
-Questions left without evidence after repair are counted but not scored.
+Questions left without evidence after repair are counted but not scored. Questions are
+asked in file order against one store per conversation, so the recall boost of the
+memories one question returns carries over to the next, as it would in use.
 """
 
 from __future__ import annotations

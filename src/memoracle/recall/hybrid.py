@@ -242,6 +242,7 @@ class Searcher:
         count = min(VECTOR_POOL, len(sims))
         best = np.argpartition(-sims, count - 1)[:count]
         best = best[np.argsort(-sims[best])]
+        best = best[sims[best] > 0.0]  # orthogonal or opposite: no relation at all
         hashes = [cache.hashes[i] for i in best]
         score = {cache.hashes[i]: float(sims[i]) for i in best}
         order = {h: n for n, h in enumerate(hashes)}
