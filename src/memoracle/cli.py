@@ -879,7 +879,7 @@ def demo() -> None:
     """Try memoracle on a bundled OpenClaw session, in a throwaway workspace.
 
     Ingests the sample session (May 2026), captures a few turns in four languages as if
-    the next morning, and prints what was stored. Uses --home if given, else a new
+    the next morning, prints what was stored and the recall block for a question. Uses --home if given, else a new
     temporary folder; --now moves the clock.
     """
     ctx = _ctx()
@@ -912,6 +912,11 @@ def demo() -> None:
             click.echo("\n$ memoracle list")
             for m in engine.list_memories(limit=100):
                 click.echo(_memory_line(m, zone))
+            question = "Can I upgrade the Nextcloud database tomorrow?"
+            click.echo(f'\n$ memoracle recall "{question}" --budget 250')
+            block = engine.recall(question, budget=250)
+            click.echo(block.text)
+            click.echo(f"({block.tokens}/{block.budget} tokens, {block.tokenizer})")
             s = engine.stats()
             click.echo(
                 f"\n{s.memories} memories from {s.episodes} episodes in {s.sessions} sessions. "
