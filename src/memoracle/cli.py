@@ -879,8 +879,8 @@ def demo() -> None:
     """Try memoracle on a bundled OpenClaw session, in a throwaway workspace.
 
     Ingests the sample session (May 2026), captures a few turns in four languages as if
-    the next morning, prints what was stored and the recall block for a question. Uses --home if given, else a new
-    temporary folder; --now moves the clock.
+    the next morning, prints what was stored and the recall block for a question. Uses
+    --home if given, else a new temporary folder; --now moves the clock.
     """
     ctx = _ctx()
     home = ctx.home or Path(tempfile.mkdtemp(prefix="memoracle-demo-"))
