@@ -683,7 +683,8 @@ class Engine:
         """Hybrid search (SPEC §4) over what `scope` may see; only active memories unless
         `as_of`, which returns what was active then."""
         text = self._query(query)
-        view = View(self._scope(scope), tuple(kinds), self._local(as_of) if as_of else None)
+        then = self._local(as_of) if as_of else None
+        view = View(self._scope(scope), tuple(kinds), then)
         now = self.clock.now()
         status = self.index_status()
         searcher = self.searcher
@@ -695,7 +696,7 @@ class Engine:
                 text,
                 view=view,
                 k=k or self.settings.search.k,
-                now=as_of or now,
+                now=then or now,
                 window=self._window(text, now),
                 when_question=is_when_question(text),
             )

@@ -38,9 +38,9 @@ class View:
         if self.as_of is None:
             clauses.append(f"{alias}.status = 'active'")
         else:
-            # Active then: created by then, and either still live or changed only later.
+            # Active then: said by then, and either still live or changed only later.
             clauses.append(
-                f"{alias}.created_at <= ? AND ({alias}.status IN ('active', 'disputed')"
+                f"{alias}.observed_at <= ? AND ({alias}.status IN ('active', 'disputed')"
                 f" OR {alias}.status_changed_at > ?)"
             )
             params += [db_time(self.as_of), db_time(self.as_of)]
@@ -49,7 +49,7 @@ class View:
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
         clauses, params = _scope_clauses(self.scope, alias)
         if self.as_of is not None:
-            clauses.append(f"{alias}.created_at <= ?")
+            clauses.append(f"{alias}.at <= ?")
             params.append(db_time(self.as_of))
         return " AND ".join(clauses) or "1", params
 
