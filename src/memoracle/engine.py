@@ -99,6 +99,7 @@ class Engine:
         self.zone = settings.zone
         self._searcher: Searcher | None = None
         self._token_counter: TokenCounter | None = None
+        self._stale: bool | None = None
 
     # -- workspace -----------------------------------------------------------------
 
@@ -650,7 +651,7 @@ class Engine:
         if embedder is None:
             return IndexStatus(None, None, 0, 0, models, stale=False)
         have = models.get(embedder.model_id, (embedder.dim, 0))[1]
-        missing = len(self.store.index.missing_vectors(embedder.model_id, limit=100_000))
+        missing = self.store.index.count_missing(embedder.model_id)
         stale = have == 0 and any(m != embedder.model_id for m in models)
         return IndexStatus(embedder.model_id, embedder.dim, have, missing, models, stale=stale)
 
@@ -660,7 +661,7 @@ class Engine:
         searcher = self.searcher
         if searcher.embedder is None:
             raise InvalidInput("No embedding model is configured (embedding.provider).")
-        total = len(self.store.index.missing_vectors(searcher.embedder.model_id, limit=10**9))
+        total = self.store.index.count_missing(searcher.embedder.model_id)
         done = 0
         while done < total:
             step = searcher.embed_missing(now=self.clock.now(), limit=min(1024, total - done))
@@ -669,6 +670,7 @@ class Engine:
             done += step
             if on_progress is not None:
                 on_progress(done, total)
+        self._stale = None
         return done
 
     def search(
@@ -686,10 +688,10 @@ class Engine:
         then = self._local(as_of) if as_of else None
         view = View(self._scope(scope), tuple(kinds), then)
         now = self.clock.now()
-        status = self.index_status()
         searcher = self.searcher
         embedder = searcher.embedder
-        if status.stale:
+        stale = self._model_changed()
+        if stale:
             searcher.embedder = None
         try:
             outcome = searcher.search(
@@ -702,13 +704,21 @@ class Engine:
             )
         finally:
             searcher.embedder = embedder
-        if status.stale:
+        if stale and embedder is not None:
             return replace(
                 outcome,
-                note=f"embedding model changed to {status.model}: search is lexical-only "
+                note=f"embedding model changed to {embedder.model_id}: search is lexical-only "
                 "until you run: memoracle reindex",
             )
         return outcome
+
+    def _model_changed(self) -> bool:
+        """Vectors exist only for other models (checked once per process and reindex)."""
+        if self._stale is None:
+            embedder = self.searcher.embedder
+            models = self.store.index.vector_models()
+            self._stale = embedder is not None and embedder.model_id not in models and bool(models)
+        return self._stale
 
     def recall(
         self, message: str, *, budget: int | None = None, scope: Scope | None = None

@@ -46,6 +46,7 @@ class TimeWindow:
 class _VectorCache:
     model_id: str
     dim: int
+    version: int  # the database's data_version when loaded
     hashes: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 1), np.float32))
@@ -66,30 +67,36 @@ class Searcher:
         self.settings = settings
         self.embedder = embedder
         self._cache: _VectorCache | None = None
+        self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
 
     # -- vectors -----------------------------------------------------------------------
 
     def embed_missing(self, *, now: datetime, limit: int | None = None) -> int:
         """Embed live memories and turns that have no vector for the model yet; return
-        how many were embedded. Unchanged text (same content hash) is never embedded twice."""
+        how many were embedded. Unchanged text (same content hash) is never embedded
+        twice, and rows already checked in this process are not scanned again."""
         if self.embedder is None:
             return 0
+        model_id = self.embedder.model_id
+        mark = self._marks.get(model_id, (0, 0))
         done = 0
         while limit is None or done < limit:
-            batch = self.store.index.missing_vectors(
-                self.embedder.model_id, limit=min(256, limit - done) if limit else 256
-            )
-            if not batch:
+            step = 256 if limit is None else min(256, limit - done)
+            batch, reached = self.store.index.missing_vectors(model_id, after=mark, limit=step)
+            if batch:
+                vectors = self.embedder.embed_documents([text for _, text in batch])
+                rows = [
+                    (h, model_id, self.embedder.dim, to_blob(v))
+                    for (h, _), v in zip(batch, vectors, strict=True)
+                ]
+                with self.store.transaction():
+                    self.store.index.put_vectors(rows, now=now)
+                self._append([h for h, _ in batch], vectors)
+                done += len(batch)
+            mark = reached
+            self._marks[model_id] = mark
+            if len(batch) < step:
                 break
-            vectors = self.embedder.embed_documents([text for _, text in batch])
-            rows = [
-                (h, self.embedder.model_id, self.embedder.dim, to_blob(v))
-                for (h, _), v in zip(batch, vectors, strict=True)
-            ]
-            with self.store.transaction():
-                self.store.index.put_vectors(rows, now=now)
-            self._append([h for h, _ in batch], vectors)
-            done += len(batch)
         return done
 
     def _append(self, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
@@ -110,11 +117,15 @@ class Searcher:
         if self.embedder is None:
             return None
         model_id, dim = self.embedder.model_id, self.embedder.dim
-        count = self.store.index.vector_count(model_id)
         cache = self._cache
+        version = self.store.data_version()
+        if cache is not None and cache.model_id == model_id and cache.version == version:
+            return cache  # nobody else wrote since; our own vectors are appended as made
+        count = self.store.index.vector_count(model_id)
         if cache is not None and cache.model_id == model_id and len(cache.hashes) == count:
+            cache.version = version
             return cache
-        cache = _VectorCache(model_id, dim)
+        cache = _VectorCache(model_id, dim, version)
         vectors: list[npt.NDArray[np.float32]] = []
         bad = 0
         for h, stored_dim, blob in self.store.index.all_vectors(model_id):
@@ -171,7 +182,7 @@ class Searcher:
             note = "no embedding model configured: lexical search only"
         else:
             pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-            missing = len(index.missing_vectors(self.embedder.model_id, limit=1))
+            missing = pending == EMBED_AT_SEARCH  # maybe more: the rest is searched lexically
             cache = self._vectors()
             if cache is not None and len(cache.hashes):
                 query_vector = self.embedder.embed_query(query)

@@ -53,6 +53,10 @@ class Store:
         with self._db.transaction():
             yield
 
+    def data_version(self) -> int:
+        """Changes when another connection commits (SQLite's PRAGMA data_version)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def size_bytes(self) -> int:
         total = 0
         for suffix in ("", "-wal", "-shm"):

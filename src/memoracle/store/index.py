@@ -149,21 +149,57 @@ class Index:
 
     # -- vectors ---------------------------------------------------------------------
 
-    def missing_vectors(self, model_id: str, *, limit: int) -> list[tuple[str, str]]:
-        """(content_hash, text) of live memories and message episodes with no vector
-        for `model_id`, one per hash."""
-        rows = self._db.execute(
-            "SELECT content_hash, text FROM ("
-            " SELECT m.content_hash, m.text FROM memories m"
-            "  WHERE m.status IN ('active', 'disputed')"
-            " UNION ALL"
-            " SELECT e.content_hash, e.text FROM episodes e WHERE e.kind = 'message'"
+    def missing_vectors(
+        self, model_id: str, *, after: tuple[int, int] = (0, 0), limit: int
+    ) -> tuple[list[tuple[str, str]], tuple[int, int]]:
+        """(content_hash, text) of live memories and message episodes with no vector for
+        `model_id`, looking only at rows after `after` = (memory id, episode id); and
+        the (memory id, episode id) reached, to pass as `after` next time. Rows are
+        append-only, so a caller that keeps that mark never scans a row twice."""
+        found: dict[str, str] = {}
+        last_memory, last_episode = after
+        for table, status in (
+            ("memories", "AND m.status IN ('active', 'disputed')"),
+            ("episodes", "AND m.kind = 'message'"),
+        ):
+            start = last_memory if table == "memories" else last_episode
+            requested = limit - len(found)
+            rows = self._db.execute(
+                f"SELECT m.id, m.content_hash, m.text FROM {table} m WHERE m.id > ? {status}"
+                " AND NOT EXISTS (SELECT 1 FROM vectors v"
+                " WHERE v.content_hash = m.content_hash AND v.model_id = ?)"
+                " ORDER BY m.id LIMIT ?",
+                (start, model_id, requested),
+            ).fetchall()
+            for row_id, content_hash, text in rows:
+                if len(found) >= limit:
+                    break
+                found.setdefault(str(content_hash), str(text))
+                if table == "memories":
+                    last_memory = int(row_id)
+                else:
+                    last_episode = int(row_id)
+            if len(found) >= limit or len(rows) == requested:
+                return list(found.items()), (last_memory, last_episode)  # more may remain
+            # This table has nothing missing past here: jump the mark to its end.
+            end = self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+            if table == "memories":
+                last_memory = max(last_memory, int(end))
+            else:
+                last_episode = max(last_episode, int(end))
+        return list(found.items()), (last_memory, last_episode)
+
+    def count_missing(self, model_id: str) -> int:
+        """How many distinct live texts have no vector for `model_id` (a full scan)."""
+        row = self._db.execute(
+            "SELECT count(DISTINCT content_hash) FROM ("
+            " SELECT content_hash FROM memories WHERE status IN ('active', 'disputed')"
+            " UNION ALL SELECT content_hash FROM episodes WHERE kind = 'message'"
             ") AS t WHERE NOT EXISTS (SELECT 1 FROM vectors v"
-            " WHERE v.content_hash = t.content_hash AND v.model_id = ?)"
-            " GROUP BY content_hash LIMIT ?",
-            (model_id, limit),
-        ).fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows]
+            " WHERE v.content_hash = t.content_hash AND v.model_id = ?)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0])
 
     def put_vectors(self, rows: Iterable[tuple[str, str, int, bytes]], *, now: datetime) -> None:
         """Store (content_hash, model_id, dim, blob) rows; existing ones are kept."""
