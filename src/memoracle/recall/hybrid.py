@@ -181,26 +181,29 @@ class Searcher:
         if self.embedder is None:
             note = "no embedding model configured: lexical search only"
         else:
-            pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-            missing = pending == EMBED_AT_SEARCH  # maybe more: the rest is searched lexically
-            cache = self._vectors()
-            if cache is not None and len(cache.hashes):
-                query_vector = self.embedder.embed_query(query)
-                vector_m, vector_e = self._nearest(cache, query_vector, view)
-                mode = "hybrid"
-            if missing:
-                note = "some items have no vector yet (searched lexically): run memoracle reindex"
-            log.debug("embedded %d missing vectors at search time", pending)
+            try:
+                pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
+                cache = self._vectors()
+                if cache is not None and len(cache.hashes):
+                    query_vector = self.embedder.embed_query(query)
+                    vector_m, vector_e = self._nearest(cache, query_vector, view)
+                    mode = "hybrid"
+                if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
+                    note = "some items have no vector yet: run memoracle reindex"
+            except EngineError as exc:  # an embedding service is down: answer lexically
+                note = f"vector search unavailable ({exc}); lexical search only"
 
+        # Weighted fusion: on LoCoMo the vector lists alone are far weaker than BM25,
+        # and at equal weight they pull good lexical hits down (docs/embeddings.md).
+        rrf_k = self.settings.search.rrf_k
         ranked = fuse.rrf(
-            [
-                [("memory", i) for i in lexical_m],
-                [("memory", i) for i, _ in vector_m],
-                [("episode", i) for i in lexical_e],
-                [("episode", i) for i, _ in vector_e],
-            ],
-            k=self.settings.search.rrf_k,
+            [[("memory", i) for i in lexical_m], [("episode", i) for i in lexical_e]], k=rrf_k
         )
+        by_vector = fuse.rrf(
+            [[("memory", i) for i, _ in vector_m], [("episode", i) for i, _ in vector_e]], k=rrf_k
+        )
+        for key, value in by_vector.items():
+            ranked[key] = ranked.get(key, 0.0) + self.settings.search.vector_weight * value
         lexical_rank = {("memory", i): r for r, i in enumerate(lexical_m, 1)}
         lexical_rank.update({("episode", i): r for r, i in enumerate(lexical_e, 1)})
         vector_rank = {("memory", i): r for r, (i, _) in enumerate(vector_m, 1)}
