@@ -7,6 +7,7 @@ exit status 1 in one place (`_engine_errors`); no traceback reaches the user.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import tempfile
@@ -240,17 +241,30 @@ def _jsonable(value: Any) -> Any:
 
 
 def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option(
+    """--agent, --user-id, --chat and --visibility, handed to the command as `scope`."""
+
+    @functools.wraps(fn)
+    def command(
+        *args: Any,
+        agent: str | None,
+        user_id: str | None,
+        chat: str | None,
+        visibility: str,
+        **kwargs: Any,
+    ) -> Any:
+        scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
+        return fn(*args, scope=scope, **kwargs)
+
+    wrapped: Callable[..., Any] = click.option(
         "--visibility",
         type=click.Choice(["private", "shared"]),
         default="private",
         show_default=True,
         help="Who may see it: private (one person) or shared (a group context).",
-    )(fn)
-    fn = click.option("--chat", help="Channel or chat id.")(fn)
-    fn = click.option("--user-id", help="User id (default: workspace.user).")(fn)
-    fn = click.option("--agent", help="Agent id (default: workspace.agent).")(fn)
-    return fn
+    )(command)
+    wrapped = click.option("--chat", help="Channel or chat id.")(wrapped)
+    wrapped = click.option("--user-id", help="User id (default: workspace.user).")(wrapped)
+    return click.option("--agent", help="Agent id (default: workspace.agent).")(wrapped)
 
 
 @main.command()
@@ -275,10 +289,7 @@ def capture(
     session: str | None,
     turn: str | None,
     speaker: str | None,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Store one turn and the typed memories the rules find in it (no LLM, no network).
@@ -292,16 +303,13 @@ def capture(
       memoracle capture --user "Remind me to renew the domain by next Tuesday" --json
       echo '{"user": "Я живу в Лионе"}' | memoracle capture
     """
-    flags_scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     if user_text is None and assistant_text is None:
         if sys.stdin.isatty():
             _fail("Nothing to capture. Pass --user TEXT and/or --assistant TEXT, or JSON on stdin.")
-        batches, many = _turns_from_stdin(_read_stdin(), flags_scope)
+        batches, many = _turns_from_stdin(_read_stdin(), scope)
     else:
         when = _parse_time(at, "--at")
-        batches = [
-            (_turn_pair(user_text, assistant_text, when, session, turn, speaker), flags_scope)
-        ]
+        batches = [(_turn_pair(user_text, assistant_text, when, session, turn, speaker), scope)]
         many = False
     with _engine_errors(), _ctx().engine() as engine:
         results = engine.capture_many(batches)
@@ -437,10 +445,7 @@ def _turns_from_stdin(
 def ingest(
     paths: tuple[Path, ...],
     fmt: str | None,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Read transcripts and notes: OpenClaw session JSONL or SQLite store, generic
@@ -454,7 +459,6 @@ def ingest(
       memoracle ingest ~/.openclaw/agents/main/sessions/*.jsonl
       memoracle --now 2023-10-22 ingest locomo10.json
     """
-    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     warnings = 0
 
     def on_warning(w: IngestWarning) -> None:
@@ -588,10 +592,7 @@ def get(ref: str, as_json: bool) -> None:
 def remember(
     text: str,
     kind: str | None,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Store TEXT as a memory, as written (secrets redacted).
@@ -600,7 +601,6 @@ def remember(
     Example:
       memoracle remember "The staging server is staging.internal:8443" --kind fact
     """
-    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     with _engine_errors(), _ctx().engine() as engine:
         memory, inserted = engine.remember(text, kind=kind, scope=scope)
         zone = engine.zone
@@ -692,10 +692,7 @@ def search(
     k: int | None,
     kinds: tuple[str, ...],
     as_of: str | None,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns.
@@ -705,7 +702,6 @@ def search(
       memoracle search "when did Caroline go to the support group" --k 5
       memoracle search "where do I live" --as-of 2023-06-01 --json
     """
-    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     when = _parse_time(as_of, "--as-of")
     with _engine_errors(), _ctx().engine() as engine:
         outcome = engine.search(query, k=k, scope=scope, kinds=kinds, as_of=when)
@@ -741,10 +737,7 @@ def search(
 def recall(
     message: str,
     budget: int | None,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Print the context block to inject before a turn: guardrails, fresh items, and
@@ -755,7 +748,6 @@ def recall(
       memoracle recall "Can I run the database migration today?" --budget 500
       memoracle recall "hi all" --visibility shared --chat tg:family
     """
-    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     with _engine_errors(), _ctx().engine() as engine:
         block = engine.recall(message, budget=budget, scope=scope)
     if as_json:
@@ -777,10 +769,7 @@ def recall(
 def explain(
     ref: str,
     query: str,
-    agent: str | None,
-    user_id: str | None,
-    chat: str | None,
-    visibility: str,
+    scope: Scope,
     as_json: bool,
 ) -> None:
     """Say why a memory (m_…) or turn (e_…) ranks where it does for a query.
@@ -789,7 +778,6 @@ def explain(
     Example:
       memoracle explain m_12 --query "where does Caroline live"
     """
-    scope = Scope(agent=agent, user=user_id, chat=chat, visibility=visibility)
     with _engine_errors(), _ctx().engine() as engine:
         found = engine.explain(ref, query=query, scope=scope)
     if as_json:
