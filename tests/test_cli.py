@@ -232,3 +232,32 @@ def test_home_after_the_command_name(tmp_path: Path) -> None:
     assert (home / "memoracle.db").exists()
     listed = CliRunner().invoke(main, ["list", "--home", str(home), "--json"])
     assert json.loads(listed.output)["memories"] == []
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "missing"])
+def test_recall_without_a_usable_database_reads_the_markdown_files(home: Path, damage: str) -> None:
+    run(home, "init")
+    notes = home / "workspace"
+    (notes / "memory").mkdir(parents=True, exist_ok=True)
+    (notes / "MEMORY.md").write_text("# Memory\n\n- Never deploy on Fridays.\n- Anna likes tea.\n")
+    (notes / "memory" / "2026-11-30.md").write_text("- Moved the deploy window to Tuesday.\n")
+    db = home / "memoracle.db"
+    for part in home.glob("memoracle.db*"):
+        part.unlink()
+    if damage == "corrupt":
+        db.write_bytes(b"this is not a database" * 100)
+    result = CliRunner().invoke(
+        main, ["--home", str(home), "recall", "when can we deploy?", "--budget", "200"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "[MEMORY.md:3] Never deploy on Fridays." in result.stdout
+    assert "[memory/2026-11-30.md:1 2026-11-30] Moved the deploy window" in result.stdout
+    assert "Anna" not in result.stdout
+    assert "database unavailable" in result.stderr and "MEMORY.md" in result.stderr
+    as_json = CliRunner().invoke(
+        main, ["--home", str(home), "recall", "deploy", "--budget", "12", "--json"]
+    )
+    tokens = json.loads(as_json.stdout)["tokens"]
+    assert 0 < tokens <= 12
+    if damage == "corrupt":
+        assert db.read_bytes().startswith(b"this is not a database")  # left as it was

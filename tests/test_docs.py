@@ -40,7 +40,7 @@ def test_public_api_is_what_we_mean_to_export() -> None:
         "CaptureResult", "Clock", "Engine", "EngineError", "Episode", "FixedClock",
         "ImportedNote", "IngestReport", "IngestWarning", "InvalidInput", "Memory",
         "NotFound", "Scope", "Settings", "Stats", "StoreError", "SystemClock", "Turn",
-        "WorkspaceError", "load",
+        "WorkspaceError", "load", "recall_anyway",
     }  # fmt: skip
     assert all(hasattr(memoracle, name) for name in memoracle.__all__)
 

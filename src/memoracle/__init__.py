@@ -10,7 +10,7 @@ with Engine.open(settings) as memory:
 
 from memoracle.clock import Clock, FixedClock, SystemClock
 from memoracle.config import Settings, load
-from memoracle.engine import Engine
+from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.types import (
     CaptureResult,
@@ -45,4 +45,5 @@ __all__ = [
     "Turn",
     "WorkspaceError",
     "load",
+    "recall_anyway",
 ]

@@ -25,7 +25,7 @@ from memoracle import serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
-from memoracle.engine import Engine
+from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError
 from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
 
@@ -741,15 +741,20 @@ def recall(
     as_json: bool,
 ) -> None:
     """Print the context block to inject before a turn: guardrails, fresh items, and
-    what matters for MESSAGE, within a hard token budget.
+    what matters for MESSAGE, within a hard token budget. With a missing or corrupt
+    database it searches MEMORY.md and the daily notes instead and says so on stderr.
 
     \b
     Example:
       memoracle recall "Can I run the database migration today?" --budget 500
       memoracle recall "hi all" --visibility shared --chat tg:family
     """
-    with _engine_errors(), _ctx().engine() as engine:
-        block = engine.recall(message, budget=budget, scope=scope)
+    ctx = _ctx()
+    with _engine_errors():
+        settings = ctx.settings()
+        block = recall_anyway(
+            settings, message, budget=budget, scope=scope, clock=ctx.clock(settings)
+        )
     if as_json:
         _echo_json(serialize.recall_block(block))
         return

@@ -24,9 +24,10 @@ from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.embed import Embedder, make_embedder
-from memoracle.errors import InvalidInput, NotFound, WorkspaceError
+from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
+from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
 from memoracle.store import Store, View
@@ -884,6 +885,33 @@ class Engine:
             self.store.runs.finish(
                 run, now=self.clock.now(), status=status, counts=counts, error=error
             )
+
+
+def recall_anyway(
+    settings: Settings,
+    message: str,
+    *,
+    budget: int | None = None,
+    scope: Scope | None = None,
+    clock: Clock | None = None,
+) -> RecallBlock:
+    """`Engine.recall`, or, when the database is missing or corrupt, a plain-text search
+    over MEMORY.md and the daily notes that still fits the budget and says why in
+    `degraded`. For hosts that inject a block before every turn: a broken store must
+    not leave the agent with nothing."""
+    budget = settings.recall.budget_tokens if budget is None else budget
+    try:
+        with Engine.open(settings, clock=clock) as engine:
+            return engine.recall(message, budget=budget, scope=scope)
+    except (WorkspaceError, StoreError) as exc:
+        return recall_from_files(
+            settings.files_dir,
+            message,
+            budget=budget,
+            counter=default_counter(),
+            visibility=(scope or Scope()).visibility,
+            reason=f"database unavailable ({exc})",
+        )
 
 
 @dataclass
