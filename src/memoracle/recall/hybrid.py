@@ -11,8 +11,7 @@ from `embed` and are cached here, in memory, per model.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -22,7 +21,7 @@ from memoracle.config import Settings
 from memoracle.embed import Embedder, from_blob, to_blob
 from memoracle.errors import EngineError
 from memoracle.recall import fuse
-from memoracle.recall.query import fts_queries
+from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory, Scores
 
@@ -30,6 +29,7 @@ log = logging.getLogger(__name__)
 
 POOL = 50  # candidates taken from each signal before fusion
 VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
+LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
 
@@ -126,22 +126,24 @@ class Searcher:
             cache.version = version
             return cache
         cache = _VectorCache(model_id, dim, version)
-        vectors: list[npt.NDArray[np.float32]] = []
+        matrix = np.empty((count, dim), np.float32)  # filled in place: no second copy
         bad = 0
         for h, stored_dim, blob in self.store.index.all_vectors(model_id):
+            row = len(cache.hashes)
             try:
                 if stored_dim != dim:
                     raise EngineError(f"dimension {stored_dim} != {dim}")
-                vector = from_blob(blob, dim)
+                if row == len(matrix):  # rows were added since the count
+                    matrix = np.concatenate([matrix, np.empty((count, dim), np.float32)])
+                matrix[row] = from_blob(blob, dim)
             except EngineError:
                 bad += 1
                 continue
-            cache.rows[h] = len(cache.hashes)
+            cache.rows[h] = row
             cache.hashes.append(h)
-            vectors.append(vector)
         if bad:
             log.warning("%d stored vectors of %s are corrupt and were skipped", bad, model_id)
-        cache.matrix = np.stack(vectors) if vectors else np.zeros((0, dim), np.float32)
+        cache.matrix = matrix[: len(cache.hashes)]
         self._cache = cache
         return cache
 
@@ -157,19 +159,14 @@ class Searcher:
         window: TimeWindow | None = None,
         when_question: bool = False,
     ) -> SearchOutcome:
-        index = self.store.index
         lexical_m: list[int] = []
         lexical_e: list[int] = []
-        for expression in fts_queries(query):
+        for fts_query in fts_queries(query):
             lexical_m += [
-                i
-                for i in index.lexical_memories(expression, view, limit=POOL)
-                if i not in lexical_m
+                i for i in self._lexical("memories", fts_query, view) if i not in lexical_m
             ]
             lexical_e += [
-                i
-                for i in index.lexical_episodes(expression, view, limit=POOL)
-                if i not in lexical_e
+                i for i in self._lexical("episodes", fts_query, view) if i not in lexical_e
             ]
             if len(lexical_m) + len(lexical_e) >= POOL:
                 break
@@ -218,8 +215,6 @@ class Searcher:
         episodes = {
             e.id: e for e in self.store.episodes.get_many([i for s, i in top if s == "episode"])
         }
-        turn_episodes = self._provenance_episodes(memories.values())
-
         hits: list[Hit] = []
         for key in top:
             source, item_id = key
@@ -243,11 +238,43 @@ class Searcher:
             )
             if scores is None:
                 continue
-            hits.append(_hit(source, item_id, memory, episode, scores, turn_episodes))
+            hits.append(_hit(source, item_id, memory, episode, scores))
 
         hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True))
         hits = self._diversify(hits, k)
-        return SearchOutcome(tuple(hits), mode, note)
+        return SearchOutcome(tuple(self._with_provenance(hits)), mode, note)
+
+    def _lexical(self, table: str, query: FtsQuery, view: View) -> list[int]:
+        """Ids in `table` matching `query`, best BM25 first, at most POOL.
+
+        BM25 scores every row that matches, so words found in tens of thousands of rows
+        would cost tens of milliseconds. When more than LEXICAL_ROWS rows match, the
+        query runs over its LEXICAL_ROWS newest matches only and, for OR, its rarest
+        words (together in at most LEXICAL_ROWS rows), which say the most, run over all
+        rows as well: a strong match to an old item stays reachable; only old items that
+        share nothing but common words with the query are left to the vector search
+        (docs/retrieval.md)."""
+        index = self.store.index
+        run = index.lexical_memories if table == "memories" else index.lexical_episodes
+        since = index.newest_matches_from(table, query.expression, count=LEXICAL_ROWS)
+        if since is None:
+            return [i for i, _ in run(query.expression, view, limit=POOL)]
+        found = run(query.expression, view, limit=POOL, min_id=since)
+        if query.any:
+            counts = [index.match_count(table, t.quoted(), cap=LEXICAL_ROWS) for t in query.terms]
+            rare: list[Term] = []
+            total = 0
+            for count, term in sorted(zip(counts, query.terms, strict=True), key=lambda p: p[0]):
+                if total + count > LEXICAL_ROWS:
+                    break
+                rare.append(term)
+                total += count
+            if rare:
+                found += run(any_of(rare).expression, view, limit=POOL)
+        best: dict[int, float] = {}
+        for item_id, score in found:  # FTS5's BM25 is negative: lower is better
+            best[item_id] = min(score, best.get(item_id, score))
+        return sorted(best, key=best.__getitem__)[:POOL]
 
     def _nearest(
         self, cache: _VectorCache, query: npt.NDArray[np.float32], view: View
@@ -276,9 +303,22 @@ class Searcher:
         age = max(0.0, (now - memory.last_accessed_at).total_seconds() / 86400)
         return fuse.decay(memory.activation, age, half_life)
 
-    def _provenance_episodes(self, memories: Iterable[Memory]) -> dict[int, Episode]:
-        ids = sorted({e for m in memories for e in m.episode_ids})
-        return {e.id: e for e in self.store.episodes.get_many(ids)}
+    def _with_provenance(self, hits: list[Hit]) -> list[Hit]:
+        """The returned hits with the turns and sessions their memories came from (read
+        for these few only: a memory said a hundred times has a hundred turns)."""
+        ids = sorted({e for h in hits if h.memory is not None for e in h.memory.episode_ids})
+        turns = {e.id: e for e in self.store.episodes.get_many(ids)}
+        out: list[Hit] = []
+        for hit in hits:
+            if hit.memory is not None:
+                sources = [turns[e] for e in hit.memory.episode_ids if e in turns]
+                hit = replace(
+                    hit,
+                    turn_ids=tuple(e.turn_id for e in sources if e.turn_id),
+                    session_ids=tuple(dict.fromkeys(e.session_id for e in sources if e.session_id)),
+                )
+            out.append(hit)
+        return out
 
     def _diversify(self, hits: list[Hit], k: int) -> list[Hit]:
         """MMR over the hits' words: near-repeats of a better hit give way to others."""
@@ -310,15 +350,10 @@ def _time_boost(
 
 
 def _hit(
-    source: str,
-    item_id: int,
-    memory: Memory | None,
-    episode: Episode | None,
-    scores: Scores,
-    turn_episodes: dict[int, Episode],
+    source: str, item_id: int, memory: Memory | None, episode: Episode | None, scores: Scores
 ) -> Hit:
+    """A hit; a memory's provenance is added once the hits are chosen."""
     if memory is not None:
-        sources = [turn_episodes[e] for e in memory.episode_ids if e in turn_episodes]
         return Hit(
             source="memory",
             id=item_id,
@@ -326,8 +361,6 @@ def _hit(
             at=memory.valid_from or memory.observed_at,
             scores=scores,
             memory=memory,
-            turn_ids=tuple(e.turn_id for e in sources if e.turn_id),
-            session_ids=tuple(dict.fromkeys(e.session_id for e in sources if e.session_id)),
         )
     assert episode is not None
     return Hit(

@@ -14,13 +14,24 @@ import functools
 import re
 import tomllib
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
 from memoracle.text import for_index, fts_terms
 
-__all__ = ["MAX_TERMS", "QueryWords", "content_words", "fts_queries", "is_when_question"]
+__all__ = [
+    "MAX_TERMS",
+    "FtsQuery",
+    "QueryWords",
+    "Term",
+    "any_of",
+    "content_words",
+    "fold",
+    "fts_queries",
+    "is_when_question",
+    "stem",
+]
 
 MAX_TERMS = 32
 _MIN_HITS = 2  # stop words a query needs before it counts as French or Spanish
@@ -32,7 +43,7 @@ _CYRILLIC = re.compile("[\u0400-\u04ff]")
 
 @dataclass(frozen=True)
 class QueryWords:
-    """One language's query words, folded (see `_fold`)."""
+    """One language's query words, folded (see `fold`)."""
 
     lang: str
     stop: frozenset[str]
@@ -40,7 +51,7 @@ class QueryWords:
     when_start: tuple[str, ...]
 
 
-def _fold(word: str) -> str:
+def fold(word: str) -> str:
     """Case-folded, ё→е, accents dropped (as FTS5's remove_diacritics does) except on
     Cyrillic, where й must stay й."""
     word = for_index(word).casefold()
@@ -62,7 +73,7 @@ def _languages() -> Mapping[str, QueryWords]:
         lang = str(data["lang"])
         found[lang] = QueryWords(
             lang=lang,
-            stop=frozenset(_fold(w) for w in data.get("stop", ())),
+            stop=frozenset(fold(w) for w in data.get("stop", ())),
             when=tuple(data.get("when", ())),
             when_start=tuple(data.get("when_start", ())),
         )
@@ -104,7 +115,7 @@ def content_words(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
     from the first `_GUESS_WORDS` words, so a 100 KB message costs what a short one does.
     """
     words = fts_terms(text[:_SCAN_CHARS])
-    stop = _stop_words([_fold(w) for w in words[:_GUESS_WORDS]])
+    stop = _stop_words([fold(w) for w in words[:_GUESS_WORDS]])
     kept: list[str] = []
     seen: set[str] = set()
     folded: dict[str, str] = {}  # long messages repeat their words
@@ -113,7 +124,7 @@ def content_words(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
             continue
         key = folded.get(word)
         if key is None:
-            key = folded[word] = _fold(word)
+            key = folded[word] = fold(word)
         if key in seen or key in stop:
             continue
         seen.add(key)
@@ -132,14 +143,41 @@ _STEM_CUT = 2
 _STEM_KEEP = 5
 
 
-def _prefix(word: str) -> str | None:
+def stem(word: str) -> str | None:
     if len(word) < _STEM_MIN or not word.isalpha():
         return None
     return word[: max(_STEM_KEEP, len(word) - _STEM_CUT)]
 
 
-def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True) -> list[str]:
-    """FTS5 MATCH expressions for `text`, to try in order until enough rows come back.
+@dataclass(frozen=True)
+class Term:
+    """One searched word in index form; a prefix term also matches longer words."""
+
+    text: str
+    prefix: bool = False
+
+    def quoted(self) -> str:
+        return _quote(self.text) + ("*" if self.prefix else "")
+
+
+@dataclass(frozen=True)
+class FtsQuery:
+    """One FTS5 MATCH expression to try: all of `terms` (AND) or any of them (OR)."""
+
+    terms: tuple[Term, ...]
+    any: bool
+
+    @property
+    def expression(self) -> str:
+        return (" OR " if self.any else " AND ").join(t.quoted() for t in self.terms)
+
+
+def any_of(terms: Iterable[Term]) -> FtsQuery:
+    return FtsQuery(tuple(terms), any=True)
+
+
+def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True) -> list[FtsQuery]:
+    """FTS5 queries for `text`, to try in order until enough rows come back.
 
     1. every content word (``"a" AND "b"``);
     2. any of them (``"a" OR "b"``), only when there are two or more;
@@ -148,22 +186,23 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
        differs from 2.
 
     Terms are content words (`content_words`) in index form, each double-quoted with
-    inner quotes doubled, so no input can produce an FTS5 syntax error. A text with no
-    content word gives [].
+    inner quotes doubled in the expression, so no input can produce an FTS5 syntax
+    error. A text with no content word gives [].
     """
-    terms = content_words(text, max_terms=max_terms)
-    if not terms:
+    words = content_words(text, max_terms=max_terms)
+    if not words:
         return []
-    quoted = [_quote(t) for t in terms]
-    queries = [" AND ".join(quoted)]
+    terms = tuple(Term(w) for w in words)
+    queries = [FtsQuery(terms, any=False)]
     if len(terms) > 1:
-        queries.append(" OR ".join(quoted))
+        queries.append(any_of(terms))
     if prefixes:
-        stems = [(_prefix(t), t) for t in terms]
-        if any(stem is not None for stem, _ in stems):
+        stems = [stem(w) for w in words]
+        if any(stem is not None for stem in stems):
             queries.append(
-                " OR ".join(
-                    _quote(stem) + "*" if stem is not None else _quote(term) for stem, term in stems
+                any_of(
+                    Term(stem, prefix=True) if stem is not None else Term(word)
+                    for stem, word in zip(stems, words, strict=True)
                 )
             )
     return queries
@@ -191,7 +230,7 @@ def _when_patterns() -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
 
 
 def _fold_phrase(text: str) -> str:
-    return " ".join(_fold(w) for w in text.split())
+    return " ".join(fold(w) for w in text.split())
 
 
 def _case_phrase(text: str) -> str:

@@ -71,32 +71,64 @@ def _scope_clauses(scope: Scope, alias: str) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
+_TABLES = {"memories": "memories", "episodes": "episodes"}  # never interpolate input
+
+
 class Index:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     # -- lexical ---------------------------------------------------------------------
 
-    def lexical_memories(self, expression: str, view: View, *, limit: int) -> list[int]:
-        """Memory ids matching the FTS5 `expression`, best BM25 first."""
+    def lexical_memories(
+        self, expression: str, view: View, *, limit: int, min_id: int = 0
+    ) -> list[tuple[int, float]]:
+        """(memory id, BM25) matching the FTS5 `expression`, best first (FTS5's BM25 is
+        negative: lower is better); with `min_id`, only rows with a larger id."""
         where, params = view.memory_clause()
         rows = self._db.execute(
-            "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
-            f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
-            (expression, *params, limit),
+            "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f"
+            " JOIN memories m ON m.id = f.rowid"
+            f" WHERE memories_fts MATCH ? AND f.rowid > ? AND {where} ORDER BY score LIMIT ?",
+            (expression, min_id, *params, limit),
         ).fetchall()
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), float(r[1])) for r in rows]
 
-    def lexical_episodes(self, expression: str, view: View, *, limit: int) -> list[int]:
-        """Episode ids matching the FTS5 `expression`, best BM25 first."""
+    def lexical_episodes(
+        self, expression: str, view: View, *, limit: int, min_id: int = 0
+    ) -> list[tuple[int, float]]:
+        """(episode id, BM25) matching the FTS5 `expression`, best first; see
+        `lexical_memories`."""
         where, params = view.episode_clause()
         rows = self._db.execute(
-            "SELECT e.id FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
-            f" WHERE episodes_fts MATCH ? AND e.kind = 'message' AND {where}"
-            " ORDER BY bm25(episodes_fts) LIMIT ?",
-            (expression, *params, limit),
+            "SELECT e.id, bm25(episodes_fts) AS score FROM episodes_fts f"
+            " JOIN episodes e ON e.id = f.rowid"
+            f" WHERE episodes_fts MATCH ? AND f.rowid > ? AND e.kind = 'message' AND {where}"
+            " ORDER BY score LIMIT ?",
+            (expression, min_id, *params, limit),
         ).fetchall()
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def match_count(self, table: str, expression: str, *, cap: int) -> int:
+        """How many rows of `table` ("memories" or "episodes") match `expression`,
+        counting no further than `cap` + 1 (so the cost stays bounded). Scope is not
+        applied: this sizes the work of a query, it answers nothing."""
+        fts = f"{_TABLES[table]}_fts"
+        row = self._db.execute(
+            f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
+            (expression, cap + 1),
+        ).fetchone()
+        return int(row[0])
+
+    def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None:
+        """The id below the `count` newest rows matching `expression`, or None when
+        fewer match: passed as `min_id`, it limits a search to those newest rows."""
+        fts = f"{_TABLES[table]}_fts"
+        row = self._db.execute(
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, count),
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     # -- items behind vector hits ----------------------------------------------------
 
