@@ -135,12 +135,18 @@ class Index:
     def memories_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
         """(id, content_hash) of the memories the view may see among `hashes`."""
         where, params = view.memory_clause()
-        return self._with_hashes("memories m", "m", hashes, where, params)
+        # The hashes narrow to a few rows; without statistics SQLite would rather walk
+        # the status index over every active memory (140 ms at 40k): name the index.
+        return self._with_hashes("memories m INDEXED BY memories_hash", "m", hashes, where, params)
 
     def episodes_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
         where, params = view.episode_clause()
         return self._with_hashes(
-            "episodes e", "e", hashes, f"e.kind = 'message' AND {where}", params
+            "episodes e INDEXED BY episodes_hash",
+            "e",
+            hashes,
+            f"e.kind = 'message' AND {where}",
+            params,
         )
 
     def _with_hashes(
@@ -173,7 +179,9 @@ class Index:
         """Memories said since `since` (not guardrails), most important first."""
         where, params = view.memory_clause()
         rows = self._db.execute(
-            f"SELECT m.id FROM memories m WHERE m.kind != 'guardrail' AND m.observed_at >= ?"
+            # Named index: the last day's rows, not every active memory (70 ms at 40k).
+            "SELECT m.id FROM memories m INDEXED BY memories_observed"
+            f" WHERE m.kind != 'guardrail' AND m.observed_at >= ?"
             f" AND {where} ORDER BY m.importance DESC, m.observed_at DESC LIMIT ?",
             (db_time(since), *params, limit),
         ).fetchall()
@@ -191,7 +199,8 @@ class Index:
         found: dict[str, str] = {}
         last_memory, last_episode = after
         for table, status in (
-            ("memories", "AND m.status IN ('active', 'disputed')"),
+            # "+": walk ids from the mark, not the status index over every live memory.
+            ("memories", "AND +m.status IN ('active', 'disputed')"),
             ("episodes", "AND m.kind = 'message'"),
         ):
             start = last_memory if table == "memories" else last_episode

@@ -1,0 +1,1 @@
+"""The nightly lifecycle without an LLM: decay and scoring, dedup, contradictions, archive."""
