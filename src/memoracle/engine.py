@@ -176,6 +176,8 @@ class Engine:
         return cls(settings, Store.open(settings.db_path, now=clock.now()), clock)
 
     def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
         self.store.close()
 
     def __enter__(self) -> Engine:
@@ -654,11 +656,21 @@ class Engine:
         have = models.get(embedder.model_id, (embedder.dim, 0))[1]
         missing = self.store.index.count_missing(embedder.model_id)
         stale = have == 0 and any(m != embedder.model_id for m in models)
-        return IndexStatus(embedder.model_id, embedder.dim, have, missing, models, stale=stale)
+        return IndexStatus(
+            embedder.model_id,
+            embedder.dim,
+            have,
+            missing,
+            models,
+            stale=stale,
+            ann=self.searcher.ann_state(),
+        )
 
     def reindex(self, *, on_progress: OnProgress | None = None) -> int:
-        """Embed every live memory and turn that has no vector for the configured model;
-        returns how many texts were embedded."""
+        """Embed every live memory and turn that has no vector for the configured model,
+        then build the HNSW graph if the store is big enough for one and it is missing
+        or damaged (`embedding.ann_threshold`, the `ann` extra); returns how many texts
+        were embedded."""
         searcher = self.searcher
         if searcher.embedder is None:
             raise InvalidInput("No embedding model is configured (embedding.provider).")
@@ -672,6 +684,7 @@ class Engine:
             if on_progress is not None:
                 on_progress(done, total)
         self._stale = None
+        searcher.build_graph_if_needed()
         return done
 
     def search(

@@ -325,7 +325,10 @@ class RecallBlock:
 @dataclass(frozen=True)
 class IndexStatus:
     """The vector index against the configured model. `stale`: vectors exist only for
-    other models, so search is lexical until `reindex`."""
+    other models, so search is lexical until `reindex`. `ann`: how vectors are searched:
+    "exact" (numpy), "hnsw" (the graph file exists), "missing" (enough vectors for the
+    graph but it is not built: run `reindex`) or "unavailable" (enough vectors, but the
+    `ann` extra is not installed)."""
 
     model: str | None
     dim: int | None
@@ -333,6 +336,7 @@ class IndexStatus:
     missing: int
     models: dict[str, tuple[int, int]]
     stale: bool
+    ann: str = "exact"
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,27 @@ from `embed` and are cached here, in memory, per model.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
 from memoracle.config import Settings
-from memoracle.embed import Embedder, from_blob, to_blob
+from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
 from memoracle.recall import fuse
+from memoracle.recall.ann import ann_available
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
+from memoracle.recall.vectors import (
+    SAVE_EVERY,
+    VectorSet,
+    ann_file,
+    build_graph,
+    load_vectors,
+    save_quietly,
+    top_up,
+)
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory, Scores
 
@@ -42,16 +52,6 @@ class TimeWindow:
     end: datetime
 
 
-@dataclass
-class _VectorCache:
-    model_id: str
-    dim: int
-    version: int  # the database's data_version when loaded
-    hashes: list[str] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
-    matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 1), np.float32))
-
-
 @dataclass(frozen=True)
 class SearchOutcome:
     hits: tuple[Hit, ...]
@@ -66,7 +66,8 @@ class Searcher:
         self.store = store
         self.settings = settings
         self.embedder = embedder
-        self._cache: _VectorCache | None = None
+        self._set: VectorSet | None = None
+        self._version = -1  # the database's data_version when the vectors were last checked
         self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
 
     # -- vectors -----------------------------------------------------------------------
@@ -100,52 +101,70 @@ class Searcher:
         return done
 
     def _append(self, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
-        cache = self._cache
-        if cache is None:
-            return
-        fresh = [(h, v) for h, v in zip(hashes, vectors, strict=True) if h not in cache.rows]
-        if not fresh:
-            return
-        for h, _ in fresh:
-            cache.rows[h] = len(cache.hashes)
-            cache.hashes.append(h)
-        cache.matrix = np.vstack([cache.matrix, np.stack([v for _, v in fresh])])
+        if self._set is not None and self._set.model_id == self._model_id():
+            self._set.add(hashes, vectors)
 
-    def _vectors(self) -> _VectorCache | None:
-        """The in-memory matrix of this model's vectors, reloaded when another process
-        added some. Corrupt blobs are skipped (and logged): lexical search still works."""
+    def _model_id(self) -> str | None:
+        return self.embedder.model_id if self.embedder is not None else None
+
+    def _vectors(self) -> VectorSet | None:
+        """This model's vectors in memory: loaded once, then topped up when another
+        process added some. Corrupt blobs are skipped (and logged)."""
         if self.embedder is None:
             return None
         model_id, dim = self.embedder.model_id, self.embedder.dim
-        cache = self._cache
         version = self.store.data_version()
-        if cache is not None and cache.model_id == model_id and cache.version == version:
-            return cache  # nobody else wrote since; our own vectors are appended as made
-        count = self.store.index.vector_count(model_id)
-        if cache is not None and cache.model_id == model_id and len(cache.hashes) == count:
-            cache.version = version
-            return cache
-        cache = _VectorCache(model_id, dim, version)
-        matrix = np.empty((count, dim), np.float32)  # filled in place: no second copy
-        bad = 0
-        for h, stored_dim, blob in self.store.index.all_vectors(model_id):
-            row = len(cache.hashes)
-            try:
-                if stored_dim != dim:
-                    raise EngineError(f"dimension {stored_dim} != {dim}")
-                if row == len(matrix):  # rows were added since the count
-                    matrix = np.concatenate([matrix, np.empty((count, dim), np.float32)])
-                matrix[row] = from_blob(blob, dim)
-            except EngineError:
-                bad += 1
-                continue
-            cache.rows[h] = row
-            cache.hashes.append(h)
-        if bad:
-            log.warning("%d stored vectors of %s are corrupt and were skipped", bad, model_id)
-        cache.matrix = matrix[: len(cache.hashes)]
-        self._cache = cache
-        return cache
+        found = self._set
+        if found is None or found.model_id != model_id:
+            found = self._set = load_vectors(
+                self.store.index,
+                model_id,
+                dim,
+                ann_path=ann_file(self.settings.home, model_id),
+                ann_threshold=self.settings.embedding.ann_threshold,
+            )
+        elif version != self._version and self.store.index.vector_count(model_id) != len(found):
+            top_up(found, self.store.index)
+        self._version = version
+        return found
+
+    def ann_state(self) -> str:
+        """How this model's vectors are searched: see `IndexStatus.ann`."""
+        if self.embedder is None:
+            return "exact"
+        model_id = self.embedder.model_id
+        if self.store.index.vector_count(model_id) < self.settings.embedding.ann_threshold:
+            return "exact"
+        if not ann_available():
+            return "unavailable"
+        return "hnsw" if ann_file(self.settings.home, model_id).exists() else "missing"
+
+    def build_graph_if_needed(self) -> bool:
+        """Build and save the HNSW graph when the store should have one and it is
+        missing or would not load; return whether one was built."""
+        state = self.ann_state()
+        if self.embedder is None or state not in ("missing", "hnsw"):
+            return False
+        if state == "hnsw":
+            found = self._vectors()
+            if found is not None and found.ann is not None:
+                return False  # loaded, and completed from the store
+        model_id, dim = self.embedder.model_id, self.embedder.dim
+        path = ann_file(self.settings.home, model_id)
+        self._set = build_graph(self.store.index, model_id, dim, path)
+        self._version = self.store.data_version()
+        return True
+
+    def close(self) -> None:
+        """Write the HNSW graph if enough was added since it was loaded (the next
+        process completes it from the store anyway)."""
+        found = self._set
+        if (
+            found is not None
+            and found.ann is not None
+            and found.unsaved >= min(SAVE_EVERY, max(1, len(found) // 20))
+        ):
+            save_quietly(found, ann_file(self.settings.home, found.model_id))
 
     # -- search ------------------------------------------------------------------------
 
@@ -180,10 +199,10 @@ class Searcher:
         else:
             try:
                 pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-                cache = self._vectors()
-                if cache is not None and len(cache.hashes):
+                found = self._vectors()
+                if found is not None and len(found):
                     query_vector = self.embedder.embed_query(query)
-                    vector_m, vector_e = self._nearest(cache, query_vector, view)
+                    vector_m, vector_e = self._nearest(found, query_vector, view)
                     mode = "hybrid"
                 if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
                     note = "some items have no vector yet: run memoracle reindex"
@@ -277,16 +296,12 @@ class Searcher:
         return sorted(best, key=best.__getitem__)[:POOL]
 
     def _nearest(
-        self, cache: _VectorCache, query: npt.NDArray[np.float32], view: View
+        self, found: VectorSet, query: npt.NDArray[np.float32], view: View
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        sims = cache.matrix @ query
-        count = min(VECTOR_POOL, len(sims))
-        best = np.argpartition(-sims, count - 1)[:count]
-        best = best[np.argsort(-sims[best])]
-        best = best[sims[best] > 0.0]  # orthogonal or opposite: no relation at all
-        hashes = [cache.hashes[i] for i in best]
-        score = {cache.hashes[i]: float(sims[i]) for i in best}
-        order = {h: n for n, h in enumerate(hashes)}
+        nearest = found.nearest(query, VECTOR_POOL)
+        score = dict(nearest)
+        order = {h: n for n, (h, _) in enumerate(nearest)}
+        hashes = list(score)
         index = self.store.index
         memories = sorted(index.memories_with_hashes(hashes, view), key=lambda r: order[r[1]])
         episodes = sorted(index.episodes_with_hashes(hashes, view), key=lambda r: order[r[1]])

@@ -258,6 +258,27 @@ class Index:
         ):
             yield str(h), int(dim), bytes(blob)
 
+    def vector_hashes(self, model_id: str) -> list[str]:
+        """The content hashes that have a vector for `model_id` (no BLOBs read)."""
+        return [
+            str(r[0])
+            for r in self._db.execute(
+                "SELECT content_hash FROM vectors WHERE model_id = ?", (model_id,)
+            )
+        ]
+
+    def vectors_for(self, model_id: str, hashes: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        """(content_hash, dim, blob) of `model_id` for each of `hashes` that has one."""
+        for start in range(0, len(hashes), 500):
+            chunk = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for h, dim, blob in self._db.execute(
+                "SELECT content_hash, dim, vector FROM vectors"
+                f" WHERE model_id = ? AND content_hash IN ({marks})",
+                (model_id, *chunk),
+            ):
+                yield str(h), int(dim), bytes(blob)
+
     def vector_count(self, model_id: str) -> int:
         row = self._db.execute(
             "SELECT count(*) FROM vectors WHERE model_id = ?", (model_id,)

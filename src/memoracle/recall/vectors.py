@@ -1,0 +1,235 @@
+"""The vectors of one embedding model, in memory, for nearest-neighbour search.
+
+Owns `VectorSet`: the content hashes that have a vector and the nearest of them to a
+query — by an exact float32 matrix searched with numpy (grown in place as vectors are
+added), or, from `embedding.ann_threshold` vectors up with the `ann` extra installed, by
+an HNSW graph (`ann.HnswIndex`) kept in a file under HOME/index/ so that the next process
+loads it instead of rebuilding it. `load_vectors` builds either from the store.
+
+The BLOBs in SQLite stay canonical: the file is derived, checked against the store when
+loaded, completed with what it lacks, and rebuilt when it is damaged. What it leaves to
+others: which items stand behind a hash and who may see them (`store.index`), embedding
+(`embed`), and fusing the lists (`hybrid`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from memoracle.embed import from_blob
+from memoracle.errors import EngineError
+from memoracle.recall.ann import HnswIndex, ann_available
+from memoracle.store.index import Index
+
+log = logging.getLogger(__name__)
+
+Matrix = npt.NDArray[np.float32]
+
+LOAD_BATCH = 10_000  # BLOBs decoded at a time while loading into an ANN index
+SAVE_EVERY = 1_000  # vectors added since the ANN file was written before it is rewritten
+
+
+class VectorSet:
+    """Content hashes of one model with their vectors: exact search, or an HNSW graph."""
+
+    def __init__(self, model_id: str, dim: int, *, ann: HnswIndex | None = None) -> None:
+        self.model_id = model_id
+        self.dim = dim
+        self.ann = ann
+        self.hashes: list[str] = []
+        self.rows: dict[str, int] = {}
+        self.unsaved = 0  # rows added to the graph since its file was written
+        self._buffer: Matrix = np.empty((0, dim), np.float32)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    @property
+    def matrix(self) -> Matrix:
+        """The exact-search matrix (row i is the vector of `hashes[i]`); empty with a graph."""
+        return self._buffer[: len(self.hashes)]
+
+    def reserve(self, count: int) -> None:
+        """Room for `count` rows in all, so a bulk load copies each vector once."""
+        if self.ann is None and count > len(self._buffer):
+            grown = np.empty((count, self.dim), np.float32)
+            grown[: len(self.hashes)] = self.matrix
+            self._buffer = grown
+
+    def add(self, hashes: Sequence[str], vectors: Matrix) -> int:
+        """Add the vectors of hashes not yet present; return how many were added."""
+        seen: set[str] = set()
+        fresh: list[int] = []
+        for i, h in enumerate(hashes):
+            if h not in self.rows and h not in seen:
+                seen.add(h)
+                fresh.append(i)
+        if not fresh:
+            return 0
+        rows = np.asarray(vectors, np.float32)[fresh]
+        start = len(self.hashes)
+        if self.ann is not None:
+            self.ann.add(rows)
+            self.unsaved += len(fresh)
+        else:
+            if start + len(fresh) > len(self._buffer):  # grow by half: amortised copies
+                self.reserve(max(start + len(fresh), len(self._buffer) * 3 // 2 + 256))
+            self._buffer[start : start + len(fresh)] = rows
+        for n, i in enumerate(fresh):
+            self.rows[hashes[i]] = start + n
+            self.hashes.append(hashes[i])
+        return len(fresh)
+
+    def put(self, content_hash: str, vector: Matrix) -> None:
+        """Add one vector to an exact set (the bulk load's path: no batching overhead)."""
+        if content_hash in self.rows:
+            return
+        row = len(self.hashes)
+        if row == len(self._buffer):
+            self.reserve(row * 3 // 2 + 256)
+        self._buffer[row] = vector
+        self.rows[content_hash] = row
+        self.hashes.append(content_hash)
+
+    def nearest(self, query: Matrix, k: int) -> list[tuple[str, float]]:
+        """Up to `k` (hash, cosine similarity) pairs, best first, similarity above 0
+        (orthogonal or opposite: no relation at all)."""
+        if not self.hashes or k < 1:
+            return []
+        if self.ann is not None:
+            ids, sims = self.ann.search(query, k)
+            pairs = zip(ids.tolist(), sims.tolist(), strict=True)
+        else:
+            all_sims = self.matrix @ query
+            count = min(k, len(all_sims))
+            best = np.argpartition(-all_sims, count - 1)[:count]
+            best = best[np.argsort(-all_sims[best])]
+            pairs = zip(best.tolist(), all_sims[best].tolist(), strict=True)
+        return [(self.hashes[i], float(s)) for i, s in pairs if s > 0.0 and i < len(self.hashes)]
+
+    def save(self, path: Path) -> None:
+        """Write the graph and its hashes to `path` (atomic); nothing to do when exact."""
+        if self.ann is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.ann.save(path, labels=self.hashes)
+        self.unsaved = 0
+
+
+def ann_file(home: Path, model_id: str) -> Path:
+    """Where the HNSW graph of `model_id` lives: HOME/index/<model>.hnsw."""
+    return home / "index" / (re.sub(r"[^A-Za-z0-9._-]+", "_", model_id) + ".hnsw")
+
+
+def load_vectors(
+    index: Index, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
+) -> VectorSet:
+    """Every stored vector of `model_id`: the HNSW graph from `ann_path` when there are
+    at least `ann_threshold` vectors, faiss is installed and the graph has been built
+    (`build_graph`, run by `memoracle reindex`: building takes minutes, never a search's
+    time); else an exact matrix. Corrupt BLOBs and vectors of another dimension are
+    skipped and logged: lexical search still works."""
+    count = index.vector_count(model_id)
+    if count >= ann_threshold and ann_available():
+        if ann_path.exists():
+            graph = _load_graph(index, model_id, dim, ann_path)
+            if graph is not None:
+                return graph
+        else:
+            log.warning(
+                "%d vectors of %s are searched exactly; run memoracle reindex to build"
+                " the HNSW graph",
+                count,
+                model_id,
+            )
+    found = VectorSet(model_id, dim)
+    found.reserve(count)
+    bad = 0
+    for h, stored_dim, blob in index.all_vectors(model_id):
+        vector = _decode(stored_dim, blob, dim)
+        if vector is None:
+            bad += 1
+        else:
+            found.put(h, vector)
+    _report(bad, model_id)
+    return found
+
+
+def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
+    """An HNSW graph of every stored vector of `model_id`, saved to `path` (the `ann`
+    extra must be installed). About a millisecond a vector on two cores."""
+    found = VectorSet(model_id, dim, ann=HnswIndex(dim))
+    top_up(found, index)
+    found.save(path)
+    return found
+
+
+def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet | None:
+    """The graph in `path` completed from the store, or None (logged) when the file is
+    damaged: exact search serves until `memoracle reindex` rebuilds it."""
+    try:
+        graph, labels = HnswIndex.load(path, dim)
+    except EngineError as exc:
+        log.warning("%s; searching exactly until memoracle reindex rebuilds it", exc)
+        return None
+    found = VectorSet(model_id, dim, ann=graph)
+    for row, label in enumerate(labels):
+        found.rows.setdefault(label, row)
+        found.hashes.append(label)
+    top_up(found, index)
+    if found.unsaved >= SAVE_EVERY:
+        save_quietly(found, path)
+    return found
+
+
+def top_up(found: VectorSet, index: Index) -> int:
+    """Add the vectors the store has and `found` lacks (another process embedded them,
+    or the graph file is older than the store); return how many were added."""
+    missing = [h for h in index.vector_hashes(found.model_id) if h not in found.rows]
+    if len(missing) > LOAD_BATCH:
+        log.info("adding %d vectors of %s", len(missing), found.model_id)
+    added = bad = 0
+    for start in range(0, len(missing), LOAD_BATCH):
+        hashes: list[str] = []
+        vectors: list[Matrix] = []
+        chunk = missing[start : start + LOAD_BATCH]
+        for h, stored_dim, blob in index.vectors_for(found.model_id, chunk):
+            vector = _decode(stored_dim, blob, found.dim)
+            if vector is None:
+                bad += 1
+                continue
+            hashes.append(h)
+            vectors.append(vector)
+        if hashes:
+            added += found.add(hashes, np.stack(vectors))
+    _report(bad, found.model_id)
+    return added
+
+
+def save_quietly(found: VectorSet, path: Path) -> None:
+    """`found.save`, logging instead of failing: a read-only home still searches, and
+    the graph is completed from the store next time."""
+    try:
+        found.save(path)
+    except (OSError, EngineError) as exc:
+        log.warning("could not write %s: %s", path, exc)
+
+
+def _decode(stored_dim: int, blob: bytes, dim: int) -> Matrix | None:
+    if stored_dim != dim:
+        return None
+    try:
+        return from_blob(blob, dim)
+    except EngineError:
+        return None
+
+
+def _report(bad: int, model_id: str) -> None:
+    if bad:
+        log.warning("%d stored vectors of %s are corrupt and were skipped", bad, model_id)
