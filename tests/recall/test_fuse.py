@@ -10,13 +10,11 @@ from hypothesis import strategies as st
 from memoracle.recall.fuse import (
     DECAY_FORMULA,
     Weighting,
+    cosine_matrix,
     decay,
     final_score,
-    jaccard,
-    jaccard_similarity,
-    mixed_similarity,
+    jaccard_matrix,
     mmr,
-    mmr_vectors,
     rrf,
     rrf_score,
     token_set,
@@ -196,73 +194,65 @@ def test_final_never_exceeds_rrf_nor_goes_negative(
 # -- mmr -------------------------------------------------------------------------------
 
 
+def _reference_mmr(rel: list[float], sim: np.ndarray, lam: float, k: int) -> list[int]:
+    """MMR written out plainly, to check the vectorised one against."""
+    top = max(rel)
+    pool, picked = list(range(len(rel))), []
+    while pool and len(picked) < k:
+
+        def value(c: int) -> float:
+            penalty = max((sim[c][p] for p in picked), default=0.0)
+            return lam * rel[c] / top - (1 - lam) * penalty
+
+        best = max(pool, key=value)
+        picked.append(best)
+        pool.remove(best)
+    return picked
+
+
 def test_mmr_with_no_similarity_is_relevance_order() -> None:
-    rel = {"a": 0.1, "b": 0.3, "c": 0.2}
-    assert mmr(["a", "b", "c"], rel, lambda x, y: 0.0, k=3) == ["b", "c", "a"]
+    assert mmr([0.1, 0.3, 0.2], np.zeros((3, 3)), k=3) == [1, 2, 0]
 
 
 def test_mmr_skips_near_duplicates() -> None:
-    rel = {"a": 1.0, "a2": 0.99, "b": 0.8}
-    same = {frozenset({"a", "a2"})}
-
-    def sim(x: str, y: str) -> float:
-        return 1.0 if frozenset({x, y}) in same else 0.0
-
-    assert mmr(["a", "a2", "b"], rel, sim, k=2) == ["a", "b"]
-    assert mmr(["a", "a2", "b"], rel, sim, lam=1.0, k=2) == ["a", "a2"]  # relevance only
+    sim = np.eye(3)
+    sim[0, 1] = sim[1, 0] = 1.0  # 0 and 1 say the same thing
+    assert mmr([1.0, 0.99, 0.8], sim, k=2) == [0, 2]
+    assert mmr([1.0, 0.99, 0.8], sim, lam=1.0, k=2) == [0, 1]  # relevance only
 
 
 def test_mmr_is_scale_free_in_relevance() -> None:
     # RRF-sized scores (~0.03) must weigh like 0..1 ones against similarity.
-    def sim(x: str, y: str) -> float:
-        return 0.9 if {x, y} == {"a", "b"} else 0.0
-
-    big = mmr(["a", "b", "c"], {"a": 1.0, "b": 0.95, "c": 0.6}, sim, k=2)
-    small = mmr(["a", "b", "c"], {"a": 0.033, "b": 0.03135, "c": 0.0198}, sim, k=2)
-    assert big == small == ["a", "c"]
+    sim = np.zeros((3, 3))
+    sim[0, 1] = sim[1, 0] = 0.9
+    big = mmr([1.0, 0.95, 0.6], sim, k=2)
+    small = mmr([0.033, 0.03135, 0.0198], sim, k=2)
+    assert big == small == [0, 2]
 
 
 def test_mmr_edges() -> None:
-    assert mmr([], {}, lambda x, y: 0.0, k=3) == []
-    assert mmr(["a"], {"a": 1.0}, lambda x, y: 0.0, k=0) == []
-    assert mmr(["a", "a", "b"], {"a": 1.0, "b": 0.5}, lambda x, y: 0.0, k=5) == ["a", "b"]
-    assert mmr(["a", "b"], {"a": 0.0, "b": 0.0}, lambda x, y: 0.0, k=2) == ["a", "b"]
+    assert mmr([], np.zeros((0, 0)), k=3) == []
+    assert mmr([1.0], np.zeros((1, 1)), k=0) == []
+    assert mmr([0.0, 0.0], np.zeros((2, 2)), k=2) == [0, 1]
 
 
-def test_mmr_vectors_matches_mmr() -> None:
+def test_mmr_matches_the_plain_algorithm_on_vectors() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(40, 16)).astype(np.float32)
     vectors[5] = vectors[0] * 2  # a duplicate direction of the best
     relevance = np.linspace(1.0, 0.1, 40)
     relevance[5] = 0.99
-    picked = mmr_vectors(relevance, vectors, lam=0.7, k=10)
-    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    def cos(a: int, b: int) -> float:
-        return float(unit[a] @ unit[b])
-
-    expected = mmr(list(range(40)), dict(enumerate(relevance.tolist())), cos, lam=0.7, k=10)
-    assert picked == expected
+    sim = cosine_matrix(vectors)
+    picked = mmr(relevance, sim, lam=0.7, k=10)
+    assert picked == _reference_mmr(relevance.tolist(), sim, 0.7, 10)
     assert picked[0] == 0 and 5 not in picked[:3]
+    assert cosine_matrix(np.zeros((2, 4))).tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
-def test_mmr_vectors_edges() -> None:
-    assert mmr_vectors(np.array([]), np.zeros((0, 4)), k=3) == []
-    assert mmr_vectors(np.array([0.5, 0.9]), np.zeros((2, 4)), k=5) == [1, 0]  # zero rows
-
-
-def test_jaccard_similarity_uses_index_form() -> None:
+def test_jaccard_matrix_uses_index_form() -> None:
     assert token_set("Ёлка, ёлка!") == frozenset({"елка"})
-    assert jaccard(frozenset(), frozenset()) == 0.0
-    sim = jaccard_similarity({1: "I live in Lyon", 2: "i LIVE in lyon.", 3: "dogs bark"})
-    assert sim(1, 2) == 1.0
-    assert sim(1, 3) == 0.0
-
-
-def test_mixed_similarity_prefers_vectors_and_falls_back_to_text() -> None:
-    sim = mixed_similarity(
-        {1: np.array([1.0, 0.0]), 2: np.array([0.0, 3.0])},
-        {1: "red apple", 2: "red apple", 3: "red pear"},
-    )
-    assert sim(1, 2) == pytest.approx(0.0)  # cosine, not text
-    assert sim(1, 3) == pytest.approx(1 / 3)  # no vector for 3: Jaccard
+    sim = jaccard_matrix(["I live in Lyon", "i LIVE in lyon.", "dogs bark", "", ""])
+    assert sim[0, 1] == 1.0 and sim[0, 2] == 0.0
+    assert sim[3, 4] == 0.0  # both empty
+    assert sim[0, 2] == sim[2, 0]
+    assert jaccard_matrix(["red apple", "red pear"])[0, 1] == pytest.approx(1 / 3)

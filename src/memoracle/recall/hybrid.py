@@ -339,10 +339,10 @@ class Searcher:
         """MMR over the hits' words: near-repeats of a better hit give way to others."""
         if len(hits) <= 1:
             return hits[:k]
-        relevance = {i: h.scores.final for i, h in enumerate(hits)}
-        similar = fuse.jaccard_similarity({i: h.text for i, h in enumerate(hits)})
+        relevance = [h.scores.final for h in hits]
+        similar = fuse.jaccard_matrix([h.text for h in hits])
         lam = self.settings.search.mmr_lambda
-        return [hits[i] for i in fuse.mmr(list(relevance), relevance, similar, lam=lam, k=k)]
+        return [hits[i] for i in fuse.mmr(relevance, similar, lam=lam, k=k)]
 
 
 def _time_of(memory: Memory | None, episode: Episode | None) -> datetime:

@@ -151,14 +151,33 @@ def load_vectors(
     found = VectorSet(model_id, dim)
     found.reserve(count)
     bad = 0
+    hashes: list[str] = []
+    blobs: list[bytes] = []
     for h, stored_dim, blob in index.all_vectors(model_id):
-        vector = _decode(stored_dim, blob, dim)
-        if vector is None:
+        if stored_dim != dim or len(blob) != 4 * dim:
             bad += 1
-        else:
-            found.put(h, vector)
+            continue
+        hashes.append(h)
+        blobs.append(blob)
+        if len(blobs) == LOAD_BATCH:
+            bad += _put_many(found, hashes, blobs)
+            hashes, blobs = [], []
+    bad += _put_many(found, hashes, blobs)
     _report(bad, model_id)
     return found
+
+
+def _put_many(found: VectorSet, hashes: list[str], blobs: list[bytes]) -> int:
+    """Decode a batch of BLOBs in one numpy call (per-row decoding costs more than the
+    reading); rows with NaN or infinite values are skipped. Returns how many were."""
+    if not blobs:
+        return 0
+    rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), found.dim)
+    finite = np.isfinite(rows).all(axis=1)
+    for h, row, ok in zip(hashes, rows, finite.tolist(), strict=True):
+        if ok:
+            found.put(h, row)
+    return len(blobs) - int(finite.sum())
 
 
 def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
