@@ -1,0 +1,175 @@
+"""Daily notes, ``memory/YYYY-MM-DD.md``: appended to, never rewritten.
+
+Owns the note's layout and the two appends: `append_entries` (the day's new memories,
+under their section) and `checkpoint` (a ``## Checkpoint [HH:MM]`` section). Text in,
+text out: the existing note's text is always a prefix of the result, byte for byte, so
+whatever a person or the agent wrote stays where it was. Choosing the day's entries (in
+which timezone a memory falls on which day), reading and writing the file (with
+``newline=""``, so CRLF survives) and naming it are the caller's.
+
+A note memoracle starts::
+
+    # 2026-05-14
+
+    ## Facts Learned
+    - The staging database moved to db2 <!-- m_3 -->
+
+    ## Decisions Made
+    - Ship on Tuesdays from now on <!-- m_7 -->
+
+    ## Checkpoint [14:05]
+    - Deploy script half-migrated to the new runner
+
+Entries are one bullet each, tagged with their ref the way MEMORY.md's block tags them
+(`memoracle.render.memory_md.tagged_line`): the memory's text as stored, whitespace
+collapsed to single spaces, nothing translated or renamed. A ref already anywhere in the
+note is not written again. Kinds go to sections: fact, event, error, pattern, insight →
+Facts Learned; decision → Decisions Made; preference → Preferences Noted; task → Action
+Items; guardrail → its own ``## Guardrails`` (so re-importing the note keeps the kind;
+the importer reads that heading as guardrail); an unknown kind → Facts Learned.
+
+Appending never inserts in the middle: when the note ends inside the section an entry
+belongs to, the entry is added under it; otherwise a new heading with that section's
+name is appended at the end, even if the same heading appeared earlier in the day. In
+one append, that open section is written first, then the others in the order Facts
+Learned, Decisions Made, Preferences Noted, Guardrails, Action Items; within a section
+entries are in `observed_at` order (then id).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, time
+
+from memoracle.render.memory_md import line_ending, one_line, tagged_line
+from memoracle.types import Memory
+
+__all__ = ["SECTION_OF_KIND", "SECTIONS", "append_entries", "checkpoint", "refs_in"]
+
+SECTIONS: tuple[str, ...] = (
+    "Facts Learned",
+    "Decisions Made",
+    "Preferences Noted",
+    "Guardrails",
+    "Action Items",
+)
+SECTION_OF_KIND: dict[str, str] = {
+    "fact": "Facts Learned",
+    "event": "Facts Learned",
+    "error": "Facts Learned",
+    "pattern": "Facts Learned",
+    "insight": "Facts Learned",
+    "decision": "Decisions Made",
+    "preference": "Preferences Noted",
+    "guardrail": "Guardrails",
+    "task": "Action Items",
+}
+
+_REF_TAG = re.compile(r"<!--\s*(m_\d+)\s*-->")
+_H2 = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t]*#*[ \t]*\r?$", re.MULTILINE)
+_ANY_HEADING = re.compile(r"^#{1,6}(?:[ \t]|\r?$)", re.MULTILINE)
+_WHITESPACE = re.compile(r"\s+")
+_BULLET = re.compile(r"^[-*+]\s+")
+_BLANK_LINE_AT_END = re.compile(r"\n[ \t]*\r?\n\Z")
+
+
+def refs_in(note: str) -> set[str]:
+    """The memory refs tagged anywhere in a note (``<!-- m_12 -->``)."""
+    return set(_REF_TAG.findall(note))
+
+
+def _title(day: date) -> str:
+    return f"# {day.isoformat()}\n"
+
+
+def _open_section(note: str) -> str | None:
+    """The title of the level-2 heading the note ends under, if its last heading is one."""
+    last_h2 = None
+    for m in _H2.finditer(note):
+        last_h2 = m
+    last_any = None
+    for m in _ANY_HEADING.finditer(note):
+        last_any = m
+    if last_h2 is None or last_any is None or last_any.start() != last_h2.start():
+        return None
+    return " ".join(last_h2.group("title").split())
+
+
+class _Appender:
+    """Builds the suffix; `text` is always existing + what was appended so far."""
+
+    def __init__(self, existing: str) -> None:
+        self.text = existing
+        self.eol = line_ending(existing)
+
+    def add_lines(self, lines: Sequence[str]) -> None:
+        if self.text and not self.text.endswith("\n"):
+            self.text += self.eol
+        self.text += "".join(line + self.eol for line in lines)
+
+    def add_section(self, heading: str, lines: Sequence[str]) -> None:
+        if self.text and not self.text.endswith("\n"):
+            self.text += self.eol
+        if self.text.strip(" \t\r\n") and not _BLANK_LINE_AT_END.search(self.text):
+            self.text += self.eol
+        self.add_lines([heading, *lines])
+
+
+def _start(existing: str | None, day: date) -> str:
+    return existing if existing else _title(day)
+
+
+def append_entries(existing: str | None, day: date, entries: Sequence[Memory]) -> str:
+    """The note `existing` (None or "" when there is none yet: it starts with the title
+    ``# YYYY-MM-DD``) with `entries` appended under their sections.
+
+    Entries whose ref the note already holds, and entries with no text, are skipped;
+    with nothing new the note comes back unchanged. `existing` is always a prefix of the
+    result. The caller decides which memories belong to `day` (no status filter here: a
+    daily note is a log of what was learned that day).
+    """
+    base = _start(existing, day)
+    seen = refs_in(base)
+    by_section: dict[str, list[str]] = {}
+    for m in sorted(entries, key=lambda m: (m.observed_at, m.id)):
+        if m.ref in seen or not _WHITESPACE.sub("", m.text):
+            continue
+        seen.add(m.ref)
+        section = SECTION_OF_KIND.get(m.kind, "Facts Learned")
+        by_section.setdefault(section, []).append(tagged_line(m.ref, m.text))
+    out = _Appender(base)
+    open_section = _open_section(base)
+    if open_section in by_section:
+        out.add_lines(by_section.pop(open_section))
+    for section in SECTIONS:
+        if section in by_section:
+            out.add_section(f"## {section}", by_section[section])
+    return out.text
+
+
+def checkpoint(existing: str | None, day: date, at: time, lines: Sequence[str | Memory]) -> str:
+    """The note with a ``## Checkpoint [HH:MM]`` section appended, one bullet per line.
+
+    A `Memory` is written like an entry (tagged with its ref; skipped when the note
+    already has that ref); a string is written as given, on one line (see
+    `memory_md.one_line`), without a leading bullet it may already have. With nothing
+    to write the note comes back unchanged (or, when there is none, as just its title).
+    `existing` is always a prefix.
+    """
+    base = _start(existing, day)
+    seen = refs_in(base)
+    bullets: list[str] = []
+    for line in lines:
+        if isinstance(line, Memory):
+            if line.ref in seen or not _WHITESPACE.sub("", line.text):
+                continue
+            seen.add(line.ref)
+            bullets.append(tagged_line(line.ref, line.text))
+        elif text := one_line(_BULLET.sub("", line.strip())):
+            bullets.append(f"- {text}")
+    if not bullets:
+        return base
+    out = _Appender(base)
+    out.add_section(f"## Checkpoint [{at.strftime('%H:%M')}]", bullets)
+    return out.text

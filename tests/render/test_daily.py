@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoracle.render.daily import SECTION_OF_KIND, append_entries, checkpoint, refs_in
+from memoracle.text import content_hash
+from memoracle.types import KINDS, Memory
+
+T0 = datetime(2026, 5, 14, 9, 0, tzinfo=UTC)
+DAY = date(2026, 5, 14)
+
+
+def mem(id: int, text: str, kind: str = "fact", *, minutes: int = 0) -> Memory:
+    at = T0 + timedelta(minutes=minutes)
+    return Memory(
+        id=id,
+        kind=kind,
+        text=text,
+        layer="episodic",
+        status="active",
+        created_at=at,
+        observed_at=at,
+        last_accessed_at=at,
+        activation=1.0,
+        importance=0.5,
+        access_count=0,
+        confidence=0.8,
+        pinned=False,
+        source="capture",
+        content_hash=content_hash(text),
+    )
+
+
+def test_a_new_note_golden() -> None:
+    note = append_entries(
+        None,
+        DAY,
+        [
+            mem(7, "Ship on Tuesdays from now on", "decision", minutes=5),
+            mem(3, "The staging database moved to db2"),
+            mem(9, "Call the bank", "task"),
+            mem(4, "Lena lives in Lyon", "event", minutes=1),
+        ],
+    )
+    assert note == (
+        "# 2026-05-14\n"
+        "\n"
+        "## Facts Learned\n"
+        "- The staging database moved to db2 <!-- m_3 -->\n"
+        "- Lena lives in Lyon <!-- m_4 -->\n"
+        "\n"
+        "## Decisions Made\n"
+        "- Ship on Tuesdays from now on <!-- m_7 -->\n"
+        "\n"
+        "## Action Items\n"
+        "- Call the bank <!-- m_9 -->\n"
+    )
+
+
+def test_every_kind_has_a_section() -> None:
+    assert set(SECTION_OF_KIND) == set(KINDS)
+    note = append_entries(None, DAY, [mem(i, f"item {k}", k) for i, k in enumerate(KINDS)])
+    assert refs_in(note) == {f"m_{i}" for i in range(len(KINDS))}
+    assert "## Guardrails\n- item guardrail <!-- m_4 -->\n" in note
+    assert "## Preferences Noted\n- item preference <!-- m_1 -->\n" in note
+
+
+def test_no_duplicate_refs_on_re_append() -> None:
+    first = append_entries(None, DAY, [mem(1, "a"), mem(2, "b", "task")])
+    again = append_entries(first, DAY, [mem(1, "a"), mem(2, "b", "task"), mem(2, "b", "task")])
+    assert again == first
+    more = append_entries(first, DAY, [mem(2, "b", "task"), mem(3, "c", "task")])
+    assert more.count("<!-- m_2 -->") == 1 and more.count("<!-- m_3 -->") == 1
+
+
+def test_the_open_section_is_continued_others_get_a_new_heading_at_the_end() -> None:
+    first = append_entries(None, DAY, [mem(1, "fact one"), mem(2, "do it", "task")])
+    # The note ends under Action Items: a new task goes right under it, a new fact gets
+    # a second "Facts Learned" heading at the end rather than being inserted above.
+    second = append_entries(first, DAY, [mem(3, "fact two"), mem(4, "do more", "task")])
+    assert second == first + (
+        "- do more <!-- m_4 -->\n\n## Facts Learned\n- fact two <!-- m_3 -->\n"
+    )
+    assert second.count("## Facts Learned") == 2
+
+
+def test_checkpoint_sections() -> None:
+    note = append_entries(None, DAY, [mem(1, "fact one")])
+    with_cp = checkpoint(
+        note, DAY, time(14, 5), ["- deploy script half-migrated", "  ", mem(1, "x")]
+    )
+    assert with_cp == note + "\n## Checkpoint [14:05]\n- deploy script half-migrated\n"
+    # After a checkpoint, a fact opens a new Facts Learned section.
+    after = append_entries(with_cp, DAY, [mem(2, "fact two")])
+    assert after == with_cp + "\n## Facts Learned\n- fact two <!-- m_2 -->\n"
+    assert checkpoint(after, DAY, time(15, 0), []) == after
+    assert checkpoint(None, DAY, time(9, 30), [mem(5, "saved", "task")]) == (
+        "# 2026-05-14\n\n## Checkpoint [09:30]\n- saved <!-- m_5 -->\n"
+    )
+
+
+def test_a_persons_note_with_crlf_and_no_final_newline_is_a_prefix() -> None:
+    existing = "# 14 May\r\n\r\nWrote this myself.\r\n\r\n## Facts Learned\r\n- mine, no tag"
+    note = append_entries(existing, DAY, [mem(1, "a fact"), mem(2, "a choice", "decision")])
+    assert note == existing + (
+        "\r\n- a fact <!-- m_1 -->\r\n\r\n## Decisions Made\r\n- a choice <!-- m_2 -->\r\n"
+    )
+    cp = checkpoint(note, DAY, time(23, 59), ["late thought"])
+    assert cp == note + "\r\n## Checkpoint [23:59]\r\n- late thought\r\n"
+
+
+def test_nothing_new_leaves_the_note_untouched() -> None:
+    assert append_entries("mine", DAY, []) == "mine"
+    assert append_entries(None, DAY, [mem(1, "   ")]) == "# 2026-05-14\n"
+
+
+def test_ru_fr_es_text_is_written_as_stored() -> None:
+    texts = {
+        1: "Лена переехала в Лион в марте, ёлка стоит",
+        2: "Préfère les réponses en français — « merci »",
+        3: "Decidimos usar Postgres 16 para el nuevo servicio, ¿vale?",
+        4: "Llamar al banco mañana",
+    }
+    kinds = {1: "fact", 2: "preference", 3: "decision", 4: "task"}
+    note = append_entries(None, DAY, [mem(i, t, kinds[i]) for i, t in texts.items()])
+    for i, text in texts.items():
+        assert f"- {text} <!-- m_{i} -->\n" in note
+
+
+lines = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    existing=st.one_of(st.none(), lines),
+    batches=st.lists(
+        st.lists(st.tuples(st.integers(1, 20), st.sampled_from(KINDS), lines), max_size=6),
+        max_size=4,
+    ),
+    checkpoints=st.lists(st.lists(lines, max_size=3), max_size=2),
+)
+def test_old_bytes_are_always_a_prefix_and_refs_are_written_once(
+    existing: str | None,
+    batches: list[list[tuple[int, str, str]]],
+    checkpoints: list[list[str]],
+) -> None:
+    note = existing
+    for n, batch in enumerate(batches):
+        entries = [mem(i, text, kind) for i, kind, text in batch]
+        new = append_entries(note, DAY, entries)
+        assert new.startswith(note or "")
+        note = new
+        if n < len(checkpoints):
+            new = checkpoint(note, DAY, time(12, n), checkpoints[n])
+            assert new.startswith(note)
+            note = new
+    written = {i for batch in batches for i, _, text in batch if text.split()}
+    for i in written:
+        tag = f"<!-- m_{i} -->"
+        before = (existing or "").count(tag)
+        assert note is not None and note.count(tag) == (before or 1)
