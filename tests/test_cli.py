@@ -261,3 +261,17 @@ def test_recall_without_a_usable_database_reads_the_markdown_files(home: Path, d
     assert 0 < tokens <= 12
     if damage == "corrupt":
         assert db.read_bytes().startswith(b"this is not a database")  # left as it was
+
+
+def test_score_ranks_and_marks_promotion_candidates(home: Path) -> None:
+    run(home, "init")
+    run(home, "remember", "We decided to use Postgres 16 for Billing.", "--kind", "decision")
+    run(home, "remember", "I went to the market.", "--kind", "event")
+    text = run(home, "score")
+    assert "2 active memories; 1 to promote" in text
+    lines = [line for line in text.splitlines() if "m_" in line]
+    assert "*" in lines[0] and "Postgres" in lines[0] and "market" in lines[1]
+    out = json.loads(run(home, "--now", "2099-01-01", "score", "--json"))
+    assert out["memories"] == 2 and out["promote"] == 0  # unused for 70 years: all faded
+    first = out["ranking"][0]
+    assert first["factors"]["kind_weight"] == 3.0 and first["factors"]["recency"] < 0.01

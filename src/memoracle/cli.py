@@ -682,6 +682,37 @@ def stats(as_json: bool) -> None:
 
 @main.command()
 @_home_option
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print every score and factor as JSON.")
+def score(limit: int, as_json: bool) -> None:
+    """Rank active memories by kind weight x recency x frequency x entity boost x
+    completion; those scoring 1 or more are candidates for MEMORY.md.
+
+    \b
+    Example:
+      memoracle score --limit 10
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        ranked = engine.score()
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                memories=len(ranked),
+                promote=sum(s.promote for _, s in ranked),
+                ranking=[serialize.memory_score(m, s) for m, s in ranked[:limit]],
+            )
+        )
+        return
+    click.echo(f"{len(ranked)} active memories; {sum(s.promote for _, s in ranked)} to promote")
+    for n, (memory, s) in enumerate(ranked[:limit], 1):
+        mark = "*" if s.promote else " "
+        click.echo(f"{n:>3} {mark} {s.total:6.3f} {_memory_line(memory, zone)}")
+    click.echo("(* = promotion candidate; factors with --json)")
+
+
+@main.command()
+@_home_option
 @click.argument("query")
 @click.option("--k", type=click.IntRange(1, 1000), help="Number of hits (default: search.k).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")

@@ -26,6 +26,8 @@ from memoracle.config import Settings, render_toml, set_key
 from memoracle.embed import Embedder, make_embedder
 from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
+from memoracle.lifecycle import scoring
+from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
 from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
@@ -849,6 +851,22 @@ class Engine:
             day_first=self.settings.workspace.day_first,
         )
         return TimeWindow(found[0].start, found[0].end) if found else None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def score(self) -> list[tuple[Memory, MemoryScore]]:
+        """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×
+        recency × frequency × entity boost × completion), best first; computed from
+        time, nothing written."""
+        memories = {m.id: m for m in self._active()}
+        ranked = scoring.rank(memories.values(), self.clock.now(), self.settings.decay)
+        return [(memories[s.memory_id], s) for s in ranked]
+
+    def _active(self, page: int = 1000) -> Iterable[Memory]:
+        offset = 0
+        while batch := self.store.memories.select(status="active", limit=page, offset=offset):
+            yield from batch
+            offset += len(batch)
 
     def stats(self) -> Stats:
         counts = self.store.memories.counts()

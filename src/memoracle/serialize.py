@@ -10,6 +10,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.types import (
     CaptureResult,
     Episode,
@@ -74,6 +75,23 @@ def memory(m: Memory, *, episodes: list[Episode] | None = None) -> dict[str, Any
     if episodes is not None:
         out["provenance"]["turns"] = [episode(e) for e in episodes]
     return out
+
+
+def memory_score(m: Memory, s: MemoryScore) -> dict[str, Any]:
+    return {
+        "id": m.ref,
+        "kind": m.kind,
+        "text": m.text,
+        "score": round(s.total, 4),
+        "promote": s.promote,
+        "factors": {
+            "kind_weight": s.kind_weight,
+            "recency": round(s.recency, 4),
+            "frequency": round(s.frequency, 4),
+            "entity": round(s.entity, 4),
+            "completion": s.completion,
+        },
+    }
 
 
 def episode(e: Episode) -> dict[str, Any]:
