@@ -1,8 +1,8 @@
 """The store: the only place that writes SQL.
 
 `Store.open(path)` connects, applies migrations and exposes one repository per table
-(`store.memories`, `store.episodes`, `store.audit`, `store.runs`). Writes happen inside
-`store.transaction()`.
+(`store.memories`, `store.episodes`, `store.audit`, `store.runs`, `store.archive`). Writes
+happen inside `store.transaction()`; `store.backup(folder)` writes a verified copy.
 """
 
 from __future__ import annotations
@@ -13,15 +13,19 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from memoracle.errors import StoreError
+from memoracle.store import backup as backups
 from memoracle.store import schema
+from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
+from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.store.db import Database, db_time
 from memoracle.store.episodes import Episodes
 from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 
-__all__ = ["AuditEntry", "Store", "View"]
+__all__ = ["ArchivedMemory", "AuditEntry", "BackupInfo", "Store", "View", "prune_backups"]
 
 
 class Store:
@@ -34,6 +38,7 @@ class Store:
         self.audit = Audit(db)
         self.runs = Runs(db)
         self.index = Index(db)
+        self.archive = Archive(db, self.memories, self.audit)
 
     @classmethod
     def open(cls, path: Path, *, now: datetime) -> Store:
@@ -56,6 +61,18 @@ class Store:
     def data_version(self) -> int:
         """Changes when another connection commits (SQLite's PRAGMA data_version)."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def backup(self, folder: Path, *, now: datetime) -> BackupInfo:
+        """A verified copy of the committed database in `folder`, named for `now`
+        (`memoracle-20261202T143000Z.db`); see `backup.backup`. Call it outside a write
+        transaction: what that transaction has not committed is not in the copy."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"{folder}: could not create the backup folder ({exc.strerror or exc})."
+            ) from None
+        return backups.backup(self.path, folder / backups.backup_name(now))
 
     def size_bytes(self) -> int:
         total = 0

@@ -38,10 +38,11 @@ class View:
         if self.as_of is None:
             clauses.append(f"{alias}.status = 'active'")
         else:
-            # Active then: said by then, and either still live or changed only later.
+            # Active then: said by then, and either still live or changed only later;
+            # archived ones live in the cold tier (`memoracle restore` brings one back).
             clauses.append(
-                f"{alias}.observed_at <= ? AND ({alias}.status IN ('active', 'disputed')"
-                f" OR {alias}.status_changed_at > ?)"
+                f"{alias}.observed_at <= ? AND {alias}.status != 'archived'"
+                f" AND ({alias}.status IN ('active', 'disputed') OR {alias}.status_changed_at > ?)"
             )
             params += [db_time(self.as_of), db_time(self.as_of)]
         return " AND ".join(clauses), params
@@ -207,7 +208,7 @@ class Index:
             requested = limit - len(found)
             rows = self._db.execute(
                 f"SELECT m.id, m.content_hash, m.text FROM {table} m WHERE m.id > ? {status}"
-                " AND NOT EXISTS (SELECT 1 FROM vectors v"
+                " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_model_hash"
                 " WHERE v.content_hash = m.content_hash AND v.model_id = ?)"
                 " ORDER BY m.id LIMIT ?",
                 (start, model_id, requested),
@@ -236,7 +237,7 @@ class Index:
             "SELECT count(DISTINCT content_hash) FROM ("
             " SELECT content_hash FROM memories WHERE status IN ('active', 'disputed')"
             " UNION ALL SELECT content_hash FROM episodes WHERE kind = 'message'"
-            ") AS t WHERE NOT EXISTS (SELECT 1 FROM vectors v"
+            ") AS t WHERE NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_model_hash"
             " WHERE v.content_hash = t.content_hash AND v.model_id = ?)",
             (model_id,),
         ).fetchone()

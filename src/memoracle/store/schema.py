@@ -191,10 +191,91 @@ def m002_vectors(conn: sqlite3.Connection) -> None:
     )
 
 
+# Why a memory went to the cold tier. Frozen here: a CHECK cannot be altered, so a new
+# reason needs a new migration (archive.py imports this tuple, not a copy of it).
+ARCHIVE_REASONS: tuple[str, ...] = (
+    "below_threshold",
+    "over_max_facts",
+    "superseded_retention",
+    "expired",
+    "manual",
+)
+
+
+def m003_archive(conn: sqlite3.Connection) -> None:
+    """The cold tier. An archived memory keeps its `memories` row (its id, provenance and
+    the `superseded_by` links pointing at it stay valid) with status 'archived'; the
+    `archive` row says when and why, the status to give back on restore, and a JSON
+    snapshot of the row and its provenance.
+
+    Full-text search now indexes the view `memories_searchable` (every memory not
+    archived) instead of `memories`, and the triggers follow status changes, so an
+    archived memory leaves the index and a restored one comes back, and an FTS5
+    'rebuild' cannot bring archived rows back."""
+    unarchived = tuple(s for s in STATUSES if s != "archived")
+    _run_script(
+        conn,
+        f"""
+        CREATE TABLE archive (
+            memory_id         INTEGER PRIMARY KEY REFERENCES memories (id),
+            archived_at       TEXT NOT NULL,
+            reason            TEXT NOT NULL CHECK (reason IN {_in(ARCHIVE_REASONS)}),
+            score             REAL,
+            prior_status      TEXT NOT NULL CHECK (prior_status IN {_in(unarchived)}),
+            prior_changed_at  TEXT,
+            record            TEXT NOT NULL
+        );
+        CREATE INDEX archive_at ON archive (archived_at);
+
+        DROP TRIGGER memories_fts_insert;
+        DROP TRIGGER memories_fts_delete;
+        DROP TRIGGER memories_fts_update;
+        DROP TABLE memories_fts;
+
+        CREATE VIEW memories_searchable AS
+            SELECT id, search_text FROM memories WHERE status != 'archived';
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            search_text, content = 'memories_searchable', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+        WHEN new.status != 'archived' BEGIN
+            INSERT INTO memories_fts (rowid, search_text) VALUES (new.id, new.search_text);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+        WHEN old.status != 'archived' BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, search_text)
+                VALUES ('delete', old.id, old.search_text);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF search_text, status ON memories
+        WHEN old.search_text IS NOT new.search_text
+            OR (old.status = 'archived') != (new.status = 'archived') BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, search_text)
+                SELECT 'delete', old.id, old.search_text WHERE old.status != 'archived';
+            INSERT INTO memories_fts (rowid, search_text)
+                SELECT new.id, new.search_text WHERE new.status != 'archived';
+        END;
+        """,
+    )
+
+
 Migration = Callable[[sqlite3.Connection], None]
+
+
+def m004_vector_keys(conn: sqlite3.Connection) -> None:
+    """A compact index of which texts have a vector for which model: "is this text
+    embedded?" is asked of every row a search checks, and the table itself holds the
+    2 KB BLOBs, so each lookup would read BLOB pages (44 s over 140k rows, cold)."""
+    _run_script(conn, "CREATE INDEX vectors_model_hash ON vectors (model_id, content_hash);")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
+    (3, "archive", m003_archive),
+    (4, "vector keys", m004_vector_keys),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -1,0 +1,173 @@
+"""Verified backups of the store, taken online with SQLite's backup API.
+
+`backup()` copies the database through its own read connection, so it sees exactly the
+last committed state (not a write transaction the caller may hold open) while other
+connections keep writing to the WAL. The row counts it checks the copy against are read
+in the same read transaction as the copy, so both describe one snapshot. The copy is
+written under a temporary name, verified (`PRAGMA integrity_check`, row counts), synced
+and only then renamed into place: a backup file that exists has passed verification.
+
+When to back up (before a bulk change) and where the folder is are the engine's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memoracle.clock import as_utc
+from memoracle.errors import InvalidInput, StoreError
+from memoracle.store.db import BUSY_TIMEOUT_MS
+
+# The tables whose row counts must match between the database and its copy.
+COUNTED = ("memories", "episodes", "audit", "archive")
+NAME = re.compile(r"^memoracle-\d{8}T\d{6}Z\.db$")
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    path: Path
+    bytes: int
+    counts: dict[str, int]
+    seconds: float
+
+
+def backup_name(now: datetime) -> str:
+    """`memoracle-20261202T143000Z.db`: names sort in time order."""
+    return f"memoracle-{as_utc(now):%Y%m%dT%H%M%SZ}.db"
+
+
+def backup(source: Path, dest: Path) -> BackupInfo:
+    """Copy the database at `source` to `dest` and verify the copy.
+
+    An existing `dest` is replaced only by a verified copy. Raises StoreError naming the
+    file when the copy cannot be written or fails verification (the bad copy is
+    removed; the database itself is never changed)."""
+    if str(source) == ":memory:":
+        raise InvalidInput("An in-memory database has no file to back up.")
+    started = time.perf_counter()
+    partial = dest.with_name(dest.name + ".partial")
+    try:
+        _remove(partial)
+        counts = _copy(source, partial)
+        problems = _problems(partial, counts)
+        if problems:
+            raise StoreError(
+                f"{dest}: the backup failed verification ({'; '.join(problems[:3])}); the"
+                " copy was removed and the database left as it was. Check free space and"
+                " try again."
+            )
+        _fsync(partial)
+        os.replace(partial, dest)
+        _fsync_dir(dest.parent)
+        size = dest.stat().st_size
+    except sqlite3.Error as exc:
+        _remove(partial)
+        raise StoreError(f"{dest}: could not back up {source} ({exc}).") from None
+    except OSError as exc:
+        _remove(partial)
+        raise StoreError(
+            f"{dest}: the backup could not be written ({exc.strerror or exc})."
+            " Check that the folder exists, is writable and has space."
+        ) from None
+    except BaseException:
+        _remove(partial)
+        raise
+    return BackupInfo(
+        path=dest, bytes=size, counts=counts, seconds=round(time.perf_counter() - started, 3)
+    )
+
+
+def prune_backups(folder: Path, *, keep: int) -> list[Path]:
+    """Delete all but the newest `keep` backups in `folder` (by name, which is by time);
+    return the deleted paths. Files not named like a backup are never touched."""
+    if keep < 1:
+        raise InvalidInput(f"keep must be at least 1 (got {keep}): the newest backup stays.")
+    if not folder.is_dir():
+        return []
+    found = sorted((p for p in folder.iterdir() if NAME.match(p.name)), reverse=True)
+    removed = found[keep:]
+    for path in removed:
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise StoreError(f"{path}: could not delete an old backup ({exc.strerror}).") from None
+    return removed
+
+
+def _copy(source: Path, partial: Path) -> dict[str, int]:
+    """Copy `source` into `partial`; return its row counts, read in the same snapshot."""
+    src = sqlite3.connect(  # mode=rw: a missing database is an error, not a new file
+        f"{source.resolve().as_uri()}?mode=rw",
+        uri=True,
+        isolation_level=None,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+    )
+    try:
+        dst = sqlite3.connect(partial, isolation_level=None)
+        try:
+            # A deferred BEGIN plus a read pins one WAL snapshot; the backup, on the same
+            # connection, reads that snapshot instead of starting its own.
+            src.execute("BEGIN")
+            counts = _counts(src)
+            src.backup(dst)
+            src.execute("COMMIT")
+            # A backup is one self-contained file: no -wal/-shm beside it.
+            dst.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    return counts
+
+
+def _problems(path: Path, expected: dict[str, int]) -> list[str]:
+    """What is wrong with the copy at `path` (nothing: an empty list): SQLite's
+    integrity check, then the row counts against `expected`."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+            if found != ["ok"]:
+                return found
+            counts = _counts(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return [str(exc)]
+    if counts != expected:
+        return [f"row counts {counts} differ from the database's {expected}"]
+    return []
+
+
+def _counts(conn: sqlite3.Connection) -> dict[str, int]:
+    return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in COUNTED}
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename durable; not possible (nor needed) on Windows."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
