@@ -275,3 +275,17 @@ def test_score_ranks_and_marks_promotion_candidates(home: Path) -> None:
     assert out["memories"] == 2 and out["promote"] == 0  # unused for 70 years: all faded
     first = out["ranking"][0]
     assert first["factors"]["kind_weight"] == 3.0 and first["factors"]["recency"] < 0.01
+
+
+def test_pending_and_resolve(home: Path) -> None:
+    run(home, "init")
+    run(home, "capture", "--user", "I live in Paris.")
+    run(home, "capture", "--user", "I might move to Lyon.")
+    text = run(home, "pending")
+    assert "I live in Paris" in text and "disputed by" in text and "Lyon" in text
+    ref = json.loads(run(home, "pending", "--json"))["pending"][0]["memory"]["id"]
+    assert "Say --confirm" in run(home, "resolve", ref, code=1)
+    out = json.loads(run(home, "resolve", ref, "--reject", "--json"))
+    assert out["memory"]["status"] == "superseded"
+    assert run(home, "pending").strip() == "nothing pending"
+    assert "not disputed" in run(home, "resolve", ref, "--confirm", code=1)

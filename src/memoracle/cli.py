@@ -682,6 +682,60 @@ def stats(as_json: bool) -> None:
 
 @main.command()
 @_home_option
+@click.option("--json", "as_json", is_flag=True, help="Print the disputes as JSON.")
+def pending(as_json: bool) -> None:
+    """List disputed memories: a hedged statement ("I might move to Lyon") put them in
+    doubt. Settle each with memoracle resolve.
+
+    \b
+    Example:
+      memoracle pending
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        disputes = engine.pending()
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(serialize.envelope(pending=[serialize.dispute(d) for d in disputes]))
+        return
+    if not disputes:
+        click.echo("nothing pending")
+    for d in disputes:
+        click.echo(_memory_line(d.memory, zone))
+        if d.by is not None:
+            click.echo(f"        disputed by {d.by.ref}: {d.by.text}")
+        click.echo(
+            f"        memoracle resolve {d.memory.ref} --confirm | --reject [--replacement TEXT]"
+        )
+
+
+@main.command()
+@_home_option
+@click.argument("ref")
+@click.option("--confirm", "decision", flag_value="confirm", help="It still holds: keep it.")
+@click.option("--reject", "decision", flag_value="reject", help="It no longer holds.")
+@click.option("--replacement", metavar="TEXT", help="With --reject: what holds instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bool) -> None:
+    """Settle a disputed memory: --confirm keeps it; --reject supersedes it by the
+    memory that disputed it, or by --replacement TEXT.
+
+    \b
+    Example:
+      memoracle resolve m_12 --reject --replacement "Anna lives in Lyon now"
+    """
+    if decision is None:
+        _fail("Say --confirm (it still holds) or --reject (it no longer does).")
+    with _engine_errors(), _ctx().engine() as engine:
+        memory = engine.resolve(ref, confirm=decision == "confirm", replacement=replacement)
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(serialize.envelope(memory=serialize.memory(memory)))
+        return
+    click.echo(_memory_line(memory, zone))
+
+
+@main.command()
+@_home_option
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print every score and factor as JSON.")
 def score(limit: int, as_json: bool) -> None:

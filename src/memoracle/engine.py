@@ -27,7 +27,9 @@ from memoracle.embed import Embedder, make_embedder
 from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.lifecycle import scoring
+from memoracle.lifecycle.conflicts import judge
 from memoracle.lifecycle.scoring import MemoryScore
+from memoracle.lifecycle.slots import Slot, slot_of
 from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
 from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
@@ -37,6 +39,7 @@ from memoracle.text import clean, content_hash
 from memoracle.types import (
     Candidate,
     CaptureResult,
+    Dispute,
     Episode,
     Explanation,
     Hit,
@@ -77,6 +80,7 @@ WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
 EXPLAIN_DEPTH = 200
+CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 # Longer queries are cut: a pasted document is not a question.
 MAX_QUERY_CHARS = 2000
@@ -277,7 +281,11 @@ class Engine:
                 continue
             new = self._new_memory(proposal, observed_at=stored.at, scope=scope)
             memory_id, inserted = self._store_memory(
-                new, now=now, actor=actor, episode_id=episode_id
+                new,
+                now=now,
+                actor=actor,
+                episode_id=episode_id,
+                speaker=stored.speaker if stored.role == "speaker" else None,
             )
             (outcome.added if inserted else outcome.bumped).append(memory_id)
         return outcome
@@ -359,8 +367,10 @@ class Engine:
         actor: str,
         episode_id: int | None = None,
         origin: str | None = None,
+        speaker: str | None = None,
     ) -> tuple[int, bool]:
-        """Insert, or bump the exact duplicate. Returns (id, inserted)."""
+        """Insert, or bump the exact duplicate; a new memory is then settled against
+        what it may contradict (`_settle`). Returns (id, inserted)."""
         memories = self.store.memories
         existing = memories.find_duplicate(new.content_hash, new.subject, new.scope)
         if existing is not None:
@@ -376,7 +386,49 @@ class Engine:
             memory_id=memory_id,
             detail={"kind": new.kind, "rule": new.rule, "source": new.source},
         )
+        self._settle(memory_id, new, speaker=speaker, now=now, actor=actor)
         return memory_id, True
+
+    def _settle(
+        self, memory_id: int, new: NewMemory, *, speaker: str | None, now: datetime, actor: str
+    ) -> None:
+        """Contradictions at capture (SPEC §6): the slot the new memory fills, against
+        the live memories of the same owner in that slot. A clear contradiction
+        supersedes the old memory (kept, linked, timed), a hedged one disputes it
+        (`pending`), the same value raises its confidence."""
+        slot = slot_of(new.text, lang=new.lang, speaker=speaker)
+        if slot is None:
+            return
+        memories = self.store.memories
+        memories.set_slot(
+            memory_id,
+            slot.subject,
+            slot.attribute,
+            slot.value,
+            hedged=slot.hedged,
+            negated=slot.negated,
+        )
+        held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
+        for old_id, value, hedged, negated in held:
+            verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
+            if verdict.kind == "REDUNDANT":
+                memories.confirm(old_id, step=CONFIRM_STEP)
+                action = "confirm"
+            elif verdict.supersedes:
+                memories.supersede(old_id, memory_id, now=now)
+                action = "supersede"
+            elif verdict.disputes:
+                memories.set_status(old_id, "disputed", now=now)
+                action = "dispute"
+            else:
+                continue
+            self.store.audit.append(
+                at=now,
+                actor=actor,
+                action=action,
+                memory_id=old_id,
+                detail={"by": f"m_{memory_id}", "reason": verdict.reason},
+            )
 
     # -- ingest --------------------------------------------------------------------
 
@@ -853,6 +905,80 @@ class Engine:
         return TimeWindow(found[0].start, found[0].end) if found else None
 
     # -- lifecycle -------------------------------------------------------------------
+
+    def pending(self) -> list[Dispute]:
+        """Disputed memories (a hedged contradiction put them in doubt), oldest first,
+        each with the memory that disputed it."""
+        out: list[Dispute] = []
+        for memory in reversed(self.store.memories.select(status="disputed", limit=10_000)):
+            entry = next(
+                (e for e in self.store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
+                None,
+            )
+            by = None
+            if entry is not None and isinstance(entry.detail.get("by"), str):
+                by = self.store.memories.get(parse_ref(entry.detail["by"]))
+            out.append(
+                Dispute(
+                    memory,
+                    by,
+                    str(entry.detail.get("reason", "")) if entry else "",
+                    entry.at if entry else None,
+                )
+            )
+        return out
+
+    def resolve(
+        self,
+        ref: str | int,
+        *,
+        confirm: bool,
+        replacement: str | None = None,
+        actor: str = "cli",
+    ) -> Memory:
+        """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
+        superseded — by `replacement`, stored as a user-stated memory, or else by the
+        memory that disputed it. Returns the memory as it is now."""
+        memory = self.get(ref)
+        if memory.status != "disputed":
+            raise InvalidInput(
+                f"{memory.ref} is not disputed (it is {memory.status}); nothing to resolve. "
+                "See: memoracle pending"
+            )
+        if confirm and replacement:
+            raise InvalidInput("--replacement goes with --reject, not --confirm.")
+        now = self.clock.now()
+        disputes = [d for d in self.pending() if d.memory.id == memory.id]
+        by = disputes[0].by if disputes else None
+        with self.store.transaction():
+            memories = self.store.memories
+            if confirm:
+                memories.set_status(memory.id, "active", now=now)
+                detail: dict[str, Any] = {"decision": "confirm"}
+            else:
+                if replacement is not None:
+                    said = prepare(replacement).text.strip()
+                    if not said:
+                        raise InvalidInput("The replacement text is empty.")
+                    new = self._stated(
+                        said,
+                        kind=memory.kind,
+                        source="user-stated",
+                        observed_at=now,
+                        scope=memory.scope,
+                    )
+                    new_id, _ = self._store_memory(new, now=now, actor=actor)
+                    by = memories.get(new_id)
+                if self.get(memory.id).status != "superseded":  # the replacement may have
+                    if by is not None:
+                        memories.supersede(memory.id, by.id, now=now)
+                    else:
+                        memories.set_status(memory.id, "superseded", now=now)
+                detail = {"decision": "reject", "by": by.ref if by else None}
+            self.store.audit.append(
+                at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
+            )
+        return self.get(memory.id)
 
     def score(self) -> list[tuple[Memory, MemoryScore]]:
         """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×

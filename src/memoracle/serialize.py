@@ -13,6 +13,7 @@ from typing import Any
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.types import (
     CaptureResult,
+    Dispute,
     Episode,
     Explanation,
     Hit,
@@ -91,6 +92,15 @@ def memory_score(m: Memory, s: MemoryScore) -> dict[str, Any]:
             "entity": round(s.entity, 4),
             "completion": s.completion,
         },
+    }
+
+
+def dispute(d: Dispute) -> dict[str, Any]:
+    return {
+        "memory": memory(d.memory),
+        "by": memory(d.by) if d.by else None,
+        "reason": d.reason,
+        "at": _time(d.at),
     }
 
 

@@ -185,6 +185,16 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class Dispute:
+    """A memory a hedged contradiction put in doubt, what did it, and why."""
+
+    memory: Memory
+    by: Memory | None
+    reason: str
+    at: datetime | None
+
+
+@dataclass(frozen=True)
 class CaptureResult:
     """What one `capture` call did: episodes written, memories added or bumped."""
 

@@ -151,6 +151,59 @@ class Memories:
             (status, db_time(now), memory_id),
         )
 
+    def set_slot(
+        self,
+        memory_id: int,
+        subject: str,
+        attribute: str,
+        value: str,
+        *,
+        hedged: bool,
+        negated: bool,
+    ) -> None:
+        """Record the subject/attribute slot `memory_id` fills (replacing any)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO slots (memory_id, subject, attribute, value, hedged, negated)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (memory_id, subject, attribute, value, int(hedged), int(negated)),
+        )
+
+    def in_slot(
+        self, subject: str, attribute: str, scope: Scope, *, exclude: int
+    ) -> list[tuple[int, str, bool, bool]]:
+        """(id, value, hedged, negated) of the live memories of the same owner in the
+        (subject, attribute) slot, oldest first, `exclude` left out."""
+        rows = self._db.execute(
+            "SELECT s.memory_id, s.value, s.hedged, s.negated FROM slots s"
+            " JOIN memories m ON m.id = s.memory_id"
+            " WHERE s.subject = ? AND s.attribute = ? AND m.status IN ('active', 'disputed')"
+            " AND m.id != ? AND m.agent_id IS ? AND m.user_id IS ? AND m.chat_id IS ?"
+            " ORDER BY m.observed_at, m.id",
+            (subject, attribute, exclude, scope.agent, scope.user, scope.chat),
+        ).fetchall()
+        return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n in rows]
+
+    def supersede(self, memory_id: int, by: int, *, now: datetime) -> None:
+        """`memory_id` no longer holds: `by` replaced it (kept, linked, timed)."""
+        self._db.execute(
+            "UPDATE memories SET status = 'superseded', superseded_by = ?, status_changed_at = ?"
+            " WHERE id = ?",
+            (by, db_time(now), memory_id),
+        )
+
+    def confirm(self, memory_id: int, *, step: float) -> None:
+        """Raise confidence by `step` (capped at 1): something said it again."""
+        self._db.execute(
+            "UPDATE memories SET confidence = min(1.0, confidence + ?) WHERE id = ?",
+            (step, memory_id),
+        )
+
+    def set_details(self, memory_id: int, details: dict[str, Any]) -> None:
+        self._db.execute(
+            "UPDATE memories SET details = ? WHERE id = ?",
+            (json.dumps(details, ensure_ascii=False, sort_keys=True), memory_id),
+        )
+
     def add_provenance(
         self,
         memory_id: int,

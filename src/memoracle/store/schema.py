@@ -271,11 +271,31 @@ def m004_vector_keys(conn: sqlite3.Connection) -> None:
     _run_script(conn, "CREATE INDEX vectors_model_hash ON vectors (model_id, content_hash);")
 
 
+def m005_slots(conn: sqlite3.Connection) -> None:
+    """The subject/attribute slot a memory fills ("user" / "lives_in" = "lyon"), so a new
+    memory finds the ones it may contradict with one index lookup."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE slots (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories (id),
+            subject   TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            value     TEXT NOT NULL,
+            hedged    INTEGER NOT NULL DEFAULT 0,
+            negated   INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX slots_key ON slots (subject, attribute);
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
     (3, "archive", m003_archive),
     (4, "vector keys", m004_vector_keys),
+    (5, "slots", m005_slots),
 )
 LATEST = MIGRATIONS[-1][0]
 
