@@ -86,7 +86,8 @@ FORBIDDEN = {
         "memoracle.capture",
         "memoracle.ingest",
     ),
-    "memoracle.engine": ("memoracle.cli",),
+    "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
+    "memoracle.nightly": ("memoracle.cli",),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
     "memoracle.bench": ("memoracle.store", "memoracle.cli"),
 }

@@ -289,3 +289,22 @@ def test_pending_and_resolve(home: Path) -> None:
     assert out["memory"]["status"] == "superseded"
     assert run(home, "pending").strip() == "nothing pending"
     assert "not disputed" in run(home, "resolve", ref, "--confirm", code=1)
+
+
+def test_archive_restore_and_nightly(home: Path) -> None:
+    run(home, "--now", "2026-01-01T09:00", "init")
+    out = json.loads(
+        run(home, "--now", "2026-01-01T09:00", "remember", "I went to the fair.", "--json")
+    )
+    ref = out["memory"]["id"]
+    assert "Say --dry-run" in run(home, "archive", code=1)
+    later = ("--now", "2026-09-01T09:00")
+    assert "would archive 1 memory" in run(home, *later, "archive", "--dry-run")
+    applied = json.loads(run(home, *later, "archive", "--apply", "--json"))
+    assert applied["archived"] == [{"id": ref, "reason": "below_threshold", "score": 0.0036}]
+    assert Path(applied["backup"]).exists()
+    assert "I went to the fair." in run(home, "restore", ref)
+    report = json.loads(run(home, *later, "nightly", "--dry-run", "--json"))
+    assert report["dry_run"] and report["memory_md"]["changed"]
+    assert "MEMORY.md" in run(home, *later, "nightly")
+    assert (home / "workspace" / "MEMORY.md").exists()

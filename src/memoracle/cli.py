@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import serialize
+from memoracle import nightly, serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -678,6 +678,128 @@ def stats(as_json: bool) -> None:
     click.echo(f"audit       {s.audit_entries} entries")
     if s.last_ingest:
         click.echo(f"last ingest {s.last_ingest}")
+
+
+@main.command(name="archive")
+@_home_option
+@click.option("--dry-run", "mode", flag_value="dry-run", help="List what would be archived.")
+@click.option("--apply", "mode", flag_value="apply", help="Back up, then archive.")
+@click.option(
+    "--min-age-days",
+    type=click.IntRange(0),
+    default=7,
+    show_default=True,
+    help="Faded memories said more recently than this stay.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the candidates as JSON.")
+def archive_command(mode: str | None, min_age_days: int, as_json: bool) -> None:
+    """Move faded, surplus, long-superseded and expired memories to the cold tier
+    (never deleted: memoracle restore ID brings one back).
+
+    \b
+    Example:
+      memoracle archive --dry-run
+      memoracle archive --apply --min-age-days 30
+    """
+    if mode is None:
+        _fail("Say --dry-run (to see what would move) or --apply.")
+    with _engine_errors(), _ctx().engine() as engine:
+        found = nightly.plan_archive(engine, min_age_days=min_age_days)
+        backup = None
+        if mode == "apply" and found:
+            backup = engine.backup().path
+            nightly.archive(engine, found, actor="cli")
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                dry_run=mode == "dry-run",
+                backup=str(backup) if backup else None,
+                archived=[
+                    {"id": c.memory.ref, "reason": c.reason, "score": c.score} for c in found
+                ],
+            )
+        )
+        return
+    verb = "would archive" if mode == "dry-run" else "archived"
+    click.echo(f"{verb} {len(found)} memor{'y' if len(found) == 1 else 'ies'}")
+    for c in found:
+        click.echo(f"  {c.reason:<21} {_memory_line(c.memory, zone)}")
+    if backup:
+        click.echo(f"backup: {backup}")
+
+
+@main.command()
+@_home_option
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
+def restore(ref: str, as_json: bool) -> None:
+    """Bring an archived memory back from the cold tier, as it was.
+
+    \b
+    Example:
+      memoracle restore m_12
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        memory = engine.restore(ref)
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(serialize.envelope(memory=serialize.memory(memory)))
+        return
+    click.echo(_memory_line(memory, zone))
+
+
+@main.command(name="nightly")
+@_home_option
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def nightly_command(dry_run: bool, as_json: bool) -> None:
+    """The nightly run: a verified backup, the archive, the daily notes and MEMORY.md's
+    block (lines you added there become memories, lines you deleted are forgotten).
+
+    \b
+    Example:
+      memoracle nightly --dry-run
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        report = nightly.run_nightly(engine, dry_run=dry_run)
+    md = report.memory_md
+    assert md is not None
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                dry_run=report.dry_run,
+                backup=str(report.backup) if report.backup else None,
+                archived=[
+                    {"id": c.memory.ref, "reason": c.reason, "score": c.score}
+                    for c in report.archived
+                ],
+                daily_notes=[str(p) for p in report.daily_notes],
+                memory_md={
+                    "path": str(md.path),
+                    "added": list(md.added),
+                    "forgotten": list(md.forgotten),
+                    "memories": md.memories,
+                    "lines": md.lines,
+                    "chars": md.chars,
+                    "changed": md.changed,
+                },
+                seconds=report.seconds,
+            )
+        )
+        return
+    would = "would " if dry_run else ""
+    if report.backup:
+        click.echo(f"backup      {report.backup}")
+    click.echo(f"archive     {would}move {len(report.archived)}")
+    click.echo(f"daily notes {would}append to {len(report.daily_notes)}")
+    click.echo(
+        f"MEMORY.md   {md.path}: {md.memories} memories, {md.lines} lines, {md.chars} chars"
+        + (f"; {would}add {len(md.added)} you wrote" if md.added else "")
+        + (f"; {would}forget {len(md.forgotten)} you deleted" if md.forgotten else "")
+        + ("" if md.changed else " (unchanged)")
+    )
+    click.echo(f"done in {report.seconds:.2f} s")
 
 
 @main.command()

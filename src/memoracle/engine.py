@@ -35,6 +35,7 @@ from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
 from memoracle.store import Store, View
+from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.text import clean, content_hash
 from memoracle.types import (
     Candidate,
@@ -80,6 +81,7 @@ WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
 EXPLAIN_DEPTH = 200
+BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 # Longer queries are cut: a pasted document is not a question.
@@ -979,6 +981,24 @@ class Engine:
                 at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
             )
         return self.get(memory.id)
+
+    def backup(self) -> BackupInfo:
+        """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
+        are kept), taken before any bulk change."""
+        folder = self.settings.home / "backups"
+        info = self.store.backup(folder, now=self.clock.now())
+        prune_backups(folder, keep=BACKUPS_KEPT)
+        return info
+
+    def record_run(self, kind: str, counts: dict[str, int]) -> None:
+        """Note a finished job (nightly, …) in the runs table, for health and stats."""
+        self._finish_run(self._start_run(kind), "ok", counts)
+
+    def restore(self, ref: str | int, *, actor: str = "cli") -> Memory:
+        """Bring an archived memory back from the cold tier, as it was."""
+        memory_id = parse_ref(ref) if isinstance(ref, str) else ref
+        with self.store.transaction():
+            return self.store.archive.restore(memory_id, now=self.clock.now(), actor=actor)
 
     def score(self) -> list[tuple[Memory, MemoryScore]]:
         """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×

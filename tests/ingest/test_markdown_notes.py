@@ -129,3 +129,19 @@ def test_invalid_utf8_and_huge_lines_warn_and_the_rest_is_read(
 )
 def test_heading_kind(heading: str, kind: str | None) -> None:
     assert heading_kind(heading) == kind
+
+
+def test_memoracles_own_block_is_not_imported_again(
+    tmp_path: Path, warnings: list[IngestWarning]
+) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text(
+        "# Memory\n- Mine: keep the garden gate shut.\n"
+        "<!-- memoracle:begin v1 · kept by memoracle -->\n## Guardrails\n"
+        "- Never deploy on Fridays <!-- m_12 -->\n<!-- memoracle:end -->\n"
+        "- After the block: water the tomatoes.\n"
+    )
+    assert [n.text for n in notes(path, warnings, "memory-md")] == [
+        "Mine: keep the garden gate shut.",
+        "After the block: water the tomatoes.",
+    ]

@@ -7,10 +7,12 @@ that heading, or from the nearest ancestor heading that names one ("Guardrails",
 "Preferences", "Decisions Made", "Action Items", "Key facts", "Events", "Lessons", in
 English, Russian, French and Spanish; other headings give ``kind=None``).
 
-Skipped: HTML comments (OpenClaw Dreaming's ``<!-- openclaw-memory-promotion:... -->``
-markers, TTL tags), Dreaming's trailing ``[score=... source=...]`` annotations, front
-matter, fenced code, paragraphs that are not bullets, and placeholders such as
-``(none yet)``, ``TBD`` or ``<fact>``. A daily note's ``day`` comes from its file name.
+Skipped: memoracle's own block in MEMORY.md (between its ``<!-- memoracle:begin … -->``
+and ``<!-- memoracle:end -->`` markers: views of stored memories), HTML comments
+(OpenClaw Dreaming's ``<!-- openclaw-memory-promotion:... -->`` markers, TTL tags),
+Dreaming's trailing ``[score=... source=...]`` annotations, front matter, fenced code,
+paragraphs that are not bullets, and placeholders such as ``(none yet)``, ``TBD`` or
+``<fact>``. A daily note's ``day`` comes from its file name.
 Deciding what a note means is the capture layer's job. Origins are ``path:line``.
 """
 
@@ -33,6 +35,9 @@ from memoracle.ingest.callbacks import (
 from memoracle.ingest.jsonlines import iter_lines
 from memoracle.types import ImportedNote, IngestWarning
 
+# The block memoracle renders into MEMORY.md: its lines are views of stored memories.
+_OWN_BEGIN = re.compile(r"^\s*<!--\s*memoracle:begin\b")
+_OWN_END = re.compile(r"^\s*<!--\s*memoracle:end\b")
 DAILY_NOTE_NAME = re.compile(r"^(?P<day>\d{4}-\d{2}-\d{2})(?:[-_ .][^/\\]*)?\.(?:md|markdown)$")
 
 # Checked in this order, so "Key Rules" is a guardrail and "Lessons Learned" an error.
@@ -136,6 +141,7 @@ def _read(
     in_fence = False
     in_comment = False
     in_front_matter = False
+    in_own_block = False
 
     def note(b: _Bullet | None) -> ImportedNote | None:
         if b is None:
@@ -184,6 +190,12 @@ def _read(
                 in_fence = not in_fence
                 continue
             if in_fence:
+                continue
+            if _OWN_BEGIN.match(raw) or in_own_block:  # memoracle's block: ours already
+                if _OWN_BEGIN.match(raw) and (done := note(bullet)) is not None:
+                    yield done
+                bullet = None
+                in_own_block = not _OWN_END.match(raw)
                 continue
             text, in_comment = _drop_comments(raw, in_comment)
             if not text.strip():

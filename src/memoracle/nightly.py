@@ -1,0 +1,275 @@
+"""The nightly jobs over one engine: archive, render the files the agent reads, run all.
+
+Owns the policies and the file handling of SPEC §5–6 that need the whole engine: which
+memories go to the cold tier (`plan_archive`, `archive`), MEMORY.md's block read back and
+rewritten (`render_memory_md`: lines a person added become user-stated memories, lines
+they deleted become forgets, text outside the block is kept byte for byte), the daily
+notes appended (`append_daily_notes`), and `run_nightly`, which does them in order after
+a verified backup and records the run. Every job is computed from time and idempotent:
+a missed night changes nothing and running twice equals running once.
+
+What it leaves to others: the formulas (`lifecycle.scoring`), the text of the block and
+the notes (`render`), storage and backups (`store`), the doors (`cli`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from memoracle.engine import Engine
+from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
+from memoracle.render.daily import append_entries
+from memoracle.render.memory_md import extract_block, merge_into, read_edits, render_block
+from memoracle.types import Memory
+
+__all__ = [
+    "ArchiveCandidate",
+    "MemoryMdReport",
+    "NightlyReport",
+    "append_daily_notes",
+    "archive",
+    "plan_archive",
+    "render_memory_md",
+    "run_nightly",
+]
+
+MEMORY_FILE = "MEMORY.md"
+NOTES_DIR = "memory"
+LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
+DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes
+
+
+@dataclass(frozen=True)
+class ArchiveCandidate:
+    memory: Memory
+    reason: str  # below_threshold | over_max_facts | superseded_retention | expired
+    score: float | None
+
+
+@dataclass(frozen=True)
+class MemoryMdReport:
+    path: Path
+    added: tuple[str, ...]  # refs of memories made from lines a person added
+    forgotten: tuple[str, ...]  # refs forgotten because a person deleted their line
+    memories: int  # memories offered to the block
+    lines: int
+    chars: int
+    changed: bool
+
+
+@dataclass
+class NightlyReport:
+    dry_run: bool
+    backup: Path | None = None
+    archived: list[ArchiveCandidate] = field(default_factory=list)
+    memory_md: MemoryMdReport | None = None
+    daily_notes: list[Path] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# -- archive -------------------------------------------------------------------------
+
+
+def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandidate]:
+    """What would go to the cold tier now (SPEC §6): active memories whose activation
+    fell below `lifecycle.prune_threshold` (and said at least `min_age_days` ago), the
+    lowest-scored beyond `lifecycle.max_facts`, superseded ones older than the retention,
+    and expired TTL items. Guardrails and pinned memories are never archived."""
+    now = engine.clock.now()
+    life, decay = engine.settings.lifecycle, engine.settings.decay
+    old_enough = now - timedelta(days=min_age_days)
+    chosen: dict[int, ArchiveCandidate] = {}
+    active = [m for m in _all(engine, "active") if not m.pinned and m.kind != "guardrail"]
+    for memory in active:
+        if memory.expires_at is not None and memory.expires_at <= now:
+            chosen[memory.id] = ArchiveCandidate(memory, "expired", None)
+        elif (
+            memory.observed_at <= old_enough
+            and (a := activation(memory, now, decay)) < life.prune_threshold
+        ):
+            chosen[memory.id] = ArchiveCandidate(memory, "below_threshold", round(a, 4))
+    remaining = [m for m in active if m.id not in chosen]
+    if len(remaining) > life.max_facts:
+        by_id = {m.id: m for m in remaining}
+        for s in rank(remaining, now, decay)[life.max_facts :]:
+            chosen[s.memory_id] = ArchiveCandidate(by_id[s.memory_id], "over_max_facts", s.total)
+    retention = now - timedelta(days=life.superseded_retention_days)
+    for memory in _all(engine, "superseded"):
+        changed = memory_changed_at(engine, memory)
+        if changed is not None and changed <= retention:
+            chosen[memory.id] = ArchiveCandidate(memory, "superseded_retention", None)
+    return sorted(chosen.values(), key=lambda c: c.memory.id)
+
+
+def archive(engine: Engine, candidates: Iterable[ArchiveCandidate], *, actor: str) -> int:
+    """Move `candidates` to the cold tier and append them to HOME/archive/YYYY-MM-DD.jsonl;
+    the caller has taken a backup. Returns how many moved."""
+    chosen = list(candidates)
+    if not chosen:
+        return 0
+    now = engine.clock.now()
+    with engine.store.transaction():
+        moved = engine.store.archive.move(
+            [(c.memory.id, c.reason, c.score) for c in chosen], now=now, actor=actor
+        )
+    folder = engine.settings.home / "archive"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{now.astimezone(engine.zone):%Y-%m-%d}.jsonl", "a", encoding="utf-8") as f:
+        for c in chosen:
+            row = engine.store.archive.get(c.memory.id)
+            if row is not None:
+                line = {
+                    "id": row.ref,
+                    "archived_at": row.archived_at.isoformat(),
+                    "reason": row.reason,
+                    "score": row.score,
+                    "record": row.record,
+                }
+                f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    return moved
+
+
+def memory_changed_at(engine: Engine, memory: Memory) -> datetime | None:
+    entries = engine.store.audit.entries(memory_id=memory.id)
+    changes = [e.at for e in entries if e.action in ("supersede", "resolve")]
+    return max(changes) if changes else None
+
+
+def _all(engine: Engine, status: str, page: int = 1000) -> list[Memory]:
+    found: list[Memory] = []
+    while batch := engine.store.memories.select(status=status, limit=page, offset=len(found)):
+        found += batch
+    return found
+
+
+# -- MEMORY.md -----------------------------------------------------------------------
+
+
+def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport:
+    """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
+    become user-stated memories, deleted lines forgets), then rewrite the block from the
+    store: guardrails and every memory scoring `PROMOTE_AT` or more, within
+    `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
+    byte. With `dry_run`, nothing is written or changed."""
+    path = engine.settings.files_dir / MEMORY_FILE
+    last_path = engine.settings.home / LAST_BLOCK
+    current = _read(path)
+    last = _read(last_path)
+    added: list[str] = []
+    forgotten: list[str] = []
+    if current is not None and last is not None and extract_block(current) is not None:
+        edits = read_edits(current, last)
+        if not dry_run:
+            for text, kind in zip(edits.added, edits.added_kinds, strict=True):
+                memory, _ = engine.remember(
+                    text, kind=kind, source="user-stated", actor="memory-md"
+                )
+                added.append(memory.ref)
+            for ref in edits.forgotten:
+                forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
+        else:
+            added, forgotten = list(edits.added), list(edits.forgotten)
+    chosen = [m for m, s in engine.score() if m.kind == "guardrail" or s.total >= PROMOTE_AT]
+    render = engine.settings.render
+    block = render_block(
+        chosen, max_lines=render.memory_md_max_lines, max_chars=render.memory_md_max_chars
+    )
+    merged = merge_into(current, block)
+    changed = merged != current
+    if not dry_run:
+        if changed:
+            _write(path, merged)
+        _write(last_path, block)
+    return MemoryMdReport(
+        path,
+        tuple(added),
+        tuple(forgotten),
+        len(chosen),
+        block.count("\n"),
+        len(block),
+        changed,
+    )
+
+
+# -- daily notes ---------------------------------------------------------------------
+
+
+def append_daily_notes(
+    engine: Engine, *, days: int = DAILY_LOOKBACK_DAYS, dry_run: bool = False
+) -> list[Path]:
+    """Append the memories captured in the last `days` days to their day's note
+    (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone). Notes are only
+    ever appended to, and a memory already in its note is not written again. Returns
+    the notes that grew."""
+    since = engine.clock.now() - timedelta(days=days)
+    by_day: dict[date, list[Memory]] = {}
+    for memory in _all(engine, "active"):
+        if memory.created_at >= since:
+            by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
+    grown: list[Path] = []
+    for day, memories in sorted(by_day.items()):
+        path = engine.settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
+        existing = _read(path)
+        updated = append_entries(existing, day, memories)
+        if updated != (existing or ""):
+            grown.append(path)
+            if not dry_run:
+                _write(path, updated)
+    return grown
+
+
+# -- all of it -----------------------------------------------------------------------
+
+
+def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly") -> NightlyReport:
+    """A verified backup (`Engine.backup`), the archive, MEMORY.md's block
+    and the daily notes, recorded as a run with its duration. Nothing is deleted."""
+    started = time.perf_counter()
+    report = NightlyReport(dry_run=dry_run)
+    report.archived = plan_archive(engine)
+    if not dry_run:
+        report.backup = engine.backup().path
+        archive(engine, report.archived, actor=actor)
+    report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
+    report.memory_md = render_memory_md(engine, dry_run=dry_run)
+    report.seconds = round(time.perf_counter() - started, 3)
+    if not dry_run:
+        engine.record_run(
+            "nightly",
+            {
+                "archived": len(report.archived),
+                "daily_notes": len(report.daily_notes),
+                "memory_md_changed": int(report.memory_md.changed),
+                "milliseconds": int(report.seconds * 1000),
+            },
+        )
+    return report
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomically: a temp file in the same folder, then a rename (no half-written file
+    for the agent to read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,97 @@
+"""The nightly jobs: archive and restore, MEMORY.md's block, daily notes, idempotence."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memoracle import nightly
+from memoracle.clock import FixedClock
+from memoracle.engine import Engine
+from memoracle.types import Turn
+
+AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+PERSON = "# My notes\r\n\r\nKeep this line exactly.\r\n<!-- openclaw-memory-promotion:abc -->\r\n"
+
+
+def _memory_md(engine: Engine) -> Path:
+    return engine.settings.files_dir / "MEMORY.md"
+
+
+def test_faded_memories_are_archived_after_a_backup_and_restored_exactly(
+    engine: Engine, clock: FixedClock
+) -> None:
+    faded, _ = engine.remember("I went to the pottery fair.", kind="event")
+    kept, _ = engine.remember("Never deploy on Fridays.", kind="guardrail")
+    clock.advance(days=200)  # 0.5^(200/30) < 0.05
+    plan = nightly.plan_archive(engine)
+    assert [(c.memory.id, c.reason) for c in plan] == [(faded.id, "below_threshold")]
+    assert engine.get(faded.ref).status == "active"  # planning changes nothing
+
+    report = nightly.run_nightly(engine)
+    assert report.backup is not None and report.backup.exists()
+    assert engine.get(faded.ref).status == "archived"
+    assert engine.get(kept.ref).status == "active"
+    assert not any(h.id == faded.id for h in engine.search("pottery fair", k=5).hits)
+    lines = (engine.settings.home / "archive").glob("*.jsonl")
+    record = json.loads(next(iter(lines)).read_text().splitlines()[0])
+    assert record["id"] == faded.ref and record["reason"] == "below_threshold"
+
+    back = engine.restore(faded.ref)
+    assert back.status == "active" and back.text == faded.text
+
+
+def test_memory_md_block_is_rendered_and_read_back(engine: Engine, clock: FixedClock) -> None:
+    path = _memory_md(engine)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(PERSON.encode())
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    decision, _ = engine.remember("We chose Postgres 16 for billing.", kind="decision")
+    report = nightly.render_memory_md(engine)
+    text = path.read_bytes().decode()
+    assert text.startswith(PERSON)  # outside the block: byte for byte
+    assert "Never deploy on Fridays." in text and "Postgres 16" in text
+    assert report.changed and report.memories == 2
+
+    # A person adds a line inside the block and deletes the decision's line.
+    lines = text.split("\r\n")
+    lines = [line for line in lines if "Postgres" not in line]
+    end = next(i for i, line in enumerate(lines) if "memoracle:end" in line)
+    lines.insert(end, "- Anna's birthday is on May 3")
+    path.write_bytes("\r\n".join(lines).encode())
+    again = nightly.render_memory_md(engine)
+    assert len(again.added) == 1 and again.forgotten == (decision.ref,)
+    assert engine.get(decision.ref).status == "forgotten"
+    assert engine.get(again.added[0]).source == "user-stated"
+    assert path.read_bytes().decode().startswith(PERSON)
+
+
+def test_daily_notes_are_appended_once(engine: Engine, clock: FixedClock) -> None:
+    clock.set(AT)
+    engine.capture([Turn("user", "We decided to ship on Tuesdays.", AT, "s", "1")])
+    first = nightly.append_daily_notes(engine)
+    assert [p.name for p in first] == ["2026-03-02.md"]
+    note = first[0].read_text()
+    assert "## Decisions Made" in note and "ship on Tuesdays" in note
+    assert nightly.append_daily_notes(engine) == []  # nothing new: nothing written
+    assert first[0].read_text() == note
+
+
+def test_a_dry_run_changes_nothing_and_a_second_run_does_nothing_new(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    engine.remember("I went to the pottery fair.", kind="event")
+    clock.advance(days=200)
+    dry = nightly.run_nightly(engine, dry_run=True)
+    assert dry.backup is None and len(dry.archived) == 1
+    assert not _memory_md(engine).exists()
+    assert engine.list_memories(status="archived") == []
+
+    nightly.run_nightly(engine)
+    snapshot = _memory_md(engine).read_bytes()
+    second = nightly.run_nightly(engine)
+    assert second.archived == [] and second.daily_notes == []
+    assert second.memory_md is not None and not second.memory_md.changed
+    assert _memory_md(engine).read_bytes() == snapshot
