@@ -95,3 +95,27 @@ def test_a_dry_run_changes_nothing_and_a_second_run_does_nothing_new(
     assert second.archived == [] and second.daily_notes == []
     assert second.memory_md is not None and not second.memory_md.changed
     assert _memory_md(engine).read_bytes() == snapshot
+
+
+def test_old_notes_move_and_the_snapshot_and_exports_are_written(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)
+    notes = engine.settings.files_dir / "memory"
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / "2026-01-05.md").write_text("# 2026-01-05\n- old\n")
+    (notes / "projects.md").write_text("# a topic file stays\n")
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    for n in range(400):
+        engine.remember(f"Marc asked about invoice {n} for Lyon.", kind="fact")
+    report = nightly.run_nightly(engine)
+    assert report.notes_archived == [notes / "archive" / "2026-01" / "2026-01-05.md"]
+    assert (notes / "archive" / "2026-01" / "2026-01-05.md").exists()
+    assert (notes / "projects.md").exists()
+    assert report.snapshot is not None
+    snapshot = report.snapshot.read_text()
+    assert len(snapshot.encode()) <= engine.settings.render.snapshot_bytes
+    assert snapshot.startswith("# Session start") and "Never deploy" in snapshot
+    facts = (engine.settings.files_dir / "knowledge-graph" / "facts.jsonl").read_text()
+    assert len(facts.splitlines()) == 401
+    assert nightly.hot_topics(engine)[0] == ("Lyon", 400)  # a sentence's first word is no name

@@ -775,6 +775,9 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
                     for c in report.archived
                 ],
                 daily_notes=[str(p) for p in report.daily_notes],
+                notes_archived=[str(p) for p in report.notes_archived],
+                snapshot=str(report.snapshot) if report.snapshot else None,
+                exports=[str(p) for p in report.exports],
                 memory_md={
                     "path": str(md.path),
                     "added": list(md.added),
@@ -792,13 +795,18 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
     if report.backup:
         click.echo(f"backup      {report.backup}")
     click.echo(f"archive     {would}move {len(report.archived)}")
-    click.echo(f"daily notes {would}append to {len(report.daily_notes)}")
+    click.echo(
+        f"daily notes {would}append to {len(report.daily_notes)},"
+        f" {would}move {len(report.notes_archived)} to memory/archive/"
+    )
     click.echo(
         f"MEMORY.md   {md.path}: {md.memories} memories, {md.lines} lines, {md.chars} chars"
         + (f"; {would}add {len(md.added)} you wrote" if md.added else "")
         + (f"; {would}forget {len(md.forgotten)} you deleted" if md.forgotten else "")
         + ("" if md.changed else " (unchanged)")
     )
+    click.echo(f"snapshot    {report.snapshot}")
+    click.echo(f"exports     {', '.join(p.name for p in report.exports)}")
     click.echo(f"done in {report.seconds:.2f} s")
 
 

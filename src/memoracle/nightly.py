@@ -4,8 +4,10 @@ Owns the policies and the file handling of SPEC §5–6 that need the whole engi
 memories go to the cold tier (`plan_archive`, `archive`), MEMORY.md's block read back and
 rewritten (`render_memory_md`: lines a person added become user-stated memories, lines
 they deleted become forgets, text outside the block is kept byte for byte), the daily
-notes appended (`append_daily_notes`), and `run_nightly`, which does them in order after
-a verified backup and records the run. Every job is computed from time and idempotent:
+notes appended and, past two weeks, moved to memory/archive/ (`append_daily_notes`,
+`archive_daily_notes`), the session-start snapshot (`write_snapshot`), the JSONL exports
+(`export_jsonl`), and `run_nightly`, which does them in order after a verified backup
+and records the run. Every job is computed from time and idempotent:
 a missed night changes nothing and running twice equals running once.
 
 What it leaves to others: the formulas (`lifecycle.scoring`), the text of the block and
@@ -23,10 +25,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from memoracle import serialize
 from memoracle.engine import Engine
+from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries
 from memoracle.render.memory_md import extract_block, merge_into, read_edits, render_block
+from memoracle.store.archive import ArchivedMemory
 from memoracle.types import Memory
 
 __all__ = [
@@ -35,12 +40,17 @@ __all__ = [
     "NightlyReport",
     "append_daily_notes",
     "archive",
+    "archive_daily_notes",
+    "export_jsonl",
+    "hot_topics",
     "plan_archive",
     "render_memory_md",
     "run_nightly",
+    "write_snapshot",
 ]
 
 MEMORY_FILE = "MEMORY.md"
+SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes
@@ -71,6 +81,9 @@ class NightlyReport:
     archived: list[ArchiveCandidate] = field(default_factory=list)
     memory_md: MemoryMdReport | None = None
     daily_notes: list[Path] = field(default_factory=list)
+    notes_archived: list[Path] = field(default_factory=list)
+    snapshot: Path | None = None
+    exports: list[Path] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -225,12 +238,129 @@ def append_daily_notes(
     return grown
 
 
+def archive_daily_notes(engine: Engine, *, dry_run: bool = False) -> list[Path]:
+    """Move daily notes older than `lifecycle.daily_notes_archive_days` to
+    `memory/archive/YYYY-MM/` (only files named YYYY-MM-DD.md; topic files stay).
+    Returns where they went (or would go)."""
+    folder = engine.settings.files_dir / NOTES_DIR
+    if not folder.is_dir():
+        return []
+    today = engine.clock.now().astimezone(engine.zone).date()
+    cutoff = today - timedelta(days=engine.settings.lifecycle.daily_notes_archive_days)
+    moved: list[Path] = []
+    for path in sorted(folder.glob("*.md")):
+        try:
+            day = date.fromisoformat(path.stem)
+        except ValueError:
+            continue  # a topic file, or a note named otherwise
+        if day >= cutoff or path.name != f"{day:%Y-%m-%d}.md":
+            continue
+        target = folder / "archive" / f"{day:%Y-%m}" / path.name
+        if target.exists():
+            continue  # never overwrite: a person may have put a note there
+        moved.append(target)
+        if not dry_run:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    return moved
+
+
+# -- session-start snapshot and exports ----------------------------------------------
+
+
+def write_snapshot(engine: Engine, *, dry_run: bool = False) -> Path:
+    """`SESSION-START.md` in the workspace folder: memoracle's MEMORY.md block, today's
+    and yesterday's notes and the week's hot topics, cut to `render.snapshot_bytes`
+    (8 KB) — what an agent reads first in a new session. (Not BOOTSTRAP.md: that is
+    OpenClaw's first-run file.)"""
+    files = engine.settings.files_dir
+    today = engine.clock.now().astimezone(engine.zone).date()
+    parts: list[str] = [f"# Session start — {today:%Y-%m-%d}"]
+    block = _read(engine.settings.home / LAST_BLOCK)
+    if block:
+        parts.append(block.strip())
+    for day in (today, today - timedelta(days=1)):
+        note = _read(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
+        if note:
+            parts.append(note.strip())
+    topics = hot_topics(engine)
+    if topics:
+        parts.append("## Hot topics (7 days)\n" + "\n".join(f"- {t} ({n})" for t, n in topics))
+    text = _cut("\n\n".join(parts) + "\n", engine.settings.render.snapshot_bytes)
+    path = files / SNAPSHOT_FILE
+    if not dry_run:
+        _write(path, text)
+    return path
+
+
+def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[str, int]]:
+    """The names mentioned most in memories of the last `days` days."""
+    since = engine.clock.now() - timedelta(days=days)
+    counts: dict[str, int] = {}
+    for memory in _all(engine, "active"):
+        if memory.observed_at >= since:
+            for name in set(_NAME.findall(memory.text)):
+                counts[name] = counts.get(name, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
+    """`knowledge-graph/facts.jsonl` (live memories) and `archived-facts.jsonl` (the
+    cold tier), one JSON object a line, rewritten whole each night: views of the store
+    for tools that read JSONL."""
+    folder = engine.settings.files_dir / "knowledge-graph"
+    facts = [
+        json.dumps(serialize.memory(m), ensure_ascii=False, sort_keys=True)
+        for status in ("active", "disputed")
+        for m in _all(engine, status)
+    ]
+    archived = [
+        json.dumps(
+            {
+                "id": a.ref,
+                "archived_at": a.archived_at.isoformat(),
+                "reason": a.reason,
+                "score": a.score,
+                "record": a.record,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+            default=str,
+        )  # fmt: skip
+        for a in _all_archived(engine)
+    ]
+    written = []
+    for name, lines in (("facts.jsonl", facts), ("archived-facts.jsonl", archived)):
+        path = folder / name
+        written.append(path)
+        if not dry_run:
+            _write(path, "".join(line + "\n" for line in lines))
+    return written
+
+
+def _all_archived(engine: Engine, page: int = 1000) -> list[ArchivedMemory]:
+    found: list[ArchivedMemory] = []
+    while batch := engine.store.archive.list(limit=page, offset=len(found)):
+        found += batch
+    return found
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    """`text` within `max_bytes` of UTF-8, cut at a line end."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    head = data[:max_bytes].decode("utf-8", errors="ignore")
+    return head[: head.rfind("\n") + 1] if "\n" in head else head
+
+
 # -- all of it -----------------------------------------------------------------------
 
 
 def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly") -> NightlyReport:
-    """A verified backup (`Engine.backup`), the archive, MEMORY.md's block
-    and the daily notes, recorded as a run with its duration. Nothing is deleted."""
+    """A verified backup (`Engine.backup`), the archive, the daily notes (appended; old
+    ones moved to memory/archive/), MEMORY.md's block, the session-start snapshot and the
+    JSONL exports, recorded as a run with its duration. Nothing is deleted."""
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
     report.archived = plan_archive(engine)
@@ -238,7 +368,10 @@ def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly"
         report.backup = engine.backup().path
         archive(engine, report.archived, actor=actor)
     report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
+    report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
     report.memory_md = render_memory_md(engine, dry_run=dry_run)
+    report.snapshot = write_snapshot(engine, dry_run=dry_run)
+    report.exports = export_jsonl(engine, dry_run=dry_run)
     report.seconds = round(time.perf_counter() - started, 3)
     if not dry_run:
         engine.record_run(
@@ -246,6 +379,7 @@ def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly"
             {
                 "archived": len(report.archived),
                 "daily_notes": len(report.daily_notes),
+                "notes_archived": len(report.notes_archived),
                 "memory_md_changed": int(report.memory_md.changed),
                 "milliseconds": int(report.seconds * 1000),
             },

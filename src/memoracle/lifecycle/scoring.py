@@ -24,6 +24,7 @@ from memoracle.types import Memory
 
 __all__ = [
     "KIND_WEIGHTS",
+    "NAME",
     "PROMOTE_AT",
     "MemoryScore",
     "activation",
@@ -51,7 +52,7 @@ _MAX_FREQUENCY = 2.0
 _ENTITY_STEP = 0.1
 _MAX_ENTITIES = 5
 # Names and numbers a memory is about: a capitalised word after the first, or a number.
-_NAME = re.compile(r"(?<=\s)[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’-]+")
+NAME = re.compile(r"(?<=\s)[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’-]+")
 _NUMBER = re.compile(r"\b\d[\d.,:/-]*\b")
 
 
@@ -83,7 +84,7 @@ def activation(memory: Memory, now: datetime, decay: DecaySettings) -> float:
 
 def entity_count(text: str) -> int:
     """Distinct names and numbers in `text` (a cheap stand-in until the graph exists)."""
-    return len(set(_NAME.findall(text)) | set(_NUMBER.findall(text)))
+    return len(set(NAME.findall(text)) | set(_NUMBER.findall(text)))
 
 
 def score(memory: Memory, now: datetime, decay: DecaySettings) -> MemoryScore:
