@@ -308,3 +308,32 @@ def test_archive_restore_and_nightly(home: Path) -> None:
     assert report["dry_run"] and report["memory_md"]["changed"]
     assert "MEMORY.md" in run(home, *later, "nightly")
     assert (home / "workspace" / "MEMORY.md").exists()
+
+
+def test_dedup_check_fix_and_query(home: Path, tmp_path: Path) -> None:
+    run(home, "init")
+    run(home, "remember", "Anna lives in Lyon.", "--kind", "fact")
+    run(home, "remember", "Team meeting on May 3 in room B.", "--kind", "event")
+    # Saying more is stored as news; another date is another meeting.
+    run(home, "remember", "Anna lives in Lyon since 2021.", "--kind", "fact")
+    run(home, "remember", "Team meeting on May 5 in room B.", "--kind", "event")
+    # The same words again, reordered, is merged as it is captured.
+    again = json.loads(run(home, "remember", "Since 2021 Anna lives in Lyon.", "--json"))
+    assert not again["inserted"]
+    checked = json.loads(run(home, "dedup", "--check", "--json"))
+    assert len(checked["groups"]) == 1 and len(checked["groups"][0]["merge"]) == 1
+    assert "Say one of" in run(home, "dedup", code=2)
+
+    assert "duplicate of" in run(home, "dedup", "--query", "anna lives in lyon since 2021")
+    assert "new" in run(home, "dedup", "--query", "Team meeting on May 9 in room B.", code=1)
+    batch = tmp_path / "batch.txt"
+    batch.write_text("Anna lives in Lyon since 2021\nI bought a kayak\n")
+    lines = run(home, "dedup", "--query-batch", str(batch), "--json", code=1).splitlines()
+    assert [json.loads(line)["duplicate"] for line in lines] == [True, False]
+
+    fixed = json.loads(run(home, "dedup", "--fix", "--json"))
+    assert fixed["fixed"] and Path(fixed["backup"]).exists()
+    statuses = {m["text"]: m["status"] for m in json.loads(
+        run(home, "list", "--status", "all", "--json"))["memories"]}  # fmt: skip
+    assert sorted(statuses.values()) == ["active", "active", "active", "superseded"]
+    assert json.loads(run(home, "dedup", "--check", "--json"))["groups"] == []

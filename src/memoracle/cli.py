@@ -53,16 +53,22 @@ class Context:
         return Engine.open(settings, clock=self.clock(settings))
 
 
-def _fail(message: str) -> NoReturn:
-    raise click.ClickException(message)
+class _Refusal(click.ClickException):
+    """A one-line error with exit status 2: for commands whose 1 means an answer."""
+
+    exit_code = 2
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    raise (_Refusal if code == 2 else click.ClickException)(message)
 
 
 @contextmanager
-def _engine_errors() -> Iterator[None]:
+def _engine_errors(code: int = 1) -> Iterator[None]:
     try:
         yield
     except EngineError as exc:
-        _fail(str(exc))
+        _fail(str(exc), code)
 
 
 def _echo_json(value: Any) -> None:
@@ -678,6 +684,111 @@ def stats(as_json: bool) -> None:
     click.echo(f"audit       {s.audit_entries} entries")
     if s.last_ingest:
         click.echo(f"last ingest {s.last_ingest}")
+
+
+@main.command(name="dedup")
+@_home_option
+@click.option("--check", "mode", flag_value="check", help="List near-duplicate groups.")
+@click.option("--fix", "mode", flag_value="fix", help="Back up, then merge each group.")
+@click.option("--query", "query_text", metavar="TEXT", help="Is TEXT already stored?")
+@click.option(
+    "--query-batch",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="One text per line: is each already stored?",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def dedup_command(
+    mode: str | None, query_text: str | None, query_batch: Path | None, as_json: bool
+) -> None:
+    """Find and merge memories that say the same thing (word overlap, containment,
+    dates/versions/amounts/phones/ids that must agree, sentence segments, and vectors).
+    --fix keeps the fullest text with every provenance and marks the others superseded
+    by it; nothing is deleted. --query and --query-batch exit 0 when every text is
+    already stored, 1 when one is new, 2 on an error.
+
+    \b
+    Example:
+      memoracle dedup --check
+      memoracle dedup --query "Anna lives in Lyon since 2021"
+    """
+    chosen = [m for m in (mode, query_text, query_batch) if m is not None]
+    if len(chosen) != 1:
+        _fail("Say one of --check, --fix, --query TEXT or --query-batch FILE.", 2)
+    if query_text is not None or query_batch is not None:
+        texts = [query_text] if query_text is not None else _batch_lines(query_batch)
+        with _engine_errors(2), _ctx().engine() as engine:
+            threshold = engine.settings.lifecycle.dedup_threshold
+            answers = [(t, engine.dedup_query(t, limit=1)) for t in texts]
+        verdicts = []
+        for text, found in answers:
+            best = found[0] if found else None
+            duplicate = best is not None and best[1].score >= threshold
+            verdicts.append(duplicate)
+            if as_json:
+                click.echo(
+                    json.dumps(
+                        {
+                            "text": text,
+                            "duplicate": duplicate,
+                            "match": best[0].ref if best else None,
+                            "score": round(best[1].score, 4) if best else None,
+                            "reason": best[1].reason if best else None,
+                        },
+                        ensure_ascii=False,
+                    )
+                )
+            elif best is not None:
+                verdict = "duplicate of" if duplicate else "new; closest"
+                click.echo(f"{verdict} {best[0].ref} ({best[1].score:.2f}): {best[0].text}")
+            else:
+                click.echo("new; nothing close")
+        sys.exit(0 if all(verdicts) else 1)
+    with _engine_errors(), _ctx().engine() as engine:
+        groups = engine.duplicates()
+        backup = None
+        if mode == "fix" and groups:
+            backup = engine.backup().path
+            engine.merge_duplicates(groups)
+        zone = engine.settings.zone
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                fixed=mode == "fix",
+                backup=str(backup) if backup else None,
+                groups=[
+                    {
+                        "keep": g.keep.ref,
+                        "merge": [
+                            {"id": m.ref, "score": round(sc.score, 4), "reason": sc.reason}
+                            for m, sc in g.merge
+                        ],
+                    }
+                    for g in groups
+                ],
+            )
+        )
+        return
+    count = sum(len(g.merge) for g in groups)
+    verb = "merged" if mode == "fix" else "would merge"
+    click.echo(f"{len(groups)} group(s); {verb} {count} memor{'y' if count == 1 else 'ies'}")
+    for g in groups:
+        click.echo(f"keep  {_memory_line(g.keep, zone)}")
+        for m, sc in g.merge:
+            click.echo(f"  {sc.score:.2f} {_memory_line(m, zone)}")
+    if backup:
+        click.echo(f"backup: {backup}")
+
+
+def _batch_lines(path: Path | None) -> list[str]:
+    assert path is not None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{path}: cannot read it as UTF-8 text ({exc}).", 2)
+    texts = [line.strip() for line in lines if line.strip()]
+    if not texts:
+        _fail(f"{path}: no text in it (one text per line).", 2)
+    return texts
 
 
 @main.command(name="archive")

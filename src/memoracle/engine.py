@@ -16,6 +16,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from memoracle import ingest as readers
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
@@ -23,17 +26,19 @@ from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
-from memoracle.embed import Embedder, make_embedder
-from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.embed import Embedder, from_blob, make_embedder
+from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
-from memoracle.lifecycle import scoring
+from memoracle.lifecycle import dedup, scoring
 from memoracle.lifecycle.conflicts import judge
+from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.lifecycle.slots import Slot, slot_of
 from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
 from memoracle.recall.fallback import recall_from_files
+from memoracle.recall.fuse import token_set
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
-from memoracle.recall.query import is_when_question
+from memoracle.recall.query import fts_queries, is_when_question
 from memoracle.store import Store, View
 from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.text import clean, content_hash
@@ -41,6 +46,7 @@ from memoracle.types import (
     Candidate,
     CaptureResult,
     Dispute,
+    DuplicateSet,
     Episode,
     Explanation,
     Hit,
@@ -83,6 +89,8 @@ INGEST_BATCH = 200
 EXPLAIN_DEPTH = 200
 BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
+NEAR_CANDIDATES = 8  # memories FTS offers the capture-time dedup check
+NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 # Longer queries are cut: a pasted document is not a question.
 MAX_QUERY_CHARS = 2000
@@ -375,6 +383,17 @@ class Engine:
         what it may contradict (`_settle`). Returns (id, inserted)."""
         memories = self.store.memories
         existing = memories.find_duplicate(new.content_hash, new.subject, new.scope)
+        near = None if existing is not None else self._near_duplicate(new)
+        if near is not None:
+            existing = near[0]
+            memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
+            self.store.audit.append(
+                at=now,
+                actor=actor,
+                action="merge",
+                memory_id=existing,
+                detail={"text": new.text, "score": round(near[1].score, 3)},
+            )
         if existing is not None:
             memories.bump(existing, now=now, boost=self.settings.recall.boost)
             memories.add_provenance(existing, now=now, episode_id=episode_id, origin=origin)
@@ -390,6 +409,46 @@ class Engine:
         )
         self._settle(memory_id, new, speaker=speaker, now=now, actor=actor)
         return memory_id, True
+
+    def _near_duplicate(self, new: NewMemory) -> tuple[int, DedupScore] | None:
+        """A live memory of the same owner, subject and kind that already says what `new`
+        says, in other words (dedup score ≥ `lifecycle.dedup_threshold`), if any. A new
+        text with more words than the old one is news, not a repeat. Only the few
+        memories FTS finds and that hold half of the new words are scored (fast)."""
+        words = token_set(new.text)
+        if not words:
+            return None
+        ids: list[int] = []
+        for fts_query in fts_queries(new.text)[:2]:
+            found = self.store.index.lexical_memories(
+                fts_query.expression, View(new.scope), limit=NEAR_CANDIDATES
+            )
+            ids += [i for i, _ in found if i not in ids]
+            if len(ids) >= NEAR_CANDIDATES:
+                break
+        best: tuple[int, DedupScore] | None = None
+        for memory in self.store.memories.get_many(ids[:NEAR_CANDIDATES]):
+            owner = (memory.scope.agent, memory.scope.user, memory.scope.chat)
+            if (
+                memory.kind != new.kind
+                or memory.subject != new.subject
+                or owner
+                != (
+                    new.scope.agent,
+                    new.scope.user,
+                    new.scope.chat,
+                )
+            ):
+                continue
+            other = token_set(memory.text)
+            if len(words) > len(other) or len(words & other) < NEAR_OVERLAP * len(words):
+                continue  # saying more ("I like green tea" after "I like tea") is news
+            score = dedup.similarity(new.text, memory.text)
+            if dedup.is_duplicate(score, self.settings.lifecycle.dedup_threshold) and (
+                best is None or score.score > best[1].score
+            ):
+                best = (memory.id, score)
+        return best
 
     def _settle(
         self, memory_id: int, new: NewMemory, *, speaker: str | None, now: datetime, actor: str
@@ -908,6 +967,116 @@ class Engine:
 
     # -- lifecycle -------------------------------------------------------------------
 
+    def duplicates(self) -> list[DuplicateSet]:
+        """Near-duplicate groups among live memories (SPEC §6 dedup: Jaccard, containment,
+        entity overlap, segments, and vector similarity where vectors exist; threshold
+        `lifecycle.dedup_threshold`), compared within one owner, subject and kind. Each
+        group keeps its fullest text (then the most used, then the oldest)."""
+        live = [m for status in ("active", "disputed") for m in self.all_memories(status)]
+        vectors = self._vectors_of(live)
+        groups: dict[tuple[Any, ...], list[Memory]] = {}
+        for m in live:
+            key = (m.scope.agent, m.scope.user, m.scope.chat, m.subject, m.kind)
+            groups.setdefault(key, []).append(m)
+        found: list[DuplicateSet] = []
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            by_id = {m.id: m for m in members}
+
+            def fullest(i: int, by_id: dict[int, Memory] = by_id) -> tuple[int, int, int]:
+                return (-len(by_id[i].text), -by_id[i].access_count, i)
+
+            for group in dedup.find_duplicates(
+                [(m.id, m.text) for m in members],
+                vectors={m.id: vectors[m.id] for m in members if m.id in vectors},
+                threshold=self.settings.lifecycle.dedup_threshold,
+                rank=fullest,
+            ):
+                found.append(
+                    DuplicateSet(by_id[group.keep], tuple((by_id[i], sc) for i, sc in group.merge))
+                )
+        return sorted(found, key=lambda g: g.keep.id)
+
+    def merge_duplicates(self, groups: Sequence[DuplicateSet], *, actor: str = "cli") -> int:
+        """Merge each group into its kept memory: every provenance moves over, the kept
+        one gains confidence, the others are marked superseded by it (never deleted),
+        with an audit entry on both sides. Returns how many memories were merged."""
+        now = self.clock.now()
+        merged = 0
+        with self.store.transaction():
+            memories = self.store.memories
+            for group in groups:
+                for other, score in group.merge:
+                    for episode_id in other.episode_ids:
+                        memories.add_provenance(group.keep.id, now=now, episode_id=episode_id)
+                    for origin in other.origins:
+                        memories.add_provenance(group.keep.id, now=now, origin=origin)
+                    memories.supersede(other.id, group.keep.id, now=now)
+                    memories.confirm(group.keep.id, step=CONFIRM_STEP)
+                    detail = {"score": round(score.score, 3), "reason": score.reason}
+                    self.store.audit.append(
+                        at=now,
+                        actor=actor,
+                        action="merge",
+                        memory_id=group.keep.id,
+                        detail={"merged": other.ref, **detail},
+                    )
+                    self.store.audit.append(
+                        at=now,
+                        actor=actor,
+                        action="merged-into",
+                        memory_id=other.id,
+                        detail={"into": group.keep.ref, **detail},
+                    )
+                    merged += 1
+        return merged
+
+    def dedup_query(
+        self, text: str, *, scope: Scope | None = None, limit: int = 5
+    ) -> list[tuple[Memory, DedupScore]]:
+        """The live memories closest to `text` by the dedup score, best first (whether or
+        not they pass the threshold: `dedup.is_duplicate` says)."""
+        said = clean(text).strip()
+        if not said:
+            raise InvalidInput("Nothing to compare: the text is empty.")
+        view = View(self._scope(scope))
+        ids: list[int] = []
+        for fts_query in fts_queries(said)[:2]:
+            found = self.store.index.lexical_memories(fts_query.expression, view, limit=50)
+            ids += [i for i, _ in found if i not in ids]
+        candidates = self.store.memories.get_many(ids)
+        by_id = {m.id: m for m in candidates}
+        scored = dedup.query(said, [(m.id, m.text) for m in candidates], limit=limit)
+        return [(by_id[i], score) for i, score in scored]
+
+    def _vectors_of(self, memories: Sequence[Memory]) -> dict[int, npt.NDArray[np.float32]]:
+        """Stored vectors of the configured model for `memories`, by memory id."""
+        embedder = self.searcher.embedder
+        if embedder is None:
+            return {}
+        by_hash: dict[str, list[int]] = {}
+        for m in memories:
+            by_hash.setdefault(m.content_hash, []).append(m.id)
+        out: dict[int, npt.NDArray[np.float32]] = {}
+        for h, dim, blob in self.store.index.vectors_for(embedder.model_id, list(by_hash)):
+            if dim != embedder.dim:
+                continue
+            try:
+                vector = from_blob(blob, dim)
+            except EngineError:
+                continue
+            for memory_id in by_hash[h]:
+                out[memory_id] = vector
+        return out
+
+    def all_memories(self, status: str, page: int = 1000) -> list[Memory]:
+        """Every memory with `status`, newest first, read a page at a time."""
+        found: list[Memory] = []
+        while batch := self.store.memories.select(status=status, limit=page, offset=len(found)):
+            found += batch
+        return found
+
     def pending(self) -> list[Dispute]:
         """Disputed memories (a hedged contradiction put them in doubt), oldest first,
         each with the memory that disputed it."""
@@ -1004,15 +1173,9 @@ class Engine:
         """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×
         recency × frequency × entity boost × completion), best first; computed from
         time, nothing written."""
-        memories = {m.id: m for m in self._active()}
+        memories = {m.id: m for m in self.all_memories("active")}
         ranked = scoring.rank(memories.values(), self.clock.now(), self.settings.decay)
         return [(memories[s.memory_id], s) for s in ranked]
-
-    def _active(self, page: int = 1000) -> Iterable[Memory]:
-        offset = 0
-        while batch := self.store.memories.select(status="active", limit=page, offset=offset):
-            yield from batch
-            offset += len(batch)
 
     def stats(self) -> Stats:
         counts = self.store.memories.counts()

@@ -99,7 +99,7 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     life, decay = engine.settings.lifecycle, engine.settings.decay
     old_enough = now - timedelta(days=min_age_days)
     chosen: dict[int, ArchiveCandidate] = {}
-    active = [m for m in _all(engine, "active") if not m.pinned and m.kind != "guardrail"]
+    active = [m for m in engine.all_memories("active") if not m.pinned and m.kind != "guardrail"]
     for memory in active:
         if memory.expires_at is not None and memory.expires_at <= now:
             chosen[memory.id] = ArchiveCandidate(memory, "expired", None)
@@ -114,7 +114,7 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
         for s in rank(remaining, now, decay)[life.max_facts :]:
             chosen[s.memory_id] = ArchiveCandidate(by_id[s.memory_id], "over_max_facts", s.total)
     retention = now - timedelta(days=life.superseded_retention_days)
-    for memory in _all(engine, "superseded"):
+    for memory in engine.all_memories("superseded"):
         changed = memory_changed_at(engine, memory)
         if changed is not None and changed <= retention:
             chosen[memory.id] = ArchiveCandidate(memory, "superseded_retention", None)
@@ -153,13 +153,6 @@ def memory_changed_at(engine: Engine, memory: Memory) -> datetime | None:
     entries = engine.store.audit.entries(memory_id=memory.id)
     changes = [e.at for e in entries if e.action in ("supersede", "resolve")]
     return max(changes) if changes else None
-
-
-def _all(engine: Engine, status: str, page: int = 1000) -> list[Memory]:
-    found: list[Memory] = []
-    while batch := engine.store.memories.select(status=status, limit=page, offset=len(found)):
-        found += batch
-    return found
 
 
 # -- MEMORY.md -----------------------------------------------------------------------
@@ -223,7 +216,7 @@ def append_daily_notes(
     the notes that grew."""
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
-    for memory in _all(engine, "active"):
+    for memory in engine.all_memories("active"):
         if memory.created_at >= since:
             by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
     grown: list[Path] = []
@@ -297,7 +290,7 @@ def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[st
     """The names mentioned most in memories of the last `days` days."""
     since = engine.clock.now() - timedelta(days=days)
     counts: dict[str, int] = {}
-    for memory in _all(engine, "active"):
+    for memory in engine.all_memories("active"):
         if memory.observed_at >= since:
             for name in set(_NAME.findall(memory.text)):
                 counts[name] = counts.get(name, 0) + 1
@@ -312,7 +305,7 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     facts = [
         json.dumps(serialize.memory(m), ensure_ascii=False, sort_keys=True)
         for status in ("active", "disputed")
-        for m in _all(engine, status)
+        for m in engine.all_memories(status)
     ]
     archived = [
         json.dumps(

@@ -185,6 +185,15 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class DuplicateSet:
+    """Memories that say the same thing: the one kept, and the others with their dedup
+    score against it (a `lifecycle.dedup.DedupScore`)."""
+
+    keep: Memory
+    merge: tuple[tuple[Memory, Any], ...]
+
+
+@dataclass(frozen=True)
 class Dispute:
     """A memory a hedged contradiction put in doubt, what did it, and why."""
 
