@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -119,3 +120,24 @@ def test_old_notes_move_and_the_snapshot_and_exports_are_written(
     facts = (engine.settings.files_dir / "knowledge-graph" / "facts.jsonl").read_text()
     assert len(facts.splitlines()) == 401
     assert nightly.hot_topics(engine)[0] == ("Lyon", 400)  # a sentence's first word is no name
+
+
+def test_nightly_merges_duplicates_and_settles_older_memories(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Anna lives in Lyon.", kind="fact")
+    engine.remember("Anna lives in Lyon since 2021.", kind="fact")  # says more: stored
+    paris, _ = engine.remember("I live in Paris.", kind="fact")
+    clock.advance(days=1)
+    oslo, _ = engine.remember("I moved to Oslo.", kind="fact")
+    assert engine.get(paris.ref).status == "superseded"
+    # A store written before slots existed: nothing was settled.
+    with sqlite3.connect(engine.settings.db_path) as db:
+        db.execute("DELETE FROM slots")
+        db.execute("UPDATE memories SET status = 'active', superseded_by = NULL")
+    report = nightly.run_nightly(engine)
+    assert report.merged == 1 and report.settled == 3
+    live = {m.text for m in engine.all_memories("active")}
+    assert live == {"Anna lives in Lyon since 2021.", "I moved to Oslo."}
+    assert engine.get(paris.ref).superseded_by == oslo.id
+    assert nightly.run_nightly(engine).settled == 0  # once is enough

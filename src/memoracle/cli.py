@@ -881,6 +881,8 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
             serialize.envelope(
                 dry_run=report.dry_run,
                 backup=str(report.backup) if report.backup else None,
+                merged=report.merged,
+                settled=report.settled,
                 archived=[
                     {"id": c.memory.ref, "reason": c.reason, "score": c.score}
                     for c in report.archived
@@ -905,6 +907,9 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
     would = "would " if dry_run else ""
     if report.backup:
         click.echo(f"backup      {report.backup}")
+    click.echo(f"dedup       {would}merge {report.merged}")
+    if report.settled:
+        click.echo(f"slots       looked for in {report.settled} older memories")
     click.echo(f"archive     {would}move {len(report.archived)}")
     click.echo(
         f"daily notes {would}append to {len(report.daily_notes)},"

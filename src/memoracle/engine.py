@@ -88,6 +88,7 @@ HOME_DIRS = ("archive", "backups")
 INGEST_BATCH = 200
 EXPLAIN_DEPTH = 200
 BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
+NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 8  # memories FTS offers the capture-time dedup check
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
@@ -458,9 +459,10 @@ class Engine:
         supersedes the old memory (kept, linked, timed), a hedged one disputes it
         (`pending`), the same value raises its confidence."""
         slot = slot_of(new.text, lang=new.lang, speaker=speaker)
-        if slot is None:
-            return
         memories = self.store.memories
+        if slot is None:
+            memories.set_slot(memory_id, NO_SLOT, NO_SLOT, "", hedged=False, negated=False)
+            return
         memories.set_slot(
             memory_id,
             slot.subject,
@@ -1076,6 +1078,30 @@ class Engine:
         while batch := self.store.memories.select(status=status, limit=page, offset=len(found)):
             found += batch
         return found
+
+    def settle_unslotted(self, *, actor: str = "nightly") -> int:
+        """Look for the slot of live memories that never had it looked for (imported, or
+        stored before slots existed) and settle them in order, as capture would have.
+        Returns how many were looked at."""
+        done = 0
+        while ids := self.store.memories.without_slot(limit=500):
+            now = self.clock.now()
+            with self.store.transaction():
+                for memory in self.store.memories.get_many(ids):
+                    new = NewMemory(
+                        kind=memory.kind,
+                        text=memory.text,
+                        layer=memory.layer,
+                        source=memory.source,
+                        observed_at=memory.observed_at,
+                        content_hash=memory.content_hash,
+                        scope=memory.scope,
+                        lang=memory.lang,
+                    )
+                    speaker = memory.subject if memory.subject not in (None, "user") else None
+                    self._settle(memory.id, new, speaker=speaker, now=now, actor=actor)
+            done += len(ids)
+        return done
 
     def pending(self) -> list[Dispute]:
         """Disputed memories (a hedged contradiction put them in doubt), oldest first,

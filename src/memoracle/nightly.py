@@ -78,6 +78,8 @@ class MemoryMdReport:
 class NightlyReport:
     dry_run: bool
     backup: Path | None = None
+    merged: int = 0  # near-duplicates merged into the memory kept
+    settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
     archived: list[ArchiveCandidate] = field(default_factory=list)
     memory_md: MemoryMdReport | None = None
     daily_notes: list[Path] = field(default_factory=list)
@@ -351,14 +353,20 @@ def _cut(text: str, max_bytes: int) -> str:
 
 
 def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly") -> NightlyReport:
-    """A verified backup (`Engine.backup`), the archive, the daily notes (appended; old
+    """A verified backup (`Engine.backup`), near-duplicates merged, contradictions settled
+    for memories that never had their slot looked for, the archive, the daily notes (appended; old
     ones moved to memory/archive/), MEMORY.md's block, the session-start snapshot and the
     JSONL exports, recorded as a run with its duration. Nothing is deleted."""
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
-    report.archived = plan_archive(engine)
+    duplicates = engine.duplicates()
+    report.merged = sum(len(group.merge) for group in duplicates)
     if not dry_run:
         report.backup = engine.backup().path
+        engine.merge_duplicates(duplicates, actor=actor)
+        report.settled = engine.settle_unslotted(actor=actor)
+    report.archived = plan_archive(engine)
+    if not dry_run:
         archive(engine, report.archived, actor=actor)
     report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
     report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
@@ -370,6 +378,8 @@ def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly"
         engine.record_run(
             "nightly",
             {
+                "merged": report.merged,
+                "settled": report.settled,
                 "archived": len(report.archived),
                 "daily_notes": len(report.daily_notes),
                 "notes_archived": len(report.notes_archived),

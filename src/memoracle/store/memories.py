@@ -183,6 +183,17 @@ class Memories:
         ).fetchall()
         return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n in rows]
 
+    def without_slot(self, *, limit: int) -> list[int]:
+        """Ids of live memories whose slot was never looked for (imported before slots
+        existed, or stored by an older version), oldest first."""
+        rows = self._db.execute(
+            "SELECT m.id FROM memories m WHERE m.status IN ('active', 'disputed')"
+            " AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.memory_id = m.id)"
+            " ORDER BY m.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
     def supersede(self, memory_id: int, by: int, *, now: datetime) -> None:
         """`memory_id` no longer holds: `by` replaced it (kept, linked, timed)."""
         self._db.execute(
