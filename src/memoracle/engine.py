@@ -419,16 +419,14 @@ class Engine:
         words = token_set(new.text)
         if not words:
             return None
-        ids: list[int] = []
-        for fts_query in fts_queries(new.text)[:2]:
-            found = self.store.index.lexical_memories(
-                fts_query.expression, View(new.scope), limit=NEAR_CANDIDATES
-            )
-            ids += [i for i, _ in found if i not in ids]
-            if len(ids) >= NEAR_CANDIDATES:
-                break
+        queries = fts_queries(new.text, prefixes=False)  # [AND] or [AND, OR]: take the last
+        if not queries:
+            return None
+        found = self.store.index.lexical_memories(
+            queries[-1].expression, View(new.scope), limit=NEAR_CANDIDATES
+        )
         best: tuple[int, DedupScore] | None = None
-        for memory in self.store.memories.get_many(ids[:NEAR_CANDIDATES]):
+        for memory in self.store.memories.get_many([i for i, _ in found]):
             owner = (memory.scope.agent, memory.scope.user, memory.scope.chat)
             if (
                 memory.kind != new.kind
