@@ -1,11 +1,12 @@
 """Hybrid search: a query in, ranked hits out, each with its scores per signal.
 
 Owns the order of operations (SPEC §4): FTS5 BM25 over memories and episodes (AND of
-the content words first, OR after), vector similarity over the same items, Reciprocal
-Rank Fusion, recency and activation weighting, a boost for items inside the time the
-query names, source dedup (a memory and the turn it came from are one hit), MMR. The
-formulas are `fuse`'s; which rows a requester may see is `store.index`'s; vectors come
-from `embed` and are cached here, in memory, per model.
+the content words first, OR after; common words over their newest matches only, see
+`Searcher._lexical`), vector similarity over the same items, Reciprocal Rank Fusion,
+recency and activation weighting, a boost for items inside the time the query names,
+source dedup (a memory and the turn it came from are one hit), MMR. The formulas are
+`fuse`'s; which rows a requester may see is `store.index`'s; vectors are embedded by
+`embed` and held in memory by `vectors` (exact, or the HNSW graph of `ann`).
 """
 
 from __future__ import annotations
