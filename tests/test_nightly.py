@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from memoracle import nightly
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
+from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.types import Turn
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -141,3 +145,26 @@ def test_nightly_merges_duplicates_and_settles_older_memories(
     assert live == {"Anna lives in Lyon since 2021.", "I moved to Oslo."}
     assert engine.get(paris.ref).superseded_by == oslo.id
     assert nightly.run_nightly(engine).settled == 0  # once is enough
+
+
+def test_steps_are_recorded_one_can_run_alone_and_runs_do_not_overlap(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    seen: list[str] = []
+    report = nightly.run_nightly(engine, on_step=lambda step, counts, s: seen.append(step))
+    assert seen == list(nightly.STEPS) and set(report.steps) == set(nightly.STEPS)
+    assert engine.store.runs.last("nightly:render") is not None
+
+    only = nightly.run_nightly(engine, only="render")
+    assert list(only.steps) == ["render"] and only.backup is None
+    with pytest.raises(InvalidInput, match="the steps are"):
+        nightly.run_nightly(engine, only="decay")
+
+    lock = engine.settings.home / "nightly.lock"
+    lock.write_text(str(os.getpid()))  # a live process holds it
+    with pytest.raises(WorkspaceError, match="Another nightly run"):
+        nightly.run_nightly(engine)
+    lock.write_text("999999999")  # a dead one: taken over
+    nightly.run_nightly(engine)
+    assert not lock.exists()

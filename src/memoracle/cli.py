@@ -863,24 +863,34 @@ def restore(ref: str, as_json: bool) -> None:
 @main.command(name="nightly")
 @_home_option
 @click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--only", type=click.Choice(nightly.STEPS), help="Run this step alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def nightly_command(dry_run: bool, as_json: bool) -> None:
-    """The nightly run: a verified backup, the archive, the daily notes and MEMORY.md's
-    block (lines you added there become memories, lines you deleted are forgotten).
+def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
+    """The nightly run: a verified backup, then summarize (daily notes), dedup, resolve
+    (contradictions), reindex, archive, render (MEMORY.md's block, where lines you added
+    become memories and lines you deleted are forgotten; the session-start snapshot;
+    JSONL exports) and clean (old daily notes to memory/archive/).
 
     \b
     Example:
       memoracle nightly --dry-run
+      memoracle nightly --only render
     """
+
+    def progress(step: str, counts: dict[str, int], seconds: float) -> None:
+        if not as_json:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "milliseconds")
+            click.echo(f"{step:<10} {shown or '-'} ({seconds:.2f} s)", err=True)
+
     with _engine_errors(), _ctx().engine() as engine:
-        report = nightly.run_nightly(engine, dry_run=dry_run)
+        report = nightly.run_nightly(engine, dry_run=dry_run, only=only, on_step=progress)
     md = report.memory_md
-    assert md is not None
     if as_json:
         _echo_json(
             serialize.envelope(
                 dry_run=report.dry_run,
                 backup=str(report.backup) if report.backup else None,
+                steps=report.steps,
                 merged=report.merged,
                 settled=report.settled,
                 archived=[
@@ -891,7 +901,9 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
                 notes_archived=[str(p) for p in report.notes_archived],
                 snapshot=str(report.snapshot) if report.snapshot else None,
                 exports=[str(p) for p in report.exports],
-                memory_md={
+                memory_md=None
+                if md is None
+                else {
                     "path": str(md.path),
                     "added": list(md.added),
                     "forgotten": list(md.forgotten),
@@ -904,26 +916,15 @@ def nightly_command(dry_run: bool, as_json: bool) -> None:
             )
         )
         return
-    would = "would " if dry_run else ""
     if report.backup:
-        click.echo(f"backup      {report.backup}")
-    click.echo(f"dedup       {would}merge {report.merged}")
-    if report.settled:
-        click.echo(f"slots       looked for in {report.settled} older memories")
-    click.echo(f"archive     {would}move {len(report.archived)}")
-    click.echo(
-        f"daily notes {would}append to {len(report.daily_notes)},"
-        f" {would}move {len(report.notes_archived)} to memory/archive/"
-    )
-    click.echo(
-        f"MEMORY.md   {md.path}: {md.memories} memories, {md.lines} lines, {md.chars} chars"
-        + (f"; {would}add {len(md.added)} you wrote" if md.added else "")
-        + (f"; {would}forget {len(md.forgotten)} you deleted" if md.forgotten else "")
-        + ("" if md.changed else " (unchanged)")
-    )
-    click.echo(f"snapshot    {report.snapshot}")
-    click.echo(f"exports     {', '.join(p.name for p in report.exports)}")
-    click.echo(f"done in {report.seconds:.2f} s")
+        click.echo(f"backup: {report.backup}")
+    if md is not None:
+        click.echo(
+            f"MEMORY.md: {md.path} ({md.memories} memories, {md.lines} lines, {md.chars} chars"
+            + (", unchanged)" if not md.changed else ")")
+        )
+    verb = "would take" if dry_run else "took"
+    click.echo(f"nightly {verb} {report.seconds:.2f} s" + (" (dry run)" if dry_run else ""))
 
 
 @main.command()

@@ -1187,6 +1187,15 @@ class Engine:
         """Note a finished job (nightly, …) in the runs table, for health and stats."""
         self._finish_run(self._start_run(kind), "ok", counts)
 
+    def start_run(self, kind: str) -> int:
+        """Open a job record (nightly steps): its start time; `finish_run` closes it."""
+        return self._start_run(kind)
+
+    def finish_run(
+        self, run: int, status: str, counts: dict[str, int], error: str | None = None
+    ) -> None:
+        self._finish_run(run, status, counts, error)
+
     def restore(self, ref: str | int, *, actor: str = "cli") -> Memory:
         """Bring an archived memory back from the cold tier, as it was."""
         memory_id = parse_ref(ref) if isinstance(ref, str) else ref

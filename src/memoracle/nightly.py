@@ -17,16 +17,19 @@ the notes (`render`), storage and backups (`store`), the doors (`cli`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from memoracle import serialize
 from memoracle.engine import Engine
+from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries
@@ -45,9 +48,12 @@ __all__ = [
     "hot_topics",
     "plan_archive",
     "render_memory_md",
+    "STEPS",
     "run_nightly",
     "write_snapshot",
 ]
+
+log = logging.getLogger(__name__)
 
 MEMORY_FILE = "MEMORY.md"
 SNAPSHOT_FILE = "SESSION-START.md"
@@ -77,6 +83,7 @@ class MemoryMdReport:
 @dataclass
 class NightlyReport:
     dry_run: bool
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)  # counts of each step run
     backup: Path | None = None
     merged: int = 0  # near-duplicates merged into the memory kept
     settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
@@ -352,42 +359,167 @@ def _cut(text: str, max_bytes: int) -> str:
 # -- all of it -----------------------------------------------------------------------
 
 
-def run_nightly(engine: Engine, *, dry_run: bool = False, actor: str = "nightly") -> NightlyReport:
-    """A verified backup (`Engine.backup`), near-duplicates merged, contradictions settled
-    for memories that never had their slot looked for, the archive, the daily notes (appended; old
-    ones moved to memory/archive/), MEMORY.md's block, the session-start snapshot and the
-    JSONL exports, recorded as a run with its duration. Nothing is deleted."""
+STEPS: tuple[str, ...] = ("summarize", "dedup", "resolve", "reindex", "archive", "render", "clean")
+"""The nightly steps, in order (decay needs no step: activation is computed from time)."""
+
+OnStep = Callable[[str, dict[str, int], float], None]
+
+
+def run_nightly(
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    only: str | None = None,
+    actor: str = "nightly",
+    on_step: OnStep | None = None,
+) -> NightlyReport:
+    """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
+    their daily notes), dedup (near-duplicates merged), resolve (contradictions for
+    memories that never had their slot looked for), reindex (missing vectors embedded,
+    the HNSW graph built when due), archive, render (MEMORY.md's block, the session-start
+    snapshot, the JSONL exports), clean (old daily notes to memory/archive/). A verified
+    backup comes first; each step is recorded in the runs table with its counts and
+    time, and `on_step` hears of it. One run at a time (HOME/nightly.lock; a lock left by
+    a dead process is taken over). `only` runs one step. Every step is idempotent and
+    computed from the store and the clock, so a killed run is finished by the next.
+    Nothing is deleted."""
+    if only is not None and only not in STEPS:
+        raise InvalidInput(f"Unknown nightly step {only!r}; the steps are: {', '.join(STEPS)}.")
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
+    with _nightly_lock(engine.settings.home, dry_run=dry_run):
+        if not dry_run and only in (None, "dedup", "archive"):
+            report.backup = engine.backup().path
+        for step in STEPS:
+            if only is not None and step != only:
+                continue
+            step_started = time.perf_counter()
+            run = None if dry_run else engine.start_run(f"nightly:{step}")
+            try:
+                counts = _STEP[step](engine, report, dry_run, actor)
+            except BaseException as exc:
+                if run is not None:
+                    engine.finish_run(run, "failed", {}, error=f"{type(exc).__name__}: {exc}")
+                raise
+            seconds = time.perf_counter() - step_started
+            counts["milliseconds"] = int(seconds * 1000)
+            report.steps[step] = counts
+            if run is not None:
+                engine.finish_run(run, "ok", counts)
+            if on_step is not None:
+                on_step(step, counts, seconds)
+    report.seconds = round(time.perf_counter() - started, 3)
+    if not dry_run and only is None:
+        engine.record_run("nightly", {"milliseconds": int(report.seconds * 1000)})
+    return report
+
+
+def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
+    return {"notes": len(report.daily_notes)}
+
+
+def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     duplicates = engine.duplicates()
     report.merged = sum(len(group.merge) for group in duplicates)
     if not dry_run:
-        report.backup = engine.backup().path
         engine.merge_duplicates(duplicates, actor=actor)
+    return {"groups": len(duplicates), "merged": report.merged}
+
+
+def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if not dry_run:
         report.settled = engine.settle_unslotted(actor=actor)
+    return {"settled": report.settled}
+
+
+def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if dry_run or engine.searcher.embedder is None:
+        return {"embedded": 0}
+    return {"embedded": engine.reindex()}
+
+
+def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.archived = plan_archive(engine)
     if not dry_run:
         archive(engine, report.archived, actor=actor)
-    report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
-    report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
+    return {"archived": len(report.archived)}
+
+
+def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.memory_md = render_memory_md(engine, dry_run=dry_run)
     report.snapshot = write_snapshot(engine, dry_run=dry_run)
     report.exports = export_jsonl(engine, dry_run=dry_run)
-    report.seconds = round(time.perf_counter() - started, 3)
-    if not dry_run:
-        engine.record_run(
-            "nightly",
-            {
-                "merged": report.merged,
-                "settled": report.settled,
-                "archived": len(report.archived),
-                "daily_notes": len(report.daily_notes),
-                "notes_archived": len(report.notes_archived),
-                "memory_md_changed": int(report.memory_md.changed),
-                "milliseconds": int(report.seconds * 1000),
-            },
-        )
-    return report
+    md = report.memory_md
+    return {
+        "added": len(md.added),
+        "forgotten": len(md.forgotten),
+        "lines": md.lines,
+        "changed": int(md.changed),
+    }
+
+
+def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
+    return {"notes_moved": len(report.notes_archived)}
+
+
+_STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {
+    "summarize": _summarize,
+    "dedup": _dedup,
+    "resolve": _resolve,
+    "reindex": _reindex,
+    "archive": _archive,
+    "render": _render,
+    "clean": _clean,
+}
+
+
+@contextmanager
+def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
+    """HOME/nightly.lock holding our pid, for the run's length. A second run is refused
+    while the first one's process lives; a lock left by a dead process is taken over."""
+    if dry_run:
+        yield
+        return
+    path = home / "nightly.lock"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder = _pid_in(path)
+            if holder is not None and _alive(holder):
+                raise WorkspaceError(
+                    f"Another nightly run (pid {holder}) is working on {home}; "
+                    f"wait for it, or remove {path} if that process is gone."
+                ) from None
+            log.warning("taking over %s left by a process that is gone", path)
+            path.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        break
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _read(path: Path) -> str | None:
