@@ -93,6 +93,7 @@ CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 8  # memories FTS offers the capture-time dedup check
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
+FRESH_DEPTH = 50  # fresh memories offered to the second slot (30 % of 2,000 tokens holds ~30)
 # Longer queries are cut: a pasted document is not a question.
 MAX_QUERY_CHARS = 2000
 
@@ -867,7 +868,7 @@ class Engine:
         index, memories = self.store.index, self.store.memories
         guardrails = memories.get_many(index.guardrails(view))
         fresh = memories.get_many(
-            index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=100)
+            index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=FRESH_DEPTH)
         )
         text = clean(message).strip()
         outcome = self.search(text, k=RECALL_DEPTH, scope=scope) if text else None

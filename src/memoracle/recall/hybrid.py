@@ -39,7 +39,7 @@ from memoracle.types import Episode, Hit, Memory, Scores
 log = logging.getLogger(__name__)
 
 POOL = 50  # candidates taken from each signal before fusion
-VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
+VECTOR_POOL = 100  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
