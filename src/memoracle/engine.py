@@ -90,7 +90,7 @@ EXPLAIN_DEPTH = 200
 BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
-NEAR_CANDIDATES = 8  # memories FTS offers the capture-time dedup check
+NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 FRESH_DEPTH = 50  # fresh memories offered to the second slot (30 % of 2,000 tokens holds ~30)
@@ -426,29 +426,21 @@ class Engine:
         found = self.store.index.lexical_memories(
             queries[-1].expression, View(new.scope), limit=NEAR_CANDIDATES
         )
-        best: tuple[int, DedupScore] | None = None
-        for memory in self.store.memories.get_many([i for i, _ in found]):
-            owner = (memory.scope.agent, memory.scope.user, memory.scope.chat)
-            if (
-                memory.kind != new.kind
-                or memory.subject != new.subject
-                or owner
-                != (
-                    new.scope.agent,
-                    new.scope.user,
-                    new.scope.chat,
-                )
-            ):
-                continue
-            other = token_set(memory.text)
-            if len(words) > len(other) or len(words & other) < NEAR_OVERLAP * len(words):
-                continue  # saying more ("I like green tea" after "I like tea") is news
-            score = dedup.similarity(new.text, memory.text)
-            if dedup.is_duplicate(score, self.settings.lifecycle.dedup_threshold) and (
-                best is None or score.score > best[1].score
-            ):
-                best = (memory.id, score)
-        return best
+        owner = (new.scope.agent, new.scope.user, new.scope.chat)
+        candidates = [
+            (memory.id, memory.text)
+            for memory in self.store.memories.get_many([i for i, _ in found])
+            if memory.kind == new.kind
+            and memory.subject == new.subject
+            and (memory.scope.agent, memory.scope.user, memory.scope.chat) == owner
+            and len(words) <= len(other := token_set(memory.text))  # saying more is news
+            and len(words & other) >= NEAR_OVERLAP * len(words)
+        ]
+        if not candidates:
+            return None
+        best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
+        threshold = self.settings.lifecycle.dedup_threshold
+        return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
 
     def _settle(
         self, memory_id: int, new: NewMemory, *, speaker: str | None, now: datetime, actor: str
