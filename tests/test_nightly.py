@@ -168,3 +168,26 @@ def test_steps_are_recorded_one_can_run_alone_and_runs_do_not_overlap(
     lock.write_text("999999999")  # a dead one: taken over
     nightly.run_nightly(engine)
     assert not lock.exists()
+
+
+def test_a_broken_marker_leaves_memory_md_as_it_is_and_the_night_goes_on(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    nightly.run_nightly(engine)
+    path = _memory_md(engine)
+    broken = path.read_text().replace("<!-- memoracle:end -->", "<!-- memoracle:en -->")
+    path.write_text(broken)
+    report = nightly.run_nightly(engine)
+    assert report.memory_md is not None and "marker" in (report.memory_md.problem or "")
+    assert path.read_text() == broken
+    assert "render" in report.steps and "clean" in report.steps
+
+
+def test_a_memory_md_that_is_not_utf8_is_refused_by_name(engine: Engine) -> None:
+    path = _memory_md(engine)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(WorkspaceError, match="MEMORY.md: not UTF-8"):
+        nightly.render_memory_md(engine)
+    assert path.read_bytes() == b"\xff\xfe not utf-8"

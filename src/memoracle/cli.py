@@ -911,6 +911,7 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
                     "lines": md.lines,
                     "chars": md.chars,
                     "changed": md.changed,
+                    "problem": md.problem,
                 },
                 seconds=report.seconds,
             )
@@ -918,7 +919,9 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
         return
     if report.backup:
         click.echo(f"backup: {report.backup}")
-    if md is not None:
+    if md is not None and md.problem:
+        click.echo(f"warning: MEMORY.md left as it is: {md.problem}", err=True)
+    elif md is not None:
         click.echo(
             f"MEMORY.md: {md.path} ({md.memories} memories, {md.lines} lines, {md.chars} chars"
             + (", unchanged)" if not md.changed else ")")

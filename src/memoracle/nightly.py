@@ -33,7 +33,13 @@ from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries
-from memoracle.render.memory_md import extract_block, merge_into, read_edits, render_block
+from memoracle.render.memory_md import (
+    BlockError,
+    extract_block,
+    merge_into,
+    read_edits,
+    render_block,
+)
 from memoracle.store.archive import ArchivedMemory
 from memoracle.types import Memory
 
@@ -78,6 +84,7 @@ class MemoryMdReport:
     lines: int
     chars: int
     changed: bool
+    problem: str | None = None  # why the file was left as it was (broken markers)
 
 
 @dataclass
@@ -179,8 +186,12 @@ def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport
     last = _read(last_path)
     added: list[str] = []
     forgotten: list[str] = []
-    if current is not None and last is not None and extract_block(current) is not None:
-        edits = read_edits(current, last)
+    try:
+        has_block = current is not None and extract_block(current) is not None
+        edits = read_edits(current, last) if has_block and current and last else None
+    except BlockError as exc:  # a person broke a marker: their file stays as it is
+        return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=f"{path}: {exc}")
+    if edits is not None:
         if not dry_run:
             for text, kind in zip(edits.added, edits.added_kinds, strict=True):
                 memory, _ = engine.remember(
@@ -528,13 +539,24 @@ def _read(path: Path) -> str | None:
             return f.read()
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path}: not UTF-8 text (byte {exc.start + 1}); it was left as it is."
+        ) from None
+    except OSError as exc:
+        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
 
 
 def _write(path: Path, text: str) -> None:
     """Atomically: a temp file in the same folder, then a rename (no half-written file
     for the agent to read)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
