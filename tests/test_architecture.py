@@ -55,6 +55,12 @@ FORBIDDEN = {
         "memoracle.capture",
         "memoracle.ingest",
     ),
+    "memoracle.datafiles": (
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.capture",
+        "memoracle.lifecycle",
+    ),
     "memoracle.config": (
         "memoracle.store",
         "memoracle.engine",

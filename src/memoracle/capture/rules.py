@@ -38,7 +38,7 @@ import functools
 import re
 import threading
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -46,6 +46,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from memoracle import datafiles
 from memoracle.capture.prefilter import Gate, Matcher
 from memoracle.errors import InvalidInput
 
@@ -146,7 +147,6 @@ _FLAGS: Mapping[str, re.RegexFlag] = MappingProxyType(
 )
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 _PREDICATE = re.compile(r"[^\W\d]\w*")
-_MACRO = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
 _LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 # Same-length folds, so spans found in folded text are spans of the original.
@@ -369,8 +369,8 @@ def _read(text: str, source: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleFileError(f"{source}: not valid TOML: {exc}") from None
-    _no_unknown(data, _TOP_KEYS, source, "top-level table")
-    language = _table(data, "language", source)
+    datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", RuleFileError)
+    language = datafiles.table(data, "language", source, RuleFileError)
     code = language.get("code")
     if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
         raise RuleFileError(f"{source}: [language] code must be a 2-3 letter code, got {code!r}.")
@@ -382,19 +382,21 @@ def _read(text: str, source: str) -> dict[str, Any]:
 
 def _detection(data: Mapping[str, Any], source: str) -> Detection:
     language = data["language"]
-    detect = _table(data, "detect", source, required=False)
-    _no_unknown(detect, _DETECT_KEYS, source, "[detect]")
+    detect = datafiles.table(data, "detect", source, RuleFileError, required=False)
+    datafiles.no_unknown(detect, _DETECT_KEYS, source, "[detect]", RuleFileError)
     script_text = detect.get("script")
     script = None
     if script_text is not None:
         if not isinstance(script_text, str):
             raise RuleFileError(f"{source}: [detect] script must be a regex string.")
-        script = _regex(script_text, re.IGNORECASE, source, "detect.script")
+        script = datafiles.regex(script_text, re.IGNORECASE, source, "detect.script", RuleFileError)
     chars = detect.get("chars", "")
     if not isinstance(chars, str):
         raise RuleFileError(f"{source}: [detect] chars must be a string.")
-    words = _strings(detect.get("words", []), source, "detect.words")
-    suffixes = _strings(detect.get("suffixes", []), source, "detect.suffixes")
+    words = datafiles.strings(detect.get("words", []), source, "detect.words", RuleFileError)
+    suffixes = datafiles.strings(
+        detect.get("suffixes", []), source, "detect.suffixes", RuleFileError
+    )
     return Detection(
         code=language["code"],
         name=language.get("name", language["code"]),
@@ -407,17 +409,23 @@ def _detection(data: Mapping[str, Any], source: str) -> Detection:
 
 def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
     code: str = data["language"]["code"]
-    macros = _macros(_table(data, "macros", source, required=False), source)
-    markers = _table(data, "markers", source, required=False)
-    _no_unknown(markers, _MARKER_KEYS, source, "[markers]")
+    macros = _macros(datafiles.table(data, "macros", source, RuleFileError, required=False), source)
+    markers = datafiles.table(data, "markers", source, RuleFileError, required=False)
+    datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", RuleFileError)
 
     def marker(key: str) -> Matcher | None:
         where = f"markers.{key}"
-        items = _strings(markers.get(key, []), source, where)
+        items = datafiles.strings(markers.get(key, []), source, where, RuleFileError)
         if not items:
             return None
         return Matcher.of(
-            _regex(_expand(item, macros, source, where), re.IGNORECASE, source, where)
+            datafiles.regex(
+                datafiles.expand(item, macros, source, where, RuleFileError),
+                re.IGNORECASE,
+                source,
+                where,
+                RuleFileError,
+            )
             for item in items
         )
 
@@ -443,7 +451,9 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
     for position, (_, _, gate) in enumerate(entries):
         for literal in gate or ():
             by_trigram.setdefault(literal[:3], set()).add(position)
-    abbreviations = _strings(markers.get("abbreviations", []), source, "markers.abbreviations")
+    abbreviations = datafiles.strings(
+        markers.get("abbreviations", []), source, "markers.abbreviations", RuleFileError
+    )
     return LanguageRules(
         code=code,
         name=data["language"].get("name", code),
@@ -488,7 +498,7 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
         )
 
     flags = re.IGNORECASE
-    for flag in _strings(raw.get("flags", []), source, f"{where} flags"):
+    for flag in datafiles.strings(raw.get("flags", []), source, f"{where} flags", RuleFileError):
         if flag not in _FLAGS:
             raise RuleFileError(
                 f"{source}: {where}: unknown flag {flag!r}. Known: {', '.join(_FLAGS)}."
@@ -497,11 +507,18 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
             flags &= ~re.IGNORECASE
         flags |= _FLAGS[flag]
 
-    texts = _strings(raw.get("pattern"), source, f"{where} pattern")
+    texts = datafiles.strings(raw.get("pattern"), source, f"{where} pattern", RuleFileError)
     if not texts:
         raise RuleFileError(f"{source}: {where}: pattern is required.")
     patterns = [
-        _regex(_expand(text, macros, source, where), flags, source, where) for text in texts
+        datafiles.regex(
+            datafiles.expand(text, macros, source, where, RuleFileError),
+            flags,
+            source,
+            where,
+            RuleFileError,
+        )
+        for text in texts
     ]
     for pattern in patterns:
         groups = set(pattern.groupindex)
@@ -520,8 +537,16 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
     # `unless` only runs after a pattern matched, so it gets no gate.
     unless = Matcher.of(
         (
-            _regex(_expand(text, macros, source, where), flags, source, f"{where} unless")
-            for text in _strings(raw.get("unless", []), source, f"{where} unless")
+            datafiles.regex(
+                datafiles.expand(text, macros, source, where, RuleFileError),
+                flags,
+                source,
+                f"{where} unless",
+                RuleFileError,
+            )
+            for text in datafiles.strings(
+                raw.get("unless", []), source, f"{where} unless", RuleFileError
+            )
         ),
         gated=False,
     )
@@ -562,66 +587,13 @@ def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
             raise RuleFileError(f"{source}: macro {key!r} must be a regex string.")
         macros[key] = value
     # Macros may use other macros; expand each until stable.
-    return {key: _expand(value, macros, source, f"macro {key!r}") for key, value in macros.items()}
-
-
-def _expand(text: str, macros: Mapping[str, str], source: str, where: str) -> str:
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in macros:
-            raise RuleFileError(
-                f"{source}: {where}: unknown macro {{{{{name}}}}}. "
-                f"Defined: {', '.join(sorted(macros)) or 'none'}."
-            )
-        return f"(?:{macros[name]})"
-
-    for _ in range(8):
-        if "{{" not in text:
-            return text
-        text = _MACRO.sub(substitute, text)
-    raise RuleFileError(f"{source}: {where}: macros nest too deeply (a cycle?).")
-
-
-def _regex(text: str, flags: int, source: str, where: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text, flags)
-    except re.error as exc:
-        raise RuleFileError(f"{source}: {where}: bad regex: {exc}.") from None
-
-
-def _table(
-    data: Mapping[str, Any], key: str, source: str, *, required: bool = True
-) -> Mapping[str, Any]:
-    value = data.get(key)
-    if value is None:
-        if required:
-            raise RuleFileError(f"{source}: missing [{key}] table.")
-        return {}
-    if not isinstance(value, dict):
-        raise RuleFileError(f"{source}: [{key}] must be a table.")
-    return value
-
-
-def _strings(value: object, source: str, where: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(value)
-    raise RuleFileError(f"{source}: {where}: expected a string or a list of strings.")
+    return {
+        key: datafiles.expand(value, macros, source, f"macro {key!r}", RuleFileError)
+        for key, value in macros.items()
+    }
 
 
 def _score(value: object, source: str, where: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise RuleFileError(f"{source}: {where}: {name} must be a number in 0..1, got {value!r}.")
     return float(value)
-
-
-def _no_unknown(data: Mapping[str, Any], known: Iterable[str], source: str, where: str) -> None:
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise RuleFileError(
-            f"{source}: {where}: unknown key(s) {', '.join(unknown)}. "
-            f"Known: {', '.join(sorted(known))}."
-        )

@@ -93,6 +93,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from memoracle import datafiles
 from memoracle.capture.extract import split_sentences
 from memoracle.capture.lang import detect_language
 from memoracle.capture.prefilter import Gate, Matcher, passes
@@ -167,7 +168,6 @@ _SLOT_KEYS = frozenset(
 _SHARED_FILE = "values.toml"
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
 _ATTRIBUTE = re.compile(r"([a-z_]+)(?::(\{(?:topic|thing)\}|[a-z_]+))?")
-_MACRO = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
 _LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 _TOKEN = re.compile(r"\d+(?:[.:]\d+)*|[^\W_]+[+#]*")
@@ -503,10 +503,10 @@ def load_slots(directory: Traversable | Path | None = None, *, eager: bool = Tru
         source = f"lifecycle/slots/{entry.name}" if directory is None else str(entry)
         data = _read(entry.read_text(encoding="utf-8"), source)
         if entry.name == _SHARED_FILE:
-            _no_unknown(data, _SHARED_KEYS, source, "top-level table")
+            datafiles.no_unknown(data, _SHARED_KEYS, source, "top-level table", SlotFileError)
             shared.append((data, source))
             continue
-        code = _table(data, "language", source).get("code")
+        code = datafiles.table(data, "language", source, SlotFileError).get("code")
         if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
             raise SlotFileError(f"{source}: [language] code must be a 2-3 letter code.")
         if code != entry.name.removesuffix(".toml"):
@@ -538,7 +538,7 @@ def _read(text: str, source: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SlotFileError(f"{source}: not valid TOML: {exc}") from None
-    _no_unknown(data, _TOP_KEYS, source, "top-level table")
+    datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", SlotFileError)
     return data
 
 
@@ -546,10 +546,20 @@ def _vocabulary(files: Sequence[tuple[Mapping[str, Any], str]]) -> Vocabulary:
     stopwords: set[str] = set()
     suffixes: set[str] = set()
     for data, source in files:
-        normalise = _table(data, "normalise", source, required=False)
-        _no_unknown(normalise, _NORMALISE_KEYS, source, "[normalise]")
-        stopwords.update(map(_casefold, _strings(normalise.get("stopwords"), source, "stop")))
-        suffixes.update(map(_casefold, _strings(normalise.get("suffixes"), source, "suffixes")))
+        normalise = datafiles.table(data, "normalise", source, SlotFileError, required=False)
+        datafiles.no_unknown(normalise, _NORMALISE_KEYS, source, "[normalise]", SlotFileError)
+        stopwords.update(
+            map(
+                _casefold,
+                datafiles.strings(normalise.get("stopwords"), source, "stop", SlotFileError),
+            )
+        )
+        suffixes.update(
+            map(
+                _casefold,
+                datafiles.strings(normalise.get("suffixes"), source, "suffixes", SlotFileError),
+            )
+        )
     # Aliases and topics are keyed by words in value form, which needs the lists above.
     partial = Vocabulary(
         aliases={},
@@ -592,25 +602,32 @@ def _vocabulary(files: Sequence[tuple[Mapping[str, Any], str]]) -> Vocabulary:
 
 
 def _word_table(data: Mapping[str, Any], key: str, source: str) -> Iterator[tuple[str, list[str]]]:
-    table = _table(data, key, source, required=False)
+    table = datafiles.table(data, key, source, SlotFileError, required=False)
     for name, words in table.items():
-        yield name, _strings(words, source, f"[{key}] {name}")
+        yield name, datafiles.strings(words, source, f"[{key}] {name}", SlotFileError)
 
 
 def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> LanguageSlots:
     code: str = data["language"]["code"]
-    macros = _macros(_table(data, "macros", source, required=False), source)
-    markers = _table(data, "markers", source, required=False)
-    _no_unknown(markers, _MARKER_KEYS, source, "[markers]")
+    macros = _macros(datafiles.table(data, "macros", source, SlotFileError, required=False), source)
+    markers = datafiles.table(data, "markers", source, SlotFileError, required=False)
+    datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", SlotFileError)
 
     def matcher(items: Iterable[str], where: str, flags: int = re.IGNORECASE) -> Matcher | None:
         compiled = [
-            _regex(_expand(item, macros, source, where), flags, source, where) for item in items
+            datafiles.regex(
+                datafiles.expand(item, macros, source, where, SlotFileError),
+                flags,
+                source,
+                where,
+                SlotFileError,
+            )
+            for item in items
         ]
         return Matcher.of(compiled) if compiled else None
 
-    subjects = _table(data, "subjects", source, required=False)
-    _no_unknown(subjects, _SUBJECT_KEYS, source, "[subjects]")
+    subjects = datafiles.table(data, "subjects", source, SlotFileError, required=False)
+    datafiles.no_unknown(subjects, _SUBJECT_KEYS, source, "[subjects]", SlotFileError)
     kin: dict[str, str] = {}
     for canonical, words in _word_table(subjects, "kin", source):
         for word in (canonical, *words):
@@ -642,13 +659,25 @@ def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> La
         entries=entries,
         ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
         by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
-        hedge=matcher(_strings(markers.get("hedge"), source, "hedge"), "markers.hedge"),
-        negation=matcher(_strings(markers.get("negation"), source, "negation"), "negation"),
-        negation_after=matcher(
-            _strings(markers.get("negation_after"), source, "negation_after"), "negation_after"
+        hedge=matcher(
+            datafiles.strings(markers.get("hedge"), source, "hedge", SlotFileError), "markers.hedge"
         ),
-        self_words=frozenset(map(_fold_words, _strings(subjects.get("self"), source, "self"))),
-        skip=frozenset(map(_fold_words, _strings(subjects.get("skip"), source, "skip"))),
+        negation=matcher(
+            datafiles.strings(markers.get("negation"), source, "negation", SlotFileError),
+            "negation",
+        ),
+        negation_after=matcher(
+            datafiles.strings(
+                markers.get("negation_after"), source, "negation_after", SlotFileError
+            ),
+            "negation_after",
+        ),
+        self_words=frozenset(
+            map(_fold_words, datafiles.strings(subjects.get("self"), source, "self", SlotFileError))
+        ),
+        skip=frozenset(
+            map(_fold_words, datafiles.strings(subjects.get("skip"), source, "skip", SlotFileError))
+        ),
         kin=MappingProxyType(kin),
     )
 
@@ -667,7 +696,7 @@ def _rule(
     if not isinstance(rid, str) or not _RULE_ID.fullmatch(rid):
         raise SlotFileError(f"{source}: slot #{index + 1}: id must be snake_case, got {rid!r}.")
     where = f"slot {rid!r}"
-    _no_unknown(raw, _SLOT_KEYS, source, where)
+    datafiles.no_unknown(raw, _SLOT_KEYS, source, where, SlotFileError)
     attribute = raw.get("attribute")
     shape = _ATTRIBUTE.fullmatch(attribute) if isinstance(attribute, str) else None
     if shape is None or shape.group(1) not in ATTRIBUTES:
@@ -676,11 +705,18 @@ def _rule(
             f"(optionally :<param>, :{{topic}} or :{{thing}}), got {attribute!r}."
         )
     assert isinstance(attribute, str)
-    texts = _strings(raw.get("pattern"), source, f"{where} pattern")
+    texts = datafiles.strings(raw.get("pattern"), source, f"{where} pattern", SlotFileError)
     if not texts:
         raise SlotFileError(f"{source}: {where}: pattern is required.")
     patterns = [
-        _regex(_expand(text, macros, source, where), re.IGNORECASE, source, where) for text in texts
+        datafiles.regex(
+            datafiles.expand(text, macros, source, where, SlotFileError),
+            re.IGNORECASE,
+            source,
+            where,
+            SlotFileError,
+        )
+        for text in texts
     ]
     value = raw.get("value")
     if value is not None and not isinstance(value, str):
@@ -717,9 +753,14 @@ def _rule(
         negatable=flags["negatable"],
         fallback=fallback,
         versioned=flags["versioned"],
-        unless=matcher(_strings(raw.get("unless"), source, f"{where} unless"), where),
+        unless=matcher(
+            datafiles.strings(raw.get("unless"), source, f"{where} unless", SlotFileError), where
+        ),
         not_values=matcher(
-            ("^(?:" + text + ")" for text in _strings(raw.get("not_values"), source, where)),
+            (
+                "^(?:" + text + ")"
+                for text in datafiles.strings(raw.get("not_values"), source, where, SlotFileError)
+            ),
             f"{where} not_values",
         ),
     )
@@ -729,60 +770,10 @@ def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
     for key, value in table.items():
         if not isinstance(value, str):
             raise SlotFileError(f"{source}: macro {key!r} must be a regex string.")
-    return {key: _expand(value, table, source, f"macro {key!r}") for key, value in table.items()}
-
-
-def _expand(text: str, macros: Mapping[str, str], source: str, where: str) -> str:
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in macros:
-            raise SlotFileError(f"{source}: {where}: unknown macro {{{{{name}}}}}.")
-        return f"(?:{macros[name]})"
-
-    for _ in range(8):
-        if "{{" not in text:
-            return text
-        text = _MACRO.sub(substitute, text)
-    raise SlotFileError(f"{source}: {where}: macros nest too deeply (a cycle?).")
-
-
-def _regex(text: str, flags: int, source: str, where: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text, flags)
-    except re.error as exc:
-        raise SlotFileError(f"{source}: {where}: bad regex: {exc}.") from None
-
-
-def _table(
-    data: Mapping[str, Any], key: str, source: str, *, required: bool = True
-) -> Mapping[str, Any]:
-    value = data.get(key)
-    if value is None:
-        if required:
-            raise SlotFileError(f"{source}: missing [{key}] table.")
-        return {}
-    if not isinstance(value, dict):
-        raise SlotFileError(f"{source}: [{key}] must be a table.")
-    return value
-
-
-def _strings(value: object, source: str, where: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(value)
-    raise SlotFileError(f"{source}: {where}: expected a string or a list of strings.")
-
-
-def _no_unknown(data: Mapping[str, Any], known: Iterable[str], source: str, where: str) -> None:
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise SlotFileError(
-            f"{source}: {where}: unknown key(s) {', '.join(unknown)}. "
-            f"Known: {', '.join(sorted(known))}."
-        )
+    return {
+        key: datafiles.expand(value, table, source, f"macro {key!r}", SlotFileError)
+        for key, value in table.items()
+    }
 
 
 # --- matching helpers -----------------------------------------------------------------------
