@@ -47,6 +47,10 @@ linearly from [`VECTOR_LOW`, `VECTOR_HIGH`] onto [0, 1]::
                                                    # number or a name) is in both
     score   = lifted · (0.3 + 0.7·E)               # no factor when E is None
                      · (0.3 if exactly one text is negated else 1)
+                     · (0.85 if each text has a word the other lacks and no vector
+                        reaches VECTOR_LOW: a swapped word is more often another value —
+                        "the main database" / "the backup database" — than a
+                        paraphrase, which only a vector can tell)
 
 and 1.0 when the texts are equal after `memoracle.text.for_hash`. Why: ``segments``
 (containment, segment by segment) carries most of the weight because a memory repeated
@@ -110,6 +114,7 @@ THRESHOLD = 0.65
 
 W_JACCARD = 0.45
 W_SEGMENTS = 0.55
+SUBSTITUTION = 0.85  # when each text has a word the other lacks and no vector says alike
 SMOOTHING = 0.5  # words added to the smaller side of containment: 2 of 2 is weak evidence
 ENTITY_LIFT = 0.2  # how far agreeing identifiers move the score towards 1
 CONFLICT_FLOOR = 0.3  # what is left of a score whose entities all differ
@@ -605,6 +610,10 @@ def _score(a: _Profile, b: _Profile, vector_similarity: float | None) -> DedupSc
     if a.negated != b.negated:
         score *= CONFLICT_FLOOR
         conflicts += ("negation",)
+    if (vector_similarity is None or vector_similarity < VECTOR_LOW) and _swapped(a, b):
+        # Each says a word the other does not ("the main database" / "the backup
+        # database"): without a vector to call it a paraphrase, likely another value.
+        score *= SUBSTITUTION
     score = min(1.0, max(0.0, score))
     reason = _reason(score, jaccard, containment, segments, lexical, text, conflicts, example)
     return DedupScore(
@@ -638,6 +647,14 @@ def _reason(
     if jaccard == 0:
         return "no words in common"
     return "different wording"
+
+
+def _swapped(a: _Profile, b: _Profile) -> bool:
+    """Whether each text has a word the other lacks (entities, compared on their own,
+    left out: "2021" and "May 2021" agree)."""
+    only_a = {t for t in a.tokens - b.tokens if ":" not in t}
+    only_b = {t for t in b.tokens - a.tokens if ":" not in t}
+    return bool(only_a and only_b)
 
 
 def similarity(a: str, b: str, *, vector_similarity: float | None = None) -> DedupScore:
