@@ -191,3 +191,15 @@ def test_a_memory_md_that_is_not_utf8_is_refused_by_name(engine: Engine) -> None
     with pytest.raises(WorkspaceError, match="MEMORY.md: not UTF-8"):
         nightly.render_memory_md(engine)
     assert path.read_bytes() == b"\xff\xfe not utf-8"
+
+
+def test_a_missed_week_is_caught_up_in_the_daily_notes(engine: Engine, clock: FixedClock) -> None:
+    clock.set(AT)
+    nightly.run_nightly(engine, only="summarize")
+    for day in range(7):  # a week of turns, no nightly run
+        clock.advance(days=1)
+        engine.capture([Turn("user", f"We decided to ship build {day}0{day}.", clock.now(),
+                             "s", f"t{day}")])  # fmt: skip
+    clock.advance(days=1)
+    report = nightly.run_nightly(engine, only="summarize")
+    assert len(report.daily_notes) == 7

@@ -65,7 +65,8 @@ MEMORY_FILE = "MEMORY.md"
 SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
-DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes
+DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
+FIRST_LOOKBACK_DAYS = 30  # on the first run: a month of notes, not a whole history
 
 
 @dataclass(frozen=True)
@@ -426,7 +427,16 @@ def run_nightly(
 
 
 def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    report.daily_notes = append_daily_notes(engine, dry_run=dry_run)
+    # Every day since the last finished summary, and at least the last few: a missed
+    # night is caught up.
+    days = DAILY_LOOKBACK_DAYS
+    last = engine.store.runs.last("nightly:summarize", status="ok")
+    if last is not None:
+        since = datetime.fromisoformat(last[0])
+        days = max(days, (engine.clock.now() - since).days + 1)
+    else:
+        days = max(days, FIRST_LOOKBACK_DAYS)
+    report.daily_notes = append_daily_notes(engine, days=days, dry_run=dry_run)
     return {"notes": len(report.daily_notes)}
 
 

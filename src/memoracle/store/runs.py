@@ -32,11 +32,11 @@ class Runs:
             (db_time(now), status, json.dumps(counts), error, run_id),
         )
 
-    def last(self, kind: str) -> tuple[str, str | None, str] | None:
-        """(started_at, finished_at, status) of the latest run of `kind`."""
+    def last(self, kind: str, *, status: str | None = None) -> tuple[str, str | None, str] | None:
+        """(started_at, finished_at, status) of the latest run of `kind` (with `status`)."""
         row = self._db.execute(
             "SELECT started_at, finished_at, status FROM runs WHERE kind = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (kind,),
+            " AND (? IS NULL OR status = ?) ORDER BY id DESC LIMIT 1",
+            (kind, status, status),
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
