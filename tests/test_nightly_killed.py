@@ -1,0 +1,78 @@
+"""A nightly run killed with SIGKILL at several points of its work (counted from when it
+takes its lock; a run takes about half a second here): the next run finishes the work and
+nothing is lost (subprocess test: the store is left as a real kill leaves it)."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import timedelta
+
+import pytest
+
+from memoracle.clock import FixedClock
+from memoracle.config import Settings
+from memoracle.engine import Engine
+
+RUN = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime
+    from pathlib import Path
+    from memoracle import nightly
+    from memoracle.clock import FixedClock
+    from memoracle.config import load
+    from memoracle.engine import Engine
+
+    settings = load(Path(sys.argv[1]), env={}, overrides={"embedding.model": "hash"})
+    with Engine.open(settings, clock=FixedClock(datetime.fromisoformat(sys.argv[2]))) as e:
+        nightly.run_nightly(e)
+    """
+)
+
+
+def _counts(settings: Settings) -> tuple[int, str]:
+    with sqlite3.connect(settings.db_path) as db:
+        memories = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        check = db.execute("PRAGMA integrity_check").fetchone()[0]
+    return int(memories), str(check)
+
+
+@pytest.mark.parametrize("after", [0.0, 0.1, 0.25, 0.5])
+def test_a_killed_nightly_run_loses_nothing_and_the_next_one_finishes(
+    settings: Settings, clock: FixedClock, after: float
+) -> None:
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        for n in range(150):
+            engine.remember(f"Ticket ABC-{n} was closed by Marc on the staging server.")
+            engine.remember(f"Ticket ABC-{n} was closed by Marc on the staging server today.")
+        engine.remember("Never deploy on Fridays.", kind="guardrail")
+    clock.advance(days=200)
+    before, _ = _counts(settings)
+    now = clock.now().isoformat()
+    proc = subprocess.Popen([sys.executable, "-c", RUN, str(settings.home), now])
+    lock = settings.home / "nightly.lock"
+    deadline = time.monotonic() + 60
+    while not lock.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)  # the run has begun its work once it holds the lock
+    time.sleep(after)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+
+    assert _counts(settings) == (before, "ok")  # a kill never deletes or corrupts
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, str(settings.home), now], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr  # the dead run's lock is taken over
+    assert _counts(settings) == (before, "ok")
+    with Engine.open(settings, clock=FixedClock(clock.now() + timedelta(seconds=1))) as engine:
+        assert engine.duplicates() == []  # the merges were finished
+        assert engine.store.runs.last("nightly:clean", status="ok") is not None
+        memory_md = (settings.files_dir / "MEMORY.md").read_text()
+    assert "memoracle:begin" in memory_md and "memoracle:end" in memory_md
+    assert "Never deploy on Fridays." in memory_md
