@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from memoracle import nightly
 from memoracle.clock import FixedClock
+from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.types import Turn
@@ -203,3 +205,22 @@ def test_a_missed_week_is_caught_up_in_the_daily_notes(engine: Engine, clock: Fi
     clock.advance(days=1)
     report = nightly.run_nightly(engine, only="summarize")
     assert len(report.daily_notes) == 7
+
+
+def test_over_max_facts_the_lowest_scored_go_and_superseded_ones_after_retention(
+    settings: Settings, clock: FixedClock
+) -> None:
+    small = replace(settings, lifecycle=replace(settings.lifecycle, max_facts=2))
+    Engine.init(small, clock=clock)
+    with Engine.open(small, clock=clock) as engine:
+        decision, _ = engine.remember("We chose Postgres 16 for billing.", kind="decision")
+        fact, _ = engine.remember("The NAS sits in the hall closet.", kind="fact")
+        event, _ = engine.remember("I went to the pottery fair.", kind="event")
+        paris, _ = engine.remember("I live in Paris.", kind="fact")
+        clock.advance(days=1)
+        engine.remember("I moved to Oslo.", kind="fact")  # supersedes Paris
+        plan = {c.memory.id: c.reason for c in nightly.plan_archive(engine)}
+        assert plan == {event.id: "over_max_facts", fact.id: "over_max_facts"}
+        clock.advance(days=engine.settings.lifecycle.superseded_retention_days + 1)
+        reasons = {c.memory.id: c.reason for c in nightly.plan_archive(engine, min_age_days=10**9)}
+        assert reasons[paris.id] == "superseded_retention" and decision.id not in reasons

@@ -66,6 +66,7 @@ SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
+CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
 FIRST_LOOKBACK_DAYS = 30  # on the first run: a month of notes, not a whole history
 
 
@@ -114,7 +115,7 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     and expired TTL items. Guardrails and pinned memories are never archived."""
     now = engine.clock.now()
     life, decay = engine.settings.lifecycle, engine.settings.decay
-    old_enough = now - timedelta(days=min_age_days)
+    old_enough = now - timedelta(days=min(min_age_days, CENTURY_DAYS))
     chosen: dict[int, ArchiveCandidate] = {}
     active = [m for m in engine.all_memories("active") if not m.pinned and m.kind != "guardrail"]
     for memory in active:
