@@ -1097,24 +1097,20 @@ class Engine:
     def pending(self) -> list[Dispute]:
         """Disputed memories (a hedged contradiction put them in doubt), oldest first,
         each with the memory that disputed it."""
-        out: list[Dispute] = []
-        for memory in reversed(self.store.memories.select(status="disputed", limit=10_000)):
-            entry = next(
-                (e for e in self.store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
-                None,
-            )
-            by = None
-            if entry is not None and isinstance(entry.detail.get("by"), str):
-                by = self.store.memories.get(parse_ref(entry.detail["by"]))
-            out.append(
-                Dispute(
-                    memory,
-                    by,
-                    str(entry.detail.get("reason", "")) if entry else "",
-                    entry.at if entry else None,
-                )
-            )
-        return out
+        disputed = self.store.memories.select(status="disputed", limit=10_000)
+        return [self._dispute(memory) for memory in reversed(disputed)]
+
+    def _dispute(self, memory: Memory) -> Dispute:
+        """`memory` with what last disputed it (its newest `dispute` audit entry)."""
+        entry = next(
+            (e for e in self.store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
+            None,
+        )
+        if entry is None:
+            return Dispute(memory, None, "", None)
+        by = entry.detail.get("by")
+        found = self.store.memories.get(parse_ref(by)) if isinstance(by, str) else None
+        return Dispute(memory, found, str(entry.detail.get("reason", "")), entry.at)
 
     def resolve(
         self,
@@ -1136,8 +1132,7 @@ class Engine:
         if confirm and replacement:
             raise InvalidInput("--replacement goes with --reject, not --confirm.")
         now = self.clock.now()
-        disputes = [d for d in self.pending() if d.memory.id == memory.id]
-        by = disputes[0].by if disputes else None
+        by = self._dispute(memory).by
         with self.store.transaction():
             memories = self.store.memories
             if confirm:
