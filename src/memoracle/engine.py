@@ -41,6 +41,7 @@ from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
 from memoracle.recall.query import fts_queries, is_when_question
 from memoracle.store import Store, View
 from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.memories import LIVE
 from memoracle.text import clean, content_hash
 from memoracle.types import (
     Candidate,
@@ -91,6 +92,7 @@ BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
+DEDUP_CANDIDATES = 20  # old memories FTS offers the nightly dedup for each new one
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 FRESH_DEPTH = 50  # fresh memories offered to the second slot (30 % of 2,000 tokens holds ~30)
@@ -960,12 +962,20 @@ class Engine:
 
     # -- lifecycle -------------------------------------------------------------------
 
-    def duplicates(self) -> list[DuplicateSet]:
+    def duplicates(self, *, after: int | None = None) -> list[DuplicateSet]:
         """Near-duplicate groups among live memories (SPEC §6 dedup: Jaccard, containment,
         entity overlap, segments, and vector similarity where vectors exist; threshold
         `lifecycle.dedup_threshold`), compared within one owner, subject and kind. Each
-        group keeps its fullest text (then the most used, then the oldest)."""
-        live = [m for status in ("active", "disputed") for m in self.all_memories(status)]
+        group keeps its fullest text (then the most used, then the oldest).
+
+        With `after` (a memory id), only the memories stored since are looked at: each
+        against the others and the `DEDUP_CANDIDATES` live memories FTS finds for it, and
+        only groups holding one of them are returned. The nightly run compares the whole
+        store once, then this way, so a night costs what the day added."""
+        if after is None:
+            live = [m for status in ("active", "disputed") for m in self.all_memories(status)]
+        else:
+            live = self._fresh_and_near(after)
         vectors = self._vectors_of(live)
         groups: dict[tuple[Any, ...], list[Memory]] = {}
         for m in live:
@@ -986,10 +996,27 @@ class Engine:
                 threshold=self.settings.lifecycle.dedup_threshold,
                 rank=fullest,
             ):
+                if after is not None and max(group.keep, *group.merge_ids) <= after:
+                    continue  # old memories only: compared on an earlier night
                 found.append(
                     DuplicateSet(by_id[group.keep], tuple((by_id[i], sc) for i, sc in group.merge))
                 )
         return sorted(found, key=lambda g: g.keep.id)
+
+    def _fresh_and_near(self, after: int) -> list[Memory]:
+        """The live memories stored after id `after`, and those FTS finds nearest each."""
+        fresh = [m for status in LIVE for batch in self.store.memories.pages(status, after=after)
+                 for m in batch]  # fmt: skip
+        near: set[int] = set()
+        for memory in fresh:
+            queries = fts_queries(memory.text, prefixes=False)  # [AND] or [AND, OR]
+            if queries:
+                found = self.store.index.lexical_memories(
+                    queries[-1].expression, View(memory.scope), limit=DEDUP_CANDIDATES
+                )
+                near.update(i for i, _ in found if i <= after)
+        old = [m for m in self.store.memories.get_many(sorted(near)) if m.status in LIVE]
+        return fresh + old
 
     def merge_duplicates(self, groups: Sequence[DuplicateSet], *, actor: str = "cli") -> int:
         """Merge each group into its kept memory: every provenance moves over, the kept
@@ -1063,11 +1090,10 @@ class Engine:
                 out[memory_id] = vector
         return out
 
-    def all_memories(self, status: str, page: int = 1000) -> list[Memory]:
+    def all_memories(self, status: str, page: int = 2000) -> list[Memory]:
         """Every memory with `status`, newest first, read a page at a time."""
-        found: list[Memory] = []
-        while batch := self.store.memories.select(status=status, limit=page, offset=len(found)):
-            found += batch
+        found = [m for batch in self.store.memories.pages(status, size=page) for m in batch]
+        found.sort(key=lambda m: (m.observed_at, m.id), reverse=True)
         return found
 
     def settle_unslotted(self, *, actor: str = "nightly") -> int:

@@ -85,3 +85,24 @@ def test_episode_key_is_unique(store: Store, clock: FixedClock) -> None:
         )
     assert first is not None and again is None
     assert store.episodes.count() == 1
+
+
+def test_a_slot_lists_only_live_memories_whatever_changed_their_status(
+    store: Store, clock: FixedClock
+) -> None:
+    with store.transaction():
+        ids = [store.memories.insert(_new(f"I live in {c}", clock), now=clock.now()) for c in "ABC"]
+        for memory_id, city in zip(ids, "abc", strict=True):
+            store.memories.set_slot(
+                memory_id, "user", "lives_in", city, hedged=False, negated=False
+            )
+    assert [r[0] for r in store.memories.in_slot("user", "lives_in", Scope(), exclude=0)] == ids
+    with store.transaction():
+        store.memories.supersede(ids[0], ids[2], now=clock.now())
+        store.memories.set_status(ids[1], "forgotten", now=clock.now())
+    assert [r[0] for r in store.memories.in_slot("user", "lives_in", Scope(), exclude=0)] == ids[2:]
+    with store.transaction():
+        store.memories.set_status(ids[1], "active", now=clock.now())  # brought back
+        store.memories.set_slot(ids[0], "user", "lives_in", "a", hedged=False, negated=False)
+    found = store.memories.in_slot("user", "lives_in", Scope(), exclude=ids[2])
+    assert [r[0] for r in found] == [ids[1]]  # a superseded memory's new slot row is not live

@@ -74,6 +74,15 @@ class Store:
             ) from None
         return backups.backup(self.path, folder / backups.backup_name(now))
 
+    def quick_check(self, limit: int = 5) -> list[str]:
+        """SQLite's `PRAGMA quick_check` (read-only): ["ok"], or up to `limit` problems.
+        A file too damaged to be checked raises `StoreError` naming it."""
+        try:
+            rows = self._db.execute(f"PRAGMA quick_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:  # raised while the rows are read
+            raise StoreError(f"{self.path}: cannot be checked ({exc}).") from None
+        return [str(r[0]) for r in rows]
+
     def size_bytes(self) -> int:
         total = 0
         for suffix in ("", "-wal", "-shm"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -163,9 +163,10 @@ class Memories:
     ) -> None:
         """Record the subject/attribute slot `memory_id` fills (replacing any)."""
         self._db.execute(
-            "INSERT OR REPLACE INTO slots (memory_id, subject, attribute, value, hedged, negated)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (memory_id, subject, attribute, value, int(hedged), int(negated)),
+            "INSERT OR REPLACE INTO slots"
+            " (memory_id, subject, attribute, value, hedged, negated, live)"
+            " SELECT ?, ?, ?, ?, ?, ?, status IN ('active', 'disputed') FROM memories WHERE id = ?",
+            (memory_id, subject, attribute, value, int(hedged), int(negated), memory_id),
         )
 
     def in_slot(
@@ -174,9 +175,9 @@ class Memories:
         """(id, value, hedged, negated) of the live memories of the same owner in the
         (subject, attribute) slot, oldest first, `exclude` left out."""
         rows = self._db.execute(
-            "SELECT s.memory_id, s.value, s.hedged, s.negated FROM slots s"
+            "SELECT s.memory_id, s.value, s.hedged, s.negated FROM slots s INDEXED BY slots_live"
             " JOIN memories m ON m.id = s.memory_id"
-            " WHERE s.subject = ? AND s.attribute = ? AND m.status IN ('active', 'disputed')"
+            " WHERE s.subject = ? AND s.attribute = ? AND s.live = 1"
             " AND m.id != ? AND m.agent_id IS ? AND m.user_id IS ? AND m.chat_id IS ?"
             " ORDER BY m.observed_at, m.id",
             (subject, attribute, exclude, scope.agent, scope.user, scope.chat),
@@ -273,6 +274,23 @@ class Memories:
             (*params, limit, offset),
         ).fetchall()
         return self._with_provenance(rows)
+
+    def max_id(self) -> int:
+        """The highest memory id given so far (0 for none)."""
+        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
+    def pages(self, status: str, *, after: int = 0, size: int = 2000) -> Iterator[list[Memory]]:
+        """Every memory with `status` (and an id above `after`), a page at a time in id
+        order. Each page starts where the last ended (by rowid, not OFFSET), so reading a
+        million rows costs one pass over the table."""
+        last = after
+        while rows := self._db.execute(
+            f"SELECT {_COLUMNS} FROM memories NOT INDEXED WHERE id > ? AND status = ?"
+            " ORDER BY id LIMIT ?",
+            (last, status, size),
+        ).fetchall():
+            last = rows[-1][0]
+            yield self._with_provenance(rows)
 
     def match(
         self,

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 
 from memoracle.store.db import Database, db_time
+
+
+@dataclass(frozen=True)
+class Run:
+    """One long job as recorded: its kind, when it started and ended, how it ended."""
+
+    kind: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str | None  # "ok" | "failed"; None while it runs (or if it was killed)
+    counts: dict[str, int]
 
 
 class Runs:
@@ -40,3 +52,21 @@ class Runs:
             (kind, status, status),
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
+
+    def latest(self, kind: str, *, status: str | None = None) -> Run | None:
+        """The latest run of `kind` (that ended with `status`), with its counts."""
+        row = self._db.execute(
+            "SELECT started_at, finished_at, status, counts FROM runs WHERE kind = ?"
+            " AND (? IS NULL OR status = ?) ORDER BY id DESC LIMIT 1",
+            (kind, status, status),
+        ).fetchone()
+        if row is None:
+            return None
+        started, finished, ended, counts = row
+        return Run(
+            kind,
+            datetime.fromisoformat(started),
+            None if finished is None else datetime.fromisoformat(finished),
+            ended,
+            {str(k): int(v) for k, v in json.loads(counts or "{}").items()},
+        )

@@ -290,12 +290,33 @@ def m005_slots(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_live_slots(conn: sqlite3.Connection) -> None:
+    """Slots say whether their memory is live, kept so by a trigger on any status change:
+    a slot that saw thousands of values (each superseding the last) is then looked up
+    through its one live row, not by reading every memory it ever had."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE slots ADD COLUMN live INTEGER NOT NULL DEFAULT 1;
+        UPDATE slots SET live = (
+            SELECT m.status IN ('active', 'disputed') FROM memories m WHERE m.id = memory_id
+        );
+        CREATE INDEX slots_live ON slots (subject, attribute, live);
+        CREATE TRIGGER slots_live_status AFTER UPDATE OF status ON memories BEGIN
+            UPDATE slots SET live = NEW.status IN ('active', 'disputed')
+            WHERE memory_id = NEW.id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
     (3, "archive", m003_archive),
     (4, "vector keys", m004_vector_keys),
     (5, "slots", m005_slots),
+    (6, "live slots", m006_live_slots),
 )
 LATEST = MIGRATIONS[-1][0]
 
