@@ -1,12 +1,13 @@
-"""Nightly run time over 10k and 100k turns (SPEC §12: nightly over 100k memories ≤ 30 s,
-over 1M ≤ 5 min), step by step.
+"""Nightly run time over 10k, 100k and 1M turns (SPEC §12: nightly over 100k memories
+≤ 30 s, over 1M ≤ 5 min), step by step.
 
 The stores are the latency benchmark's (`recall_speed.build`: synthetic agent turns
-through the capture path, random vectors of the default model's size). Each store is
-copied, then `memoracle nightly` runs on the copy twice: the first run does the work
-(every memory's slot looked for, near-duplicates merged, notes and MEMORY.md written),
-the second shows the steady state (a night after a night). The clock is the end of the
-store's turns plus a day.
+through the capture path, five minutes apart, random vectors of the default model's
+size). Each store is copied, then `memoracle nightly` runs on the copy twice: the first
+night does the catching up of a store that never had one (the whole store compared for
+near-duplicates, a year of faded memories archived, notes and MEMORY.md written); then a
+day of new turns (one every 5 minutes) is captured and the second night shows the
+steady state, a night after a night. The clock is the end of the turns plus a day.
 
     python bench/nightly_speed.py [--sizes 10000,100000] [--keep DIR]
 """
@@ -23,19 +24,32 @@ from pathlib import Path
 from typing import Any
 
 from _common import write_results
-from recall_speed import build
+from recall_speed import TEMPLATES, build, text
 
 from memoracle import nightly
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.types import Turn
+
+DAY_TURNS = 288  # a day of turns, one every 5 minutes
 
 
-def night(home: Path, size: int) -> dict[str, Any]:
+def night(home: Path, size: int, day: int) -> dict[str, Any]:
+    """The nightly run `day` days after the store's last turn, after capturing the
+    turns of the days between (none on day 1)."""
     settings = load(home, env={})
-    clock = FixedClock(datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=5 * size, days=1))
+    end = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=5 * size)
+    clock = FixedClock(end + timedelta(days=day))
     steps: dict[str, float] = {}
+    rng = random.Random(size + day)
     with Engine.open(settings, clock=clock) as engine:
+        new = [
+            Turn("user", text(rng, TEMPLATES), end + timedelta(days=1, minutes=5 * n), "bench",
+                 f"{day}-{n}")
+            for n in range((day - 1) * DAY_TURNS)
+        ]  # fmt: skip
+        engine.capture(new)
         memories = engine.stats().memories
         started = time.perf_counter()
         report = nightly.run_nightly(
@@ -44,6 +58,7 @@ def night(home: Path, size: int) -> dict[str, Any]:
         total = time.perf_counter() - started
     return {
         "memories": memories,
+        "new_turns": len(new),
         "seconds": round(total, 2),
         "steps": {k: round(v, 2) for k, v in steps.items()},
         "counts": report.steps,
@@ -63,7 +78,7 @@ def main() -> None:
                 build(source, size, random.Random(size)).close()
             home = Path(tmp) / f"night-{size}"
             shutil.copytree(source, home)
-            first, second = night(home, size), night(home, size)
+            first, second = night(home, size, 1), night(home, size, 2)
             results[size] = {"first": first, "second": second}
             for name, r in (("first night", first), ("next night", second)):
                 steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())

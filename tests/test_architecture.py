@@ -94,6 +94,12 @@ FORBIDDEN = {
     ),
     "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.nightly": ("memoracle.cli",),
+    "memoracle.health": (
+        "memoracle.cli",
+        "memoracle.nightly",
+        "memoracle.capture",
+        "memoracle.ingest",
+    ),  # fmt: skip
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
     "memoracle.bench": ("memoracle.store", "memoracle.cli"),
 }

@@ -310,6 +310,42 @@ def test_archive_restore_and_nightly(home: Path) -> None:
     assert (home / "workspace" / "MEMORY.md").exists()
 
 
+def test_nightly_dry_run_prints_each_change_and_the_diff_of_each_file(home: Path) -> None:
+    at = ("--now", "2026-01-01T09:00")
+    run(home, *at, "init")
+    run(home, *at, "remember", "Never deploy on Fridays.", "--kind", "guardrail")
+    run(home, *at, "remember", "I went to the fair.", "--kind", "event")
+    run(home, *at, "remember", "Anna lives in Lyon.", "--kind", "fact")
+    run(home, *at, "remember", "Anna lives in Lyon since 2021.", "--kind", "fact")
+    later = ("--now", "2026-09-01T09:00")
+    text = run(home, *later, "nightly", "--dry-run")
+    assert "archive m_2 (below_threshold): I went to the fair." in text
+    assert "merge   m_3 into m_4" in text
+    assert "+++ " + str(home / "workspace" / "MEMORY.md") in text
+    assert "+- Never deploy on Fridays. <!-- m_1 -->" in text
+    assert "(dry run)" in text
+    assert not (home / "workspace" / "MEMORY.md").exists()
+    report = json.loads(run(home, *later, "nightly", "--dry-run", "--json"))
+    assert report["duplicates"] == [{"keep": "m_4", "merge": ["m_3"]}]
+    assert any(c["path"].endswith("MEMORY.md") for c in report["changes"])
+
+
+def test_health_after_a_nightly_run_reports_it_and_exits_by_status(
+    home: Path, tmp_path: Path
+) -> None:
+    run(home, "init")
+    run(home, "remember", "Never deploy on Fridays.", "--kind", "guardrail")
+    assert "[nightly_missing]" in run(home, "health", code=1)
+    run(home, "nightly")
+    body = json.loads((home / "health.json").read_text())
+    assert body["status"] == "healthy" and body["last_nightly"]["status"] == "ok"
+    out = json.loads(run(home, "health", "--json", "--output-dir", str(tmp_path / "out")))
+    assert out["memories"]["active"] == 1 and out["warnings"] == []
+    assert (tmp_path / "out" / "health.json").exists()
+    history = (home / "health-history.jsonl").read_text().splitlines()
+    assert len(history) == 3  # the check that warned, the nightly run's, the last one
+
+
 def test_dedup_check_fix_and_query(home: Path, tmp_path: Path) -> None:
     run(home, "init")
     run(home, "remember", "Anna lives in Lyon.", "--kind", "fact")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import tarfile
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -224,3 +225,130 @@ def test_over_max_facts_the_lowest_scored_go_and_superseded_ones_after_retention
         clock.advance(days=engine.settings.lifecycle.superseded_retention_days + 1)
         reasons = {c.memory.id: c.reason for c in nightly.plan_archive(engine, min_age_days=10**9)}
         assert reasons[paris.id] == "superseded_retention" and decision.id not in reasons
+
+
+def test_old_session_logs_and_year_old_notes_are_packed_then_removed(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)  # 2026-03-02
+    files = engine.settings.files_dir
+    sessions, notes = files / "sessions", files / "memory"
+    for folder in (sessions, notes / "archive" / "2025-02", notes / "archive" / "2025-03"):
+        folder.mkdir(parents=True)
+    old_log = sessions / "2026-01-20-101500.jsonl"  # 41 days
+    (old_log).write_text('{"role": "user"}\n')
+    (sessions / "2026-02-10-080000.jsonl").write_text("{}\n")  # 20 days: kept
+    (sessions / "notes-about-2020-01-01.jsonl").write_text("{}\n")  # no leading date: kept
+    (sessions / "2026-13-40.jsonl").write_text("{}\n")  # not a date: kept
+    year_old = notes / "archive" / "2025-02" / "2025-02-27.md"  # 368 days
+    year_old.write_text("# 2025-02-27\n- old\n")
+    (notes / "archive" / "2025-03" / "2025-03-02.md").write_text("# 2025-03-02\n")  # 365: kept
+
+    dry = nightly.run_nightly(engine, dry_run=True)
+    assert dry.cleaned == [old_log, year_old] and old_log.exists() and year_old.exists()
+
+    report = nightly.run_nightly(engine)
+    assert report.cleaned == [old_log, year_old]
+    assert not old_log.exists() and not year_old.parent.exists()  # its month folder emptied
+    assert sorted(p.name for p in sessions.iterdir()) == [
+        "2026-02-10-080000.jsonl", "2026-13-40.jsonl", "notes-about-2020-01-01.jsonl"
+    ]  # fmt: skip
+    packed = engine.settings.home / "archive" / "cleaned" / "2026-03-02.tar.gz"
+    with tarfile.open(packed) as tar:
+        names = sorted(tar.getnames())
+        assert names == ["memory/archive/2025-02/2025-02-27.md", "sessions/2026-01-20-101500.jsonl"]
+        member = tar.extractfile("sessions/2026-01-20-101500.jsonl")
+        assert member is not None and member.read() == b'{"role": "user"}\n'
+    assert nightly.run_nightly(engine).cleaned == []  # twice is once
+
+
+def test_a_keep_of_zero_cleans_nothing(settings: Settings, clock: FixedClock) -> None:
+    life = replace(settings.lifecycle, session_logs_keep_days=0, daily_notes_keep_days=0)
+    keep = replace(settings, lifecycle=life)
+    Engine.init(keep, clock=clock)
+    with Engine.open(keep, clock=clock) as engine:
+        (engine.settings.files_dir / "sessions").mkdir(parents=True)
+        log = engine.settings.files_dir / "sessions" / "2001-01-01.jsonl"
+        log.write_text("{}\n")
+        assert nightly.clean_old_files(engine) == [] and log.exists()
+
+
+def test_after_the_first_night_dedup_looks_only_at_what_each_day_added(
+    engine: Engine, clock: FixedClock
+) -> None:
+    old, _ = engine.remember("Anna lives in Lyon.", kind="fact")
+    older, _ = engine.remember("Anna lives in Lyon since 2021.", kind="fact")
+    assert len(engine.duplicates()) == 1
+    assert engine.duplicates(after=older.id) == []  # both already compared
+    marc, _ = engine.remember("Marc works at Ikea.", kind="fact")
+    first = nightly.run_nightly(engine)
+    assert first.merged == 1 and first.steps["dedup"]["through_id"] == marc.id
+
+    clock.advance(days=1)  # a new memory meets an old one through FTS
+    new, _ = engine.remember("Marc works at Ikea in Lyon since May 2020.", kind="fact")
+    second = nightly.run_nightly(engine)
+    assert [(g.keep.id, [m.text for m, _ in g.merge]) for g in second.duplicates] == [
+        (new.id, ["Marc works at Ikea."])
+    ]
+    assert engine.get(old.ref).status == "superseded"
+    assert nightly.run_nightly(engine).merged == 0
+
+
+def test_a_memory_folder_it_cannot_write_fails_one_step_and_the_next_night_catches_up(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)
+    engine.capture([Turn("user", "We decided to ship on Tuesdays.", AT, "s", "1")])
+    blocker = engine.settings.files_dir / "memory"
+    blocker.rmdir()  # init made it
+    blocker.write_text("not a folder")  # as unwritable as a read-only folder, even for root
+    report = nightly.run_nightly(engine)
+    assert len(report.problems) == 1 and report.problems[0].startswith("summarize: ")
+    assert "memory/2026-03-02.md: cannot read it (Not a directory)" in report.problems[0]
+    assert set(report.steps) == set(nightly.STEPS) - {"summarize"}
+    assert _memory_md(engine).exists() and blocker.read_text() == "not a folder"
+    assert engine.store.runs.last("nightly:summarize") is not None
+    assert engine.store.runs.last("nightly:summarize", status="ok") is None
+
+    blocker.unlink()
+    clock.advance(days=1)
+    assert [p.name for p in nightly.run_nightly(engine).daily_notes] == ["2026-03-02.md"]
+
+
+def test_a_half_written_note_is_left_as_it_is_and_the_other_days_are_written(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)
+    engine.capture([Turn("user", "We decided to ship on Tuesdays.", AT, "s", "1")])
+    clock.advance(days=1)
+    engine.capture([Turn("user", "We decided to ship on Fridays.", clock.now(), "s", "2")])
+    notes = engine.settings.files_dir / "memory"
+    notes.mkdir(parents=True, exist_ok=True)
+    cut = "# 2026-03-02\n- Café".encode()[:-1]  # a crash cut 'é' in half
+    (notes / "2026-03-02.md").write_bytes(cut)
+    report = nightly.run_nightly(engine)
+    assert "2026-03-02.md: not UTF-8" in report.problems[0]
+    assert (notes / "2026-03-02.md").read_bytes() == cut
+    assert "ship on Fridays" in (notes / "2026-03-03.md").read_text()
+
+
+def test_a_line_a_person_added_that_cannot_be_stored_stays_and_is_named(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    nightly.render_memory_md(engine)
+    path = _memory_md(engine)
+    huge = "- " + "word " * (engine.settings.capture.max_turn_chars // 5 + 10)
+    text = path.read_text().replace(
+        "<!-- memoracle:end -->", f"- Anna likes tea\n{huge}\n<!-- memoracle:end -->"
+    )
+    path.write_text(text)
+    report = nightly.render_memory_md(engine)
+    assert report.problem is not None and "cannot be stored" in report.problem
+    assert "max_turn_chars" in report.problem and path.read_text() == text
+    assert [engine.get(r).text for r in report.added] == ["Anna likes tea"]
+
+    path.write_text(text.replace(huge + "\n", ""))  # the person shortens it
+    again = nightly.render_memory_md(engine)
+    assert again.problem is None and "Anna likes tea <!--" in path.read_text()
+    assert len(engine.list_memories()) == 2  # stored once

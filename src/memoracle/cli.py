@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import nightly, serialize
+from memoracle import health, nightly, serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -869,7 +869,10 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     """The nightly run: a verified backup, then summarize (daily notes), dedup, resolve
     (contradictions), reindex, archive, render (MEMORY.md's block, where lines you added
     become memories and lines you deleted are forgotten; the session-start snapshot;
-    JSONL exports) and clean (old daily notes to memory/archive/).
+    JSONL exports) and clean (daily notes past 14 days to memory/archive/; session logs
+    past 30 days and notes past a year packed into HOME/archive/cleaned/). With
+    --dry-run, it prints what it would merge, archive, move and clean, and the diff of
+    each file it would write.
 
     \b
     Example:
@@ -897,8 +900,13 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
                     {"id": c.memory.ref, "reason": c.reason, "score": c.score}
                     for c in report.archived
                 ],
+                duplicates=[
+                    {"keep": g.keep.ref, "merge": [m.ref for m, _ in g.merge]}
+                    for g in report.duplicates
+                ],
                 daily_notes=[str(p) for p in report.daily_notes],
                 notes_archived=[str(p) for p in report.notes_archived],
+                cleaned=[str(p) for p in report.cleaned],
                 snapshot=str(report.snapshot) if report.snapshot else None,
                 exports=[str(p) for p in report.exports],
                 memory_md=None
@@ -913,10 +921,18 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
                     "changed": md.changed,
                     "problem": md.problem,
                 },
+                changes=[{"path": str(c.path), "diff": c.diff()} for c in report.changes],
+                problems=report.problems,
                 seconds=report.seconds,
             )
         )
+        if report.problems:
+            raise SystemExit(1)
         return
+    if dry_run:
+        _echo_nightly_plan(report)
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
     if report.backup:
         click.echo(f"backup: {report.backup}")
     if md is not None and md.problem:
@@ -928,6 +944,56 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
         )
     verb = "would take" if dry_run else "took"
     click.echo(f"nightly {verb} {report.seconds:.2f} s" + (" (dry run)" if dry_run else ""))
+    if report.problems:
+        raise SystemExit(1)
+
+
+@main.command(name="health")
+@_home_option
+@click.option("--json", "as_json", is_flag=True, help="Print health.json's body.")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write health.json here instead of HOME.",
+)
+def health_command(as_json: bool, output_dir: Path | None) -> None:
+    """Check the store and write health.json: disk, memory counts against max_facts,
+    average activation, MEMORY.md against its budget, the vector index, the last
+    nightly run, the database's integrity. Each warning says what to run. Exit status
+    0 healthy, 1 warning, 2 failing (a damaged or unreadable database).
+
+    \b
+    Example:
+      memoracle health
+      memoracle health --json --output-dir /var/lib/memoracle
+    """
+    with _engine_errors(code=2), _ctx().engine() as engine:
+        report = health.check(engine)
+        path = health.write(engine, report, output_dir=output_dir)
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        click.echo(f"{report.status} ({len(report.warnings)} warning(s)); {path}")
+        for warning in report.warnings:
+            click.echo(f"- [{warning.code}] {warning.message}")
+    raise SystemExit(health.exit_code(report))
+
+
+def _echo_nightly_plan(report: nightly.NightlyReport) -> None:
+    """What a dry run would do: each merge, archive, move and clean, then each file's diff."""
+    for group in report.duplicates:
+        for other, score in group.merge:
+            click.echo(
+                f"merge   {other.ref} into {group.keep.ref} ({score.score:.2f}): {other.text}"
+            )
+    for c in report.archived:
+        click.echo(f"archive {c.memory.ref} ({c.reason}): {c.memory.text}")
+    for path in report.notes_archived:
+        click.echo(f"move    {path.name} to {path.parent}")
+    for path in report.cleaned:
+        click.echo(f"clean   {path}")
+    for change in report.changes:
+        click.echo(change.diff(), nl=False)
 
 
 @main.command()

@@ -16,9 +16,13 @@ the notes (`render`), storage and backups (`store`), the doors (`cli`).
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import json
 import logging
 import os
+import re
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from memoracle import serialize
+from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.lifecycle.scoring import NAME as _NAME
@@ -41,15 +45,17 @@ from memoracle.render.memory_md import (
     render_block,
 )
 from memoracle.store.archive import ArchivedMemory
-from memoracle.types import Memory
+from memoracle.types import DuplicateSet, Memory
 
 __all__ = [
     "ArchiveCandidate",
+    "FileChange",
     "MemoryMdReport",
     "NightlyReport",
     "append_daily_notes",
     "archive",
     "archive_daily_notes",
+    "clean_old_files",
     "export_jsonl",
     "hot_topics",
     "plan_archive",
@@ -78,6 +84,26 @@ class ArchiveCandidate:
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """A file a dry run would write: its text now (None: it does not exist) and after."""
+
+    path: Path
+    before: str | None
+    after: str
+
+    def diff(self) -> str:
+        """The change as a unified diff."""
+        return "".join(
+            difflib.unified_diff(
+                (self.before or "").splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                fromfile="/dev/null" if self.before is None else str(self.path),
+                tofile=str(self.path),
+            )
+        )
+
+
+@dataclass(frozen=True)
 class MemoryMdReport:
     path: Path
     added: tuple[str, ...]  # refs of memories made from lines a person added
@@ -95,13 +121,18 @@ class NightlyReport:
     steps: dict[str, dict[str, int]] = field(default_factory=dict)  # counts of each step run
     backup: Path | None = None
     merged: int = 0  # near-duplicates merged into the memory kept
+    duplicates: list[DuplicateSet] = field(default_factory=list)
     settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
     archived: list[ArchiveCandidate] = field(default_factory=list)
     memory_md: MemoryMdReport | None = None
     daily_notes: list[Path] = field(default_factory=list)
     notes_archived: list[Path] = field(default_factory=list)
+    cleaned: list[Path] = field(default_factory=list)  # old session logs and notes packed away
     snapshot: Path | None = None
     exports: list[Path] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)  # a dry run's files, as diffs
+    problems: list[str] = field(default_factory=list)  # steps that failed on a file, and why
+    health: health.HealthReport | None = None
     seconds: float = 0.0
 
 
@@ -176,12 +207,15 @@ def memory_changed_at(engine: Engine, memory: Memory) -> datetime | None:
 # -- MEMORY.md -----------------------------------------------------------------------
 
 
-def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport:
+def render_memory_md(
+    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+) -> MemoryMdReport:
     """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
     become user-stated memories, deleted lines forgets), then rewrite the block from the
     store: guardrails and every memory scoring `PROMOTE_AT` or more, within
     `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
-    byte. With `dry_run`, nothing is written or changed."""
+    byte. With `dry_run`, nothing is written or changed; the change is added to
+    `preview`."""
     path = engine.settings.files_dir / MEMORY_FILE
     last_path = engine.settings.home / LAST_BLOCK
     current = _read(path)
@@ -195,11 +229,27 @@ def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport
         return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=f"{path}: {exc}")
     if edits is not None:
         if not dry_run:
+            refused: list[str] = []
             for text, kind in zip(edits.added, edits.added_kinds, strict=True):
-                memory, _ = engine.remember(
-                    text, kind=kind, source="user-stated", actor="memory-md"
-                )
+                try:
+                    memory, _ = engine.remember(
+                        text, kind=kind, source="user-stated", actor="memory-md"
+                    )
+                except InvalidInput as exc:  # too long, say: the line stays in the file
+                    refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
+                    continue
                 added.append(memory.ref)
+            if refused:  # the others are stored; once it is fixed, the next night goes on
+                return MemoryMdReport(
+                    path,
+                    tuple(added),
+                    (),
+                    0,
+                    0,
+                    0,
+                    False,
+                    problem=f"{path}: {'; '.join(refused)}; the file was left as it is.",
+                )
             for ref in edits.forgotten:
                 forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
         else:
@@ -215,6 +265,8 @@ def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport
         if changed:
             _write(path, merged)
         _write(last_path, block)
+    elif changed and preview is not None:
+        preview.append(FileChange(path, current, merged))
     return MemoryMdReport(
         path,
         tuple(added),
@@ -230,26 +282,40 @@ def render_memory_md(engine: Engine, *, dry_run: bool = False) -> MemoryMdReport
 
 
 def append_daily_notes(
-    engine: Engine, *, days: int = DAILY_LOOKBACK_DAYS, dry_run: bool = False
+    engine: Engine,
+    *,
+    days: int = DAILY_LOOKBACK_DAYS,
+    dry_run: bool = False,
+    preview: list[FileChange] | None = None,
 ) -> list[Path]:
     """Append the memories captured in the last `days` days to their day's note
     (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone). Notes are only
     ever appended to, and a memory already in its note is not written again. Returns
-    the notes that grew."""
+    the notes that grew (with `dry_run`: would grow, the changes added to `preview`).
+    A note that cannot be read or written is left as it is and named in the
+    `WorkspaceError` raised once every other note is written."""
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
     for memory in engine.all_memories("active"):
         if memory.created_at >= since:
             by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
     grown: list[Path] = []
+    failed: list[str] = []
     for day, memories in sorted(by_day.items()):
         path = engine.settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
-        existing = _read(path)
-        updated = append_entries(existing, day, memories)
-        if updated != (existing or ""):
-            grown.append(path)
-            if not dry_run:
-                _write(path, updated)
+        try:
+            existing = _read(path)
+            updated = append_entries(existing, day, memories)
+            if updated != (existing or ""):
+                if not dry_run:
+                    _write(path, updated)
+                elif preview is not None:
+                    preview.append(FileChange(path, existing, updated))
+                grown.append(path)
+        except WorkspaceError as exc:  # this note is left as it is; the others are written
+            failed.append(str(exc))
+    if failed:
+        raise WorkspaceError(" ".join(failed))
     return grown
 
 
@@ -280,10 +346,86 @@ def archive_daily_notes(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     return moved
 
 
+def clean_old_files(engine: Engine, *, dry_run: bool = False) -> list[Path]:
+    """Clean what is past its keeping (SPEC §6): session logs in the workspace's
+    `sessions/` folder older than `lifecycle.session_logs_keep_days` (30) and daily
+    notes, in `memory/` or `memory/archive/`, older than `daily_notes_keep_days` (365).
+    Only files whose names start with their date are looked at; the age is that date,
+    never the file's mtime; 0 keeps them forever. The files are packed into
+    `HOME/archive/cleaned/YYYY-MM-DD.tar.gz`, the archive is read back and checked,
+    and only then are they removed: nothing is lost, the workspace stays small.
+    Returns the files cleaned (or that would be)."""
+    files = engine.settings.files_dir
+    life = engine.settings.lifecycle
+    today = engine.clock.now().astimezone(engine.zone).date()
+    old: list[Path] = []
+    for folder, pattern, keep in (
+        (files / "sessions", "*", life.session_logs_keep_days),
+        (files / NOTES_DIR, "*.md", life.daily_notes_keep_days),
+        (files / NOTES_DIR / "archive", "*/*.md", life.daily_notes_keep_days),
+    ):
+        if keep <= 0 or not folder.is_dir():
+            continue
+        cutoff = today - timedelta(days=keep)
+        old += [p for p in sorted(folder.glob(pattern)) if _dated_before(p, cutoff)]
+    if old and not dry_run:
+        _pack(old, files, engine.settings.home / "archive" / "cleaned", today)
+        for path in old:
+            path.unlink()
+            if path.parent.parent == files / NOTES_DIR / "archive":
+                with contextlib.suppress(OSError):
+                    path.parent.rmdir()  # a month folder left empty
+    return old
+
+
+def _dated_before(path: Path, cutoff: date) -> bool:
+    """Whether `path` is a file whose name starts with a date (YYYY-MM-DD) before `cutoff`."""
+    match = _DATED.match(path.name)
+    if match is None or not path.is_file():
+        return False
+    try:
+        return date.fromisoformat(match.group(1)) < cutoff
+    except ValueError:
+        return False  # 2026-13-40: not a date
+
+
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[-_T.]|$)")
+
+
+def _pack(paths: list[Path], root: Path, folder: Path, today: date) -> Path:
+    """`paths` (under `root`) into a new gzip tar in `folder`, read back and checked
+    against the files' sizes before anyone deletes them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{today:%Y-%m-%d}.tar.gz"
+    n = 1
+    while target.exists():
+        n += 1
+        target = folder / f"{today:%Y-%m-%d}-{n}.tar.gz"
+    tmp = target.with_name(f".{target.name}.part")
+    try:
+        with tarfile.open(tmp, "w:gz") as tar:
+            for path in paths:
+                tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
+        with tarfile.open(tmp, "r:gz") as tar:
+            sizes = {m.name: m.size for m in tar.getmembers()}
+        for path in paths:
+            if sizes.get(str(path.relative_to(root))) != path.stat().st_size:
+                raise WorkspaceError(f"{tmp}: {path} did not pack whole; nothing was removed.")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise WorkspaceError(
+            f"{target}: cannot pack the old files ({exc.strerror or exc}); nothing was removed."
+        ) from None
+    return target
+
+
 # -- session-start snapshot and exports ----------------------------------------------
 
 
-def write_snapshot(engine: Engine, *, dry_run: bool = False) -> Path:
+def write_snapshot(
+    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+) -> Path:
     """`SESSION-START.md` in the workspace folder: memoracle's MEMORY.md block, today's
     and yesterday's notes and the week's hot topics, cut to `render.snapshot_bytes`
     (8 KB) — what an agent reads first in a new session. (Not BOOTSTRAP.md: that is
@@ -295,7 +437,11 @@ def write_snapshot(engine: Engine, *, dry_run: bool = False) -> Path:
     if block:
         parts.append(block.strip())
     for day in (today, today - timedelta(days=1)):
-        note = _read(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
+        try:
+            note = _read(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
+        except WorkspaceError as exc:  # the snapshot goes without it
+            log.warning("%s", exc)
+            continue
         if note:
             parts.append(note.strip())
     topics = hot_topics(engine)
@@ -305,6 +451,8 @@ def write_snapshot(engine: Engine, *, dry_run: bool = False) -> Path:
     path = files / SNAPSHOT_FILE
     if not dry_run:
         _write(path, text)
+    elif preview is not None and (before := _read(path)) != text:
+        preview.append(FileChange(path, before, text))
     return path
 
 
@@ -360,6 +508,10 @@ def _all_archived(engine: Engine, page: int = 1000) -> list[ArchivedMemory]:
     return found
 
 
+def _quote(text: str, width: int = 60) -> str:
+    return f"“{text[:width]}…”" if len(text) > width else f"“{text}”"
+
+
 def _cut(text: str, max_bytes: int) -> str:
     """`text` within `max_bytes` of UTF-8, cut at a line end."""
     data = text.encode("utf-8")
@@ -372,7 +524,9 @@ def _cut(text: str, max_bytes: int) -> str:
 # -- all of it -----------------------------------------------------------------------
 
 
-STEPS: tuple[str, ...] = ("summarize", "dedup", "resolve", "reindex", "archive", "render", "clean")
+STEPS: tuple[str, ...] = (
+    "summarize", "dedup", "resolve", "reindex", "archive", "render", "clean", "health"
+)  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time)."""
 
 OnStep = Callable[[str, dict[str, int], float], None]
@@ -390,12 +544,15 @@ def run_nightly(
     their daily notes), dedup (near-duplicates merged), resolve (contradictions for
     memories that never had their slot looked for), reindex (missing vectors embedded,
     the HNSW graph built when due), archive, render (MEMORY.md's block, the session-start
-    snapshot, the JSONL exports), clean (old daily notes to memory/archive/). A verified
+    snapshot, the JSONL exports), clean (old daily notes to memory/archive/, old session
+    logs and year-old notes packed away), health (health.json). A verified
     backup comes first; each step is recorded in the runs table with its counts and
     time, and `on_step` hears of it. One run at a time (HOME/nightly.lock; a lock left by
     a dead process is taken over). `only` runs one step. Every step is idempotent and
     computed from the store and the clock, so a killed run is finished by the next.
-    Nothing is deleted."""
+    A step that cannot read or write a file (a read-only folder, a note that is not
+    UTF-8) is recorded as failed, named in `problems`, and the night goes on; the next
+    run tries it again. Nothing is deleted."""
     if only is not None and only not in STEPS:
         raise InvalidInput(f"Unknown nightly step {only!r}; the steps are: {', '.join(STEPS)}.")
     started = time.perf_counter()
@@ -406,10 +563,20 @@ def run_nightly(
         for step in STEPS:
             if only is not None and step != only:
                 continue
+            if step == "health" and not dry_run and only is None and not report.problems:
+                # The maintenance is done: recorded first, so health.json reports this run.
+                engine.record_run("nightly", {"milliseconds": _since(started)})
             step_started = time.perf_counter()
             run = None if dry_run else engine.start_run(f"nightly:{step}")
             try:
                 counts = _STEP[step](engine, report, dry_run, actor)
+            except WorkspaceError as exc:  # a file it could not read or write: the night goes on
+                report.problems.append(f"{step}: {exc}")
+                if run is not None:
+                    engine.finish_run(run, "failed", {}, error=str(exc))
+                if on_step is not None:
+                    on_step(step, {"failed": 1}, time.perf_counter() - step_started)
+                continue
             except BaseException as exc:
                 if run is not None:
                     engine.finish_run(run, "failed", {}, error=f"{type(exc).__name__}: {exc}")
@@ -422,9 +589,11 @@ def run_nightly(
             if on_step is not None:
                 on_step(step, counts, seconds)
     report.seconds = round(time.perf_counter() - started, 3)
-    if not dry_run and only is None:
-        engine.record_run("nightly", {"milliseconds": int(report.seconds * 1000)})
     return report
+
+
+def _since(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
 
 
 def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -437,28 +606,36 @@ def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str)
         days = max(days, (engine.clock.now() - since).days + 1)
     else:
         days = max(days, FIRST_LOOKBACK_DAYS)
-    report.daily_notes = append_daily_notes(engine, days=days, dry_run=dry_run)
+    report.daily_notes = append_daily_notes(
+        engine, days=days, dry_run=dry_run, preview=report.changes
+    )
     return {"notes": len(report.daily_notes)}
 
 
 def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    duplicates = engine.duplicates()
+    # The whole store on the first night, then what each day added (`through_id`).
+    last = engine.store.runs.latest("nightly:dedup", status="ok")
+    after = None if last is None else last.counts.get("through_id")
+    through = engine.store.memories.max_id()
+    duplicates = report.duplicates = engine.duplicates(after=after)
     report.merged = sum(len(group.merge) for group in duplicates)
     if not dry_run:
         engine.merge_duplicates(duplicates, actor=actor)
-    return {"groups": len(duplicates), "merged": report.merged}
+    return {"groups": len(duplicates), "merged": report.merged, "through_id": through}
 
 
 def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    if not dry_run:
+    if dry_run:
+        report.settled = len(engine.store.memories.without_slot(limit=1 << 62))
+    else:
         report.settled = engine.settle_unslotted(actor=actor)
     return {"settled": report.settled}
 
 
 def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    if dry_run or engine.searcher.embedder is None:
+    if engine.searcher.embedder is None:
         return {"embedded": 0}
-    return {"embedded": engine.reindex()}
+    return {"embedded": engine.index_status().missing if dry_run else engine.reindex()}
 
 
 def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -469,8 +646,8 @@ def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    report.memory_md = render_memory_md(engine, dry_run=dry_run)
-    report.snapshot = write_snapshot(engine, dry_run=dry_run)
+    report.memory_md = render_memory_md(engine, dry_run=dry_run, preview=report.changes)
+    report.snapshot = write_snapshot(engine, dry_run=dry_run, preview=report.changes)
     report.exports = export_jsonl(engine, dry_run=dry_run)
     md = report.memory_md
     return {
@@ -483,7 +660,15 @@ def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
 
 def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
-    return {"notes_moved": len(report.notes_archived)}
+    report.cleaned = clean_old_files(engine, dry_run=dry_run)
+    return {"notes_moved": len(report.notes_archived), "cleaned": len(report.cleaned)}
+
+
+def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    report.health = health.check(engine)
+    if not dry_run:
+        health.write(engine, report.health)
+    return {"warnings": len(report.health.warnings), "status": health.exit_code(report.health)}
 
 
 _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {
@@ -494,6 +679,7 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
     "archive": _archive,
     "render": _render,
     "clean": _clean,
+    "health": _health,
 }
 
 

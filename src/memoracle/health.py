@@ -1,0 +1,467 @@
+"""The health check of a workspace: what `health.json` says, and when to worry.
+
+Owns the checks of SPEC §8 over one engine — disk use, memory counts against
+`lifecycle.max_facts`, the average activation, the daily notes, MEMORY.md's block against
+its budget, the vector index, the last nightly run and SQLite's quick check — the
+warnings they raise (thresholds from `health.*`; each message names the number, the
+threshold and the command that helps), and the files they end in: `health.json`,
+replaced atomically, and one line per check appended to `health-history.jsonl` for trend
+charts.
+
+`check` only reads: nothing is written to the store or the workspace, so it can run at
+any time. It never raises on a damaged workspace: a check that fails becomes a warning
+naming what failed, and a database that is damaged or cannot be read makes the status
+"failing". When to check (the nightly run's last step, `memoracle health`) and how to
+show the result are the caller's.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import TypeVar
+
+from memoracle.engine import Engine
+from memoracle.errors import StoreError, WorkspaceError
+from memoracle.lifecycle.scoring import activation
+from memoracle.render.memory_md import BlockError, extract_block
+from memoracle.types import STATUSES
+
+__all__ = [
+    "HEALTH_FILE",
+    "HISTORY_FILE",
+    "HealthReport",
+    "HealthWarning",
+    "check",
+    "exit_code",
+    "write",
+]
+
+HEALTH_FILE = "health.json"
+HISTORY_FILE = "health-history.jsonl"  # under HOME, one report a line
+MEMORY_FILE = "MEMORY.md"  # in the workspace folder, as nightly writes it
+NOTES_DIR = "memory"  # daily notes, memory/YYYY-MM-DD.md; moved to memory/archive/ later
+INDEX_DIR = "index"  # HOME/index: the HNSW graph files
+NIGHTLY_MAX_AGE = timedelta(hours=48)  # a store with memories wants a nightly run this often
+BUDGET_WARN = 0.9  # share of MEMORY.md's block budget from which the block is nearly full
+QUICK_CHECK_ROWS = 5  # problems of SQLite's quick check named in the report, at most
+
+HEALTHY, WARNING, FAILING = "healthy", "warning", "failing"
+_EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class HealthWarning:
+    """One thing to look at. `code` is stable, for scripts ("disk_usage_high");
+    `message` is for a person. `severity` is "warning", or "failing" when the database
+    is damaged or cannot be read."""
+
+    code: str
+    message: str
+    severity: str = WARNING
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "message": self.message}
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """What `check` found. `status`: "healthy" (no warnings), "warning" or "failing".
+    `fields`: the measurements, JSON-ready (memoracle_version, disk, memories,
+    average_activation, files, index, index_bytes, last_nightly, database); a
+    measurement that could not be taken is None and has its warning."""
+
+    status: str
+    checked_at: datetime
+    fields: dict[str, object]
+    warnings: tuple[HealthWarning, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """The body of health.json: status, checked_at, the fields, the warnings."""
+        return {
+            "status": self.status,
+            "checked_at": self.checked_at.isoformat(),
+            **self.fields,
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+def check(engine: Engine) -> HealthReport:
+    """Measure the workspace and judge it against `health.*`. Read-only: nothing is
+    written to the store or the files. Never raises for a damaged workspace: what could
+    not be measured is a warning, and a damaged or unreadable database makes the status
+    "failing"."""
+    now = engine.clock.now()
+    checks = _Checks()
+    database = checks.run("database integrity", lambda: _database(engine, checks))
+    memories = checks.run("memory counts", lambda: _memories(engine, checks))
+    has_memories = bool(memories and memories["total"])
+    fields: dict[str, object] = {
+        "memoracle_version": _version(),
+        "disk": checks.run("disk usage", lambda: _disk(engine, checks)),
+        "memories": memories,
+        "average_activation": checks.run(
+            "average activation", lambda: _average_activation(engine, now, checks)
+        ),
+        "files": checks.run("workspace files", lambda: _files(engine, checks)),
+        "index": checks.run("vector index", lambda: _index(engine, checks)),
+        "index_bytes": checks.run(
+            "index files", lambda: _tree_bytes(engine.settings.home / INDEX_DIR)
+        ),
+        "last_nightly": checks.run(
+            "last nightly run", lambda: _last_nightly(engine, now, has_memories, checks)
+        ),
+        "database": database,
+    }
+    warnings = tuple(checks.warnings)
+    if any(w.severity == FAILING for w in warnings):
+        status = FAILING
+    else:
+        status = WARNING if warnings else HEALTHY
+    return HealthReport(status, now, fields, warnings)
+
+
+def write(engine: Engine, report: HealthReport, *, output_dir: Path | None = None) -> Path:
+    """Write `report` as health.json in `output_dir` (default: HOME), atomically (a temp
+    file in the same folder, then a rename: a reader never sees half a file), and append
+    it as one line to HOME/health-history.jsonl. Returns health.json's path; a file that
+    cannot be written is a WorkspaceError naming it."""
+    body = report.to_json()
+    path = (output_dir or engine.settings.home) / HEALTH_FILE
+    _replace(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    history = engine.settings.home / HISTORY_FILE
+    try:
+        with open(history, "a", encoding="utf-8") as f:
+            f.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{history}: cannot append to it ({exc.strerror or exc}); "
+            "check the folder's permissions."
+        ) from None
+    return path
+
+
+def exit_code(report: HealthReport) -> int:
+    """The process exit code for `report`: 0 healthy, 1 warning, 2 failing."""
+    return _EXIT_CODES[report.status]
+
+
+# -- the checks ------------------------------------------------------------------------
+
+
+class _Checks:
+    """The warnings found so far, and the guard that turns a failed check into one."""
+
+    def __init__(self) -> None:
+        self.warnings: list[HealthWarning] = []
+
+    def warn(self, code: str, message: str, severity: str = WARNING) -> None:
+        self.warnings.append(HealthWarning(code, message, severity))
+
+    def run(self, what: str, measure: Callable[[], _T]) -> _T | None:
+        """`measure()`, or None when it raised, with the failure noted as a warning."""
+        try:
+            return measure()
+        except StoreError as exc:
+            self.warn(
+                "database_unreadable",
+                f"The {what} check could not read the database: {exc}",
+                FAILING,
+            )
+        except Exception as exc:
+            # Whatever goes wrong in one check (a file vanishing, a bug), the report
+            # still comes out, with the other checks and this failure in it.
+            self.warn(
+                "check_failed",
+                f"The {what} check failed ({type(exc).__name__}: {exc}); "
+                "the other checks ran. Run `memoracle health` again to see if it persists.",
+            )
+        return None
+
+
+def _database(engine: Engine, checks: _Checks) -> dict[str, object]:
+    path = engine.store.path
+    try:
+        problems = engine.store.quick_check(QUICK_CHECK_ROWS)
+        integrity = "ok" if problems == ["ok"] else "; ".join(problems)
+    except StoreError as exc:  # a check that cannot finish is a failed check
+        integrity = str(exc)
+    if integrity != "ok":
+        checks.warn(
+            "database_damaged",
+            f"{path}: SQLite's quick check failed ({integrity}). Stop the agents that "
+            f"write to it, then copy the newest backup from {engine.settings.home / 'backups'}"
+            " over it.",
+            FAILING,
+        )
+    return {"path": str(path), "bytes": engine.store.size_bytes(), "integrity": integrity}
+
+
+def _memories(engine: Engine, checks: _Checks) -> dict[str, int | float | None]:
+    by_status = dict.fromkeys(STATUSES, 0)
+    for (status, _kind), n in engine.store.memories.counts().items():
+        by_status[status] = by_status.get(status, 0) + n
+    active = by_status["active"]
+    max_facts = engine.settings.lifecycle.max_facts
+    ratio = engine.settings.health.facts_warn_ratio
+    if active > ratio * max_facts:
+        checks.warn(
+            "facts_near_limit",
+            f"{active:,} active memories, over {ratio:.0%} of lifecycle.max_facts "
+            f"({max_facts:,}). Run `memoracle archive --apply` to move the faded and "
+            "surplus ones to the cold tier, or raise lifecycle.max_facts.",
+        )
+    return {
+        "total": sum(by_status.values()),
+        **by_status,
+        "max_facts": max_facts,
+        "percent_of_max": round(100 * active / max_facts, 1) if max_facts > 0 else None,
+    }
+
+
+def _disk(engine: Engine, checks: _Checks) -> dict[str, int | float]:
+    home = engine.settings.home
+    usage = shutil.disk_usage(home)
+    percent = round(100 * usage.used / usage.total, 1) if usage.total else 0.0
+    ours = _tree_bytes(home)
+    limit = engine.settings.health.disk_warn_percent
+    if percent > limit:
+        checks.warn(
+            "disk_usage_high",
+            f"The disk holding {home} is {percent}% full, over health.disk_warn_percent "
+            f"({limit:g}%); memoracle uses {ours:,} bytes of it. Free space on that disk; "
+            "`memoracle stats` shows the database's size.",
+        )
+    return {
+        "bytes_used_by_memoracle": ours,
+        "disk_total_bytes": usage.total,
+        "disk_used_percent": percent,
+    }
+
+
+def _average_activation(engine: Engine, now: datetime, checks: _Checks) -> float | None:
+    active = engine.all_memories("active")
+    if not active:
+        return None
+    decay, health = engine.settings.decay, engine.settings.health
+    mean = round(sum(activation(m, now, decay) for m in active) / len(active), 4)
+    if mean < health.activation_low:
+        checks.warn(
+            "activation_low",
+            f"Average activation {mean:.2f} is below health.activation_low "
+            f"({health.activation_low:g}): most memories are fading. Run `memoracle archive "
+            f"--apply` to retire the faded ones, or raise decay.half_life_days "
+            f"({decay.half_life_days:g}).",
+        )
+    elif mean > health.activation_high and min(m.observed_at for m in active) < now - timedelta(
+        days=decay.half_life_days
+    ):  # not in a store younger than a half-life: everything in it is fresh by right
+        checks.warn(
+            "activation_high",
+            f"Average activation {mean:.2f} is above health.activation_high "
+            f"({health.activation_high:g}): memories barely fade. Lower "
+            f"decay.half_life_days ({decay.half_life_days:g}); `memoracle score` shows "
+            "what would be kept.",
+        )
+    return mean
+
+
+def _files(engine: Engine, checks: _Checks) -> dict[str, int | None]:
+    notes = engine.settings.files_dir / NOTES_DIR
+    return {
+        "daily_notes": sum(1 for p in notes.glob("*.md") if _is_daily_note(p)),
+        "archived_notes": sum(1 for p in (notes / "archive").rglob("*.md") if p.is_file()),
+        **_memory_md(engine, checks),
+    }
+
+
+def _is_daily_note(path: Path) -> bool:
+    try:
+        day = date.fromisoformat(path.stem)
+    except ValueError:
+        return False  # a topic file
+    return path.name == f"{day:%Y-%m-%d}.md" and path.is_file()
+
+
+def _memory_md(engine: Engine, checks: _Checks) -> dict[str, int | None]:
+    """Lines and characters of MEMORY.md and of memoracle's block in it (None: no file,
+    or no block). The block is measured as `render` budgets it: LF line ends, markers
+    and a final newline included."""
+    path = engine.settings.files_dir / MEMORY_FILE
+    sizes: dict[str, int | None] = dict.fromkeys(
+        ("memory_md_lines", "memory_md_chars", "memory_md_block_lines", "memory_md_block_chars")
+    )
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return sizes
+    except UnicodeDecodeError as exc:
+        checks.warn(
+            "memory_md_unreadable",
+            f"{path}: not UTF-8 text (byte {exc.start + 1}); memoracle cannot update its "
+            "block. Save the file as UTF-8, then run `memoracle nightly`.",
+        )
+        return sizes
+    except OSError as exc:
+        checks.warn(
+            "memory_md_unreadable",
+            f"{path}: cannot read it ({exc.strerror or exc}); check its permissions, then "
+            "run `memoracle nightly`.",
+        )
+        return sizes
+    sizes["memory_md_lines"] = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    sizes["memory_md_chars"] = len(text)
+    try:
+        block = extract_block(text)
+    except BlockError as exc:
+        checks.warn(
+            "memory_md_markers",
+            f"{path}: {exc} memoracle leaves the file alone until then; afterwards run "
+            "`memoracle nightly`.",
+        )
+        return sizes
+    if block is None:
+        return sizes
+    measured = block.replace("\r\n", "\n") + "\n"
+    lines, chars = measured.count("\n"), len(measured)
+    sizes["memory_md_block_lines"], sizes["memory_md_block_chars"] = lines, chars
+    render = engine.settings.render
+    max_lines, max_chars = render.memory_md_max_lines, render.memory_md_max_chars
+    if lines >= BUDGET_WARN * max_lines or chars >= BUDGET_WARN * max_chars:
+        checks.warn(
+            "memory_md_near_budget",
+            f"memoracle's block in {path} has {lines} lines and {chars:,} characters, "
+            f"{BUDGET_WARN:.0%} or more of its budget (render.memory_md_max_lines "
+            f"{max_lines}, render.memory_md_max_chars {max_chars:,}); what does not fit is "
+            "left out. Run `memoracle archive --apply` to retire faded memories, or raise "
+            "the budget.",
+        )
+    return sizes
+
+
+def _index(engine: Engine, checks: _Checks) -> dict[str, object]:
+    status = engine.index_status()
+    threshold = engine.settings.embedding.ann_threshold
+    if status.stale:
+        checks.warn(
+            "index_stale",
+            f"The store's vectors are for {', '.join(sorted(status.models))}, not the "
+            f"configured model {status.model}: search uses words only. "
+            "Run `memoracle reindex`.",
+        )
+    elif status.missing > 0:
+        checks.warn(
+            "vectors_missing",
+            f"{status.missing:,} live texts have no vector for {status.model} (expected 0): "
+            "search finds them by their words only. Run `memoracle reindex`.",
+        )
+    if status.ann == "missing":
+        checks.warn(
+            "ann_missing",
+            f"{status.vectors:,} vectors reach embedding.ann_threshold ({threshold:,}) but "
+            "the HNSW graph is not built, so search is exact and slow. "
+            "Run `memoracle reindex`.",
+        )
+    elif status.ann == "unavailable":
+        checks.warn(
+            "ann_unavailable",
+            f"{status.vectors:,} vectors reach embedding.ann_threshold ({threshold:,}) but "
+            "the ann extra is not installed, so search is exact and slow. Run "
+            "`pip install 'memoracle[ann]'`, then `memoracle reindex`.",
+        )
+    return {
+        "model": status.model,
+        "dim": status.dim,
+        "vectors": status.vectors,
+        "missing": status.missing,
+        "stale": status.stale,
+        "ann": status.ann,
+    }
+
+
+def _last_nightly(
+    engine: Engine, now: datetime, has_memories: bool, checks: _Checks
+) -> dict[str, object] | None:
+    run = engine.store.runs.latest("nightly")
+    wanted = NIGHTLY_MAX_AGE / timedelta(hours=1)
+    schedule = engine.settings.schedule.nightly
+    if run is None:
+        if has_memories:
+            checks.warn(
+                "nightly_missing",
+                f"No nightly run yet (wanted at least every {wanted:g} hours). Run "
+                f"`memoracle nightly`, and schedule it (schedule.nightly: {schedule}).",
+            )
+        return None
+    at = run.finished_at or run.started_at
+    millis = run.counts.get("milliseconds")
+    seconds = None if millis is None else millis / 1000
+    limit = engine.settings.health.nightly_warn_seconds
+    if seconds is not None and seconds > limit:
+        checks.warn(
+            "nightly_slow",
+            f"The last nightly run took {seconds:,.0f} s, over health.nightly_warn_seconds "
+            f"({limit:,.0f} s). Run `memoracle nightly --json` to see each step's time; "
+            "`memoracle archive --apply` shrinks the store.",
+        )
+    age = now - at
+    if has_memories and age > NIGHTLY_MAX_AGE:
+        checks.warn(
+            "nightly_missing",
+            f"The last nightly run was {age / timedelta(hours=1):,.0f} hours ago "
+            f"({at.isoformat()}), over {wanted:g}. Run `memoracle nightly`, and check its "
+            f"schedule (schedule.nightly: {schedule}).",
+        )
+    return {"at": at.isoformat(), "seconds": seconds, "status": run.status}
+
+
+def _tree_bytes(folder: Path) -> int:
+    """Bytes of the files under `folder` (0 when it does not exist); links not followed."""
+    total = 0
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                continue  # removed while we walked (an old backup pruned, a temp renamed)
+    return total
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("memoracle")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `path` atomically: a temp file in the same folder, then a rename."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
+        ) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise WorkspaceError(
+            f"{path}: cannot write it ({exc.strerror or exc}); check free space and the "
+            "folder's permissions."
+        ) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
