@@ -30,10 +30,10 @@ from memoracle.embed import Embedder, from_blob, make_embedder
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.lifecycle import dedup, scoring
-from memoracle.lifecycle.conflicts import judge
+from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
-from memoracle.lifecycle.slots import Slot, slot_of
+from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.recall.budget import TokenCounter, default_counter, format_line, pack
 from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.fuse import token_set
@@ -387,7 +387,10 @@ class Engine:
         what it may contradict (`_settle`). Returns (id, inserted)."""
         memories = self.store.memories
         existing = memories.find_duplicate(new.content_hash, new.subject, new.scope)
-        near = None if existing is not None else self._near_duplicate(new)
+        slots: tuple[Slot, ...] = ()
+        if existing is None:
+            slots = slots_of(new.text, lang=new.lang, speaker=speaker)
+        near = None if existing is not None else self._near_duplicate(new, slots)
         if near is not None:
             existing = near[0]
             memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
@@ -411,14 +414,18 @@ class Engine:
             memory_id=memory_id,
             detail={"kind": new.kind, "rule": new.rule, "source": new.source},
         )
-        self._settle(memory_id, new, speaker=speaker, now=now, actor=actor)
+        self._settle(memory_id, new, slots, now=now, actor=actor)
         return memory_id, True
 
-    def _near_duplicate(self, new: NewMemory) -> tuple[int, DedupScore] | None:
+    def _near_duplicate(
+        self, new: NewMemory, slots: Sequence[Slot]
+    ) -> tuple[int, DedupScore] | None:
         """A live memory of the same owner, subject and kind that already says what `new`
         says, in other words (dedup score ≥ `lifecycle.dedup_threshold`), if any. A new
-        text with more words than the old one is news, not a repeat. Only the few
-        memories FTS finds and that hold half of the new words are scored (fast)."""
+        text with more words than the old one is news, not a repeat, and so is one that
+        gives a slot another value ("I prefer tea over coffee" after "I prefer coffee
+        over tea": the same words, the opposite choice). Only the few memories FTS finds
+        and that hold half of the new words are scored (fast)."""
         words = token_set(new.text)
         if not words:
             return None
@@ -438,6 +445,17 @@ class Engine:
             and len(words) <= len(other := token_set(memory.text))  # saying more is news
             and len(words & other) >= NEAR_OVERLAP * len(words)
         ]
+        if candidates and slots:
+            held = self.store.memories.slot_values([i for i, _ in candidates])
+            candidates = [
+                (i, text)
+                for i, text in candidates
+                if all(
+                    same_value(s.attribute, s.value, held[i][(s.subject, s.attribute)])
+                    for s in slots
+                    if (s.subject, s.attribute) in held[i]
+                )
+            ]
         if not candidates:
             return None
         best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
@@ -445,28 +463,40 @@ class Engine:
         return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
 
     def _settle(
-        self, memory_id: int, new: NewMemory, *, speaker: str | None, now: datetime, actor: str
+        self,
+        memory_id: int,
+        new: NewMemory,
+        slots: Sequence[Slot],
+        *,
+        now: datetime,
+        actor: str,
     ) -> None:
-        """Contradictions at capture (SPEC §6): the slot the new memory fills, against
-        the live memories of the same owner in that slot. A clear contradiction
-        supersedes the old memory (kept, linked, timed), a hedged one disputes it
-        (`pending`), the same value raises its confidence."""
-        slot = slot_of(new.text, lang=new.lang, speaker=speaker)
+        """Contradictions at capture (SPEC §6): every slot the new memory fills ("We
+        upgraded to PostgreSQL 17": what is used, and its version), against the live
+        memories of the same owner in those slots. Per old memory the gravest verdict
+        acts: a clear contradiction supersedes it (kept, linked, timed), a hedged one
+        disputes it (`pending`), the same value raises its confidence. `slots` are
+        `slots_of` the new text, with "I" its speaker."""
         memories = self.store.memories
-        if slot is None:
+        if not slots:
             memories.set_slot(memory_id, NO_SLOT, NO_SLOT, "", hedged=False, negated=False)
             return
-        memories.set_slot(
-            memory_id,
-            slot.subject,
-            slot.attribute,
-            slot.value,
-            hedged=slot.hedged,
-            negated=slot.negated,
-        )
-        held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
-        for old_id, value, hedged, negated in held:
-            verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
+        verdicts: dict[int, Verdict] = {}
+        for slot in slots:
+            memories.set_slot(
+                memory_id,
+                slot.subject,
+                slot.attribute,
+                slot.value,
+                hedged=slot.hedged,
+                negated=slot.negated,
+            )
+            held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
+            for old_id, value, hedged, negated in held:
+                verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
+                if old_id not in verdicts or graver(verdict, verdicts[old_id]):
+                    verdicts[old_id] = verdict
+        for old_id, verdict in verdicts.items():
             if verdict.kind == "REDUNDANT":
                 memories.confirm(old_id, step=CONFIRM_STEP)
                 action = "confirm"
@@ -1116,7 +1146,8 @@ class Engine:
                         lang=memory.lang,
                     )
                     speaker = memory.subject if memory.subject not in (None, "user") else None
-                    self._settle(memory.id, new, speaker=speaker, now=now, actor=actor)
+                    slots = slots_of(memory.text, lang=memory.lang, speaker=speaker)
+                    self._settle(memory.id, new, slots, now=now, actor=actor)
             done += len(ids)
         return done
 
@@ -1211,10 +1242,15 @@ class Engine:
         self._finish_run(run, status, counts, error)
 
     def restore(self, ref: str | int, *, actor: str = "cli") -> Memory:
-        """Bring an archived memory back from the cold tier, as it was."""
+        """Bring an archived memory back from the cold tier, as it was (status, text,
+        provenance), and count the restore as a use: its activation is refreshed as a
+        recall would, so the next night does not archive it again."""
         memory_id = parse_ref(ref) if isinstance(ref, str) else ref
+        now = self.clock.now()
         with self.store.transaction():
-            return self.store.archive.restore(memory_id, now=self.clock.now(), actor=actor)
+            self.store.archive.restore(memory_id, now=now, actor=actor)
+            self.store.memories.touch([memory_id], now=now, boost=self.settings.recall.boost)
+        return self.get(memory_id)
 
     def score(self) -> list[tuple[Memory, MemoryScore]]:
         """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×

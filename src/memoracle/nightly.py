@@ -74,6 +74,7 @@ LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrot
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
 FIRST_LOOKBACK_DAYS = 30  # on the first run: a month of notes, not a whole history
+LOGGED = ("active", "disputed", "superseded", "archived")  # in daily notes: not forgotten
 
 
 @dataclass(frozen=True)
@@ -289,16 +290,17 @@ def append_daily_notes(
     preview: list[FileChange] | None = None,
 ) -> list[Path]:
     """Append the memories captured in the last `days` days to their day's note
-    (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone). Notes are only
-    ever appended to, and a memory already in its note is not written again. Returns
+    (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone), whatever became
+    of them since (a note is a log of what was learned that day; only forgotten ones are
+    left out), so a night that runs late writes the same notes. Notes are only ever
+    appended to, and a memory already in its note is not written again. Returns
     the notes that grew (with `dry_run`: would grow, the changes added to `preview`).
     A note that cannot be read or written is left as it is and named in the
     `WorkspaceError` raised once every other note is written."""
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
-    for memory in engine.all_memories("active"):
-        if memory.created_at >= since:
-            by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
+    for memory in engine.store.memories.created_since(since, LOGGED):
+        by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
     grown: list[Path] = []
     failed: list[str] = []
     for day, memories in sorted(by_day.items()):
@@ -525,9 +527,11 @@ def _cut(text: str, max_bytes: int) -> str:
 
 
 STEPS: tuple[str, ...] = (
-    "summarize", "dedup", "resolve", "reindex", "archive", "render", "clean", "health"
+    "summarize", "reindex", "dedup", "resolve", "archive", "render", "clean", "health"
 )  # fmt: skip
-"""The nightly steps, in order (decay needs no step: activation is computed from time)."""
+"""The nightly steps, in order (decay needs no step: activation is computed from time).
+Reindex comes before dedup so every memory is compared with its vector, whenever the
+night runs (a search during the day may have embedded some texts, and not others)."""
 
 OnStep = Callable[[str, dict[str, int], float], None]
 
@@ -541,9 +545,9 @@ def run_nightly(
     on_step: OnStep | None = None,
 ) -> NightlyReport:
     """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
-    their daily notes), dedup (near-duplicates merged), resolve (contradictions for
-    memories that never had their slot looked for), reindex (missing vectors embedded,
-    the HNSW graph built when due), archive, render (MEMORY.md's block, the session-start
+    their daily notes), reindex (missing vectors embedded, the HNSW graph built when
+    due), dedup (near-duplicates merged), resolve (contradictions for memories that
+    never had their slot looked for), archive, render (MEMORY.md's block, the session-start
     snapshot, the JSONL exports), clean (old daily notes to memory/archive/, old session
     logs and year-old notes packed away), health (health.json). A verified
     backup comes first; each step is recorded in the runs table with its counts and

@@ -40,6 +40,7 @@ __all__ = [
     "MULTI_VALUED",
     "SlotIndex",
     "Verdict",
+    "graver",
     "judge",
     "resolve_against",
     "same_value",
@@ -251,7 +252,7 @@ class SlotIndex:
             for memory_id, old in self._by_key.get(new.key, ()):
                 verdict = judge(new, old)
                 held = best.get(memory_id)
-                if held is None or _graver(verdict, held):
+                if held is None or graver(verdict, held):
                     best[memory_id] = verdict
         found = [
             (memory_id, verdict)
@@ -282,7 +283,10 @@ def resolve_against(
     return index.against(new_text, lang=lang, include_compatible=include_compatible)
 
 
-def _graver(verdict: Verdict, held: Verdict) -> bool:
+def graver(verdict: Verdict, held: Verdict) -> bool:
+    """Whether `verdict` weighs more than `held` (a contradiction over a repeat over
+    nothing; a strong one over a hedged one): of two slots a text shares with one memory,
+    the graver verdict is the one acted on."""
     if _RANK[verdict.kind] != _RANK[held.kind]:
         return _RANK[verdict.kind] > _RANK[held.kind]
     return verdict.strength == "strong" and held.strength == "weak"

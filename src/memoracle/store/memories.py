@@ -161,7 +161,8 @@ class Memories:
         hedged: bool,
         negated: bool,
     ) -> None:
-        """Record the subject/attribute slot `memory_id` fills (replacing any)."""
+        """Record a subject/attribute slot `memory_id` fills (a memory may fill several;
+        the same slot again replaces its row)."""
         self._db.execute(
             "INSERT OR REPLACE INTO slots"
             " (memory_id, subject, attribute, value, hedged, negated, live)"
@@ -183,6 +184,19 @@ class Memories:
             (subject, attribute, exclude, scope.agent, scope.user, scope.chat),
         ).fetchall()
         return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n in rows]
+
+    def slot_values(self, memory_ids: Sequence[int]) -> dict[int, dict[tuple[str, str], str]]:
+        """For each of `memory_ids`, its slots: (subject, attribute) -> value."""
+        found: dict[int, dict[tuple[str, str], str]] = {i: {} for i in memory_ids}
+        if memory_ids:
+            marks = ",".join("?" * len(memory_ids))
+            for memory_id, subject, attribute, value in self._db.execute(
+                "SELECT memory_id, subject, attribute, value FROM slots"
+                f" WHERE memory_id IN ({marks})",
+                tuple(memory_ids),
+            ):
+                found[int(memory_id)][(str(subject), str(attribute))] = str(value)
+        return found
 
     def without_slot(self, *, limit: int) -> list[int]:
         """Ids of live memories whose slot was never looked for (imported before slots
@@ -278,6 +292,16 @@ class Memories:
     def max_id(self) -> int:
         """The highest memory id given so far (0 for none)."""
         return int(self._db.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
+    def created_since(self, since: datetime, statuses: Sequence[str]) -> list[Memory]:
+        """Memories created at or after `since` that have one of `statuses`, oldest first."""
+        marks = ",".join("?" * len(statuses))
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE created_at >= ? AND status IN ({marks})"
+            " ORDER BY created_at, id",
+            (db_time(since), *statuses),
+        ).fetchall()
+        return self._with_provenance(rows)
 
     def pages(self, status: str, *, after: int = 0, size: int = 2000) -> Iterator[list[Memory]]:
         """Every memory with `status` (and an id above `after`), a page at a time in id

@@ -290,17 +290,30 @@ def m005_slots(conn: sqlite3.Connection) -> None:
     )
 
 
-def m006_live_slots(conn: sqlite3.Connection) -> None:
-    """Slots say whether their memory is live, kept so by a trigger on any status change:
-    a slot that saw thousands of values (each superseding the last) is then looked up
-    through its one live row, not by reading every memory it ever had."""
+def m006_slots_per_statement(conn: sqlite3.Connection) -> None:
+    """A memory fills every slot it states ("We upgraded to PostgreSQL 17": what is used,
+    and its version), and each slot row says whether its memory is live, kept so by a
+    trigger on any status change: a slot that saw thousands of values (each superseding
+    the last) is then looked up through its live rows, not every memory it ever had."""
     _run_script(
         conn,
         """
-        ALTER TABLE slots ADD COLUMN live INTEGER NOT NULL DEFAULT 1;
-        UPDATE slots SET live = (
-            SELECT m.status IN ('active', 'disputed') FROM memories m WHERE m.id = memory_id
+        CREATE TABLE slots_new (
+            memory_id INTEGER NOT NULL REFERENCES memories (id),
+            subject   TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            value     TEXT NOT NULL,
+            hedged    INTEGER NOT NULL DEFAULT 0,
+            negated   INTEGER NOT NULL DEFAULT 0,
+            live      INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (memory_id, subject, attribute)
         );
+        INSERT INTO slots_new (memory_id, subject, attribute, value, hedged, negated, live)
+            SELECT s.memory_id, s.subject, s.attribute, s.value, s.hedged, s.negated,
+                   m.status IN ('active', 'disputed')
+            FROM slots s JOIN memories m ON m.id = s.memory_id;
+        DROP TABLE slots;
+        ALTER TABLE slots_new RENAME TO slots;
         CREATE INDEX slots_live ON slots (subject, attribute, live);
         CREATE TRIGGER slots_live_status AFTER UPDATE OF status ON memories BEGIN
             UPDATE slots SET live = NEW.status IN ('active', 'disputed')
@@ -316,7 +329,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (3, "archive", m003_archive),
     (4, "vector keys", m004_vector_keys),
     (5, "slots", m005_slots),
-    (6, "live slots", m006_live_slots),
+    (6, "slots per statement", m006_slots_per_statement),
 )
 LATEST = MIGRATIONS[-1][0]
 
