@@ -94,6 +94,8 @@ FORBIDDEN = {
     ),
     "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.nightly": ("memoracle.cli",),
+    "memoracle.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.canary": ("memoracle.cli", "memoracle.nightly", "memoracle.store"),
     "memoracle.health": (
         "memoracle.cli",
         "memoracle.nightly",

@@ -346,6 +346,20 @@ def test_health_after_a_nightly_run_reports_it_and_exits_by_status(
     assert len(history) == 3  # the check that warned, the nightly run's, the last one
 
 
+def test_pointers_and_canaries(home: Path) -> None:
+    run(home, "init")
+    notes = home / "workspace" / "memory"
+    (notes / "projects.md").write_text("- Travel → memory/travel.md\n- [ok](projects.md)\n")
+    assert run(home, "pointers", "--quiet", code=1) == "memory/projects.md:1 -> memory/travel.md\n"
+    (notes / "travel.md").write_text("# Travel\n")
+    assert "2 pointer(s) in" in run(home, "pointers") and "0 broken" in run(home, "pointers")
+    run(home, "remember", "The staging database is on db2.")
+    assert "expects 'db2'" in run(home, "canary", "add", "staging database", "--expect", "db2")
+    assert "already" in run(home, "canary", "add", "staging database", "--expect", "db2", code=1)
+    body = json.loads(run(home, "health", "--probe", "--json", code=1))
+    assert body["canary"]["passed"] == 1 and body["pointers"]["broken_count"] == 0
+
+
 def test_dedup_check_fix_and_query(home: Path, tmp_path: Path) -> None:
     run(home, "init")
     run(home, "remember", "Anna lives in Lyon.", "--kind", "fact")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
-from memoracle import health
+from memoracle import canary, health
 from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
@@ -94,8 +94,11 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "index_bytes",
         "last_nightly",
         "database",
+        "pointers",
+        "canary",
         "warnings",
     ]
+    assert body["canary"] is None  # only with probe=True
     assert body["checked_at"] == "2023-05-08T13:56:00+00:00"
     disk = body["disk"]
     assert isinstance(disk, dict)
@@ -377,3 +380,19 @@ def test_a_failed_write_leaves_the_old_health_json_whole(
         health.write(engine, report)
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.glob(".health.json.*")) == []
+
+
+def test_a_broken_pointer_and_a_failing_canary_warn(engine: Engine, clock: FixedClock) -> None:
+    _settle(engine, clock)
+    note = engine.settings.files_dir / "memory" / "projects.md"
+    note.write_text("# Projects\n- Travel plans → memory/travel.md\n")
+    canary.add(
+        engine.settings.home / canary.CANARY_FILE, "pottery fair", "pottery", now=clock.now()
+    )
+    report = health.check(engine, probe=True)
+    assert _codes(report) == ["pointers_broken", "canary_low"]
+    assert "memory/projects.md:2 → memory/travel.md" in report.warnings[0].message
+    assert "0 of 1 canary queries" in report.warnings[1].message
+    body = report.to_json()
+    assert isinstance(body["pointers"], dict) and body["pointers"]["broken_count"] == 1
+    assert isinstance(body["canary"], dict) and body["canary"]["ratio"] == 0.0

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import health, nightly, serialize
+from memoracle import canary, health, nightly, pointers, serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -957,19 +957,21 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write health.json here instead of HOME.",
 )
-def health_command(as_json: bool, output_dir: Path | None) -> None:
+@click.option("--probe", is_flag=True, help="Also run the canary queries (canary.json).")
+def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
     """Check the store and write health.json: disk, memory counts against max_facts,
     average activation, MEMORY.md against its budget, the vector index, the last
-    nightly run, the database's integrity. Each warning says what to run. Exit status
-    0 healthy, 1 warning, 2 failing (a damaged or unreadable database).
+    nightly run, the database's integrity, paths cited in the memory files that lead
+    nowhere; with --probe, the canary queries' pass ratio. Each warning says what to
+    run. Exit status 0 healthy, 1 warning, 2 failing (a damaged or unreadable database).
 
     \b
     Example:
       memoracle health
-      memoracle health --json --output-dir /var/lib/memoracle
+      memoracle health --probe --json --output-dir /var/lib/memoracle
     """
     with _engine_errors(code=2), _ctx().engine() as engine:
-        report = health.check(engine)
+        report = health.check(engine, probe=probe)
         path = health.write(engine, report, output_dir=output_dir)
     if as_json:
         _echo_json(report.to_json())
@@ -978,6 +980,64 @@ def health_command(as_json: bool, output_dir: Path | None) -> None:
         for warning in report.warnings:
             click.echo(f"- [{warning.code}] {warning.message}")
     raise SystemExit(health.exit_code(report))
+
+
+@main.command(name="pointers")
+@_home_option
+@click.option("--quiet", is_flag=True, help="Print only the broken pointers, one a line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def pointers_command(quiet: bool, as_json: bool) -> None:
+    """Check that every workspace path cited in the live memory files (MEMORY.md,
+    memory/*.md, reference/*.md; not archives) exists. Lines holding
+    pointer-check:ignore are skipped, and so are URLs and placeholders. Exit 1 when a
+    pointer is broken or a file cannot be read.
+
+    \b
+    Example:
+      memoracle pointers --quiet
+    """
+    report = pointers.check(_ctx().settings().files_dir)
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        for b in report.broken:
+            click.echo(f"{b.file}:{b.line} -> {b.pointer}")
+        for problem in report.problems:
+            click.echo(f"warning: {problem}", err=True)
+        if not quiet:
+            click.echo(
+                f"checked {report.checked} pointer(s) in {report.files} file(s); "
+                f"{len(report.broken)} broken"
+                + (
+                    f"; fix each path, or end its line with <!-- {pointers.IGNORE_MARK} -->"
+                    if report.broken
+                    else ""
+                )
+            )
+    raise SystemExit(0 if report.ok else 1)
+
+
+@main.group(name="canary")
+def canary_group() -> None:
+    """Canary queries: questions with the text their answer must contain, run by
+    `memoracle health --probe` to tell whether memory still finds what it should."""
+
+
+@canary_group.command(name="add")
+@_home_option
+@click.argument("query")
+@click.option("--expect", required=True, help="Text a hit must contain for the query to pass.")
+def canary_add(query: str, expect: str) -> None:
+    """Add a canary query to HOME/canary.json.
+
+    \b
+    Example:
+      memoracle canary add "where is the staging database?" --expect db2
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        path = engine.settings.home / canary.CANARY_FILE
+        added = canary.add(path, query, expect, now=engine.clock.now())
+    click.echo(f"added to {path}: {added.query!r} expects {added.expect!r}")
 
 
 def _echo_nightly_plan(report: nightly.NightlyReport) -> None:

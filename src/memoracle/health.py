@@ -28,6 +28,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from memoracle import canary, pointers
 from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.lifecycle.scoring import activation
@@ -51,6 +52,7 @@ NOTES_DIR = "memory"  # daily notes, memory/YYYY-MM-DD.md; moved to memory/archi
 INDEX_DIR = "index"  # HOME/index: the HNSW graph files
 NIGHTLY_MAX_AGE = timedelta(hours=48)  # a store with memories wants a nightly run this often
 BUDGET_WARN = 0.9  # share of MEMORY.md's block budget from which the block is nearly full
+POINTERS_SHOWN = 20  # broken pointers listed in health.json (all are counted)
 QUICK_CHECK_ROWS = 5  # problems of SQLite's quick check named in the report, at most
 
 HEALTHY, WARNING, FAILING = "healthy", "warning", "failing"
@@ -95,11 +97,12 @@ class HealthReport:
         }
 
 
-def check(engine: Engine) -> HealthReport:
+def check(engine: Engine, *, probe: bool = False) -> HealthReport:
     """Measure the workspace and judge it against `health.*`. Read-only: nothing is
-    written to the store or the files. Never raises for a damaged workspace: what could
-    not be measured is a warning, and a damaged or unreadable database makes the status
-    "failing"."""
+    written to the store or the files — unless `probe`, which also runs the canary
+    queries of HOME/canary.json through search (which embeds texts still without a
+    vector). Never raises for a damaged workspace: what could not be measured is a
+    warning, and a damaged or unreadable database makes the status "failing"."""
     now = engine.clock.now()
     checks = _Checks()
     database = checks.run("database integrity", lambda: _database(engine, checks))
@@ -121,6 +124,8 @@ def check(engine: Engine) -> HealthReport:
             "last nightly run", lambda: _last_nightly(engine, now, has_memories, checks)
         ),
         "database": database,
+        "pointers": checks.run("pointers", lambda: _pointers(engine, checks)),
+        "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
     warnings = tuple(checks.warnings)
     if any(w.severity == FAILING for w in warnings):
@@ -422,6 +427,42 @@ def _last_nightly(
             f"schedule (schedule.nightly: {schedule}).",
         )
     return {"at": at.isoformat(), "seconds": seconds, "status": run.status}
+
+
+def _pointers(engine: Engine, checks: _Checks) -> dict[str, object]:
+    report = pointers.check(engine.settings.files_dir)
+    if report.broken:
+        first = report.broken[0]
+        checks.warn(
+            "pointers_broken",
+            f"{len(report.broken)} path(s) cited in the memory files lead nowhere (first: "
+            f"{first.file}:{first.line} → {first.pointer}). Run `memoracle pointers` to list "
+            f"them; fix each path or end its line with <!-- {pointers.IGNORE_MARK} -->.",
+        )
+    memory_md = str(engine.settings.files_dir / MEMORY_FILE)
+    for problem in report.problems:
+        if not problem.startswith(memory_md):  # MEMORY.md's own check says it already
+            checks.warn("pointer_file_unreadable", problem)
+    return {
+        **report.to_json(),
+        "broken": [b.to_json() for b in report.broken[:POINTERS_SHOWN]],
+        "broken_count": len(report.broken),
+    }
+
+
+def _canary(engine: Engine, checks: _Checks) -> dict[str, object]:
+    path = engine.settings.home / canary.CANARY_FILE
+    report = canary.probe(engine, canary.load(path))
+    if report.warn:
+        failed = [r.query for r in report.results if not r.passed]
+        checks.warn(
+            "canary_low",
+            f"{report.passed} of {report.total} canary queries found their text "
+            f"({report.ratio:.0%}), under health.canary_warn_ratio "
+            f"({engine.settings.health.canary_warn_ratio:.0%}); failed: "
+            f"{'; '.join(failed[:5])}. `memoracle search QUERY` shows what each finds.",
+        )
+    return report.to_json()
 
 
 def _tree_bytes(folder: Path) -> int:
