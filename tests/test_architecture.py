@@ -94,6 +94,7 @@ FORBIDDEN = {
     ),
     "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.nightly": ("memoracle.cli",),
+    "memoracle.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.canary": ("memoracle.cli", "memoracle.nightly", "memoracle.store"),
     "memoracle.health": (

@@ -342,6 +342,7 @@ def test_health_after_a_nightly_run_reports_it_and_exits_by_status(
     out = json.loads(run(home, "health", "--json", "--output-dir", str(tmp_path / "out")))
     assert out["memories"]["active"] == 1 and out["warnings"] == []
     assert (tmp_path / "out" / "health.json").exists()
+    assert "<svg" in (tmp_path / "out" / "activation.svg").read_text()
     history = (home / "health-history.jsonl").read_text().splitlines()
     assert len(history) == 3  # the check that warned, the nightly run's, the last one
 

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import canary, health, nightly, pointers, serialize
+from memoracle import canary, charts, health, nightly, pointers, serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -955,7 +955,7 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
 @click.option(
     "--output-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write health.json here instead of HOME.",
+    help="Write health.json here instead of HOME, with trend charts of the history (SVG).",
 )
 @click.option("--probe", is_flag=True, help="Also run the canary queries (canary.json).")
 def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
@@ -963,7 +963,9 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
     average activation, MEMORY.md against its budget, the vector index, the last
     nightly run, the database's integrity, paths cited in the memory files that lead
     nowhere; with --probe, the canary queries' pass ratio. Each warning says what to
-    run. Exit status 0 healthy, 1 warning, 2 failing (a damaged or unreadable database).
+    run. With --output-dir, also draws the health history as SVG charts (activation,
+    memory counts, disputed and duplicate rates, nightly duration). Exit status 0
+    healthy, 1 warning, 2 failing (a damaged or unreadable database).
 
     \b
     Example:
@@ -973,12 +975,20 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
     with _engine_errors(code=2), _ctx().engine() as engine:
         report = health.check(engine, probe=probe)
         path = health.write(engine, report, output_dir=output_dir)
+        drawn: list[Path] = []
+        if output_dir is not None:
+            history = charts.read_history(engine.settings.home / health.HISTORY_FILE)
+            for problem in history.problems:
+                click.echo(f"warning: {problem}", err=True)
+            drawn = charts.write_charts(history, output_dir, health=engine.settings.health)
     if as_json:
         _echo_json(report.to_json())
     else:
         click.echo(f"{report.status} ({len(report.warnings)} warning(s)); {path}")
         for warning in report.warnings:
             click.echo(f"- [{warning.code}] {warning.message}")
+        if drawn:
+            click.echo(f"trend charts: {', '.join(str(p) for p in drawn)}")
     raise SystemExit(health.exit_code(report))
 
 
