@@ -94,6 +94,10 @@ FORBIDDEN = {
     ),
     "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.nightly": ("memoracle.cli",),
+    "memoracle.graph": (
+        "memoracle.store", "memoracle.engine", "memoracle.cli", "memoracle.ingest",
+        "memoracle.nightly",
+    ),  # fmt: skip
     "memoracle.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.canary": ("memoracle.cli", "memoracle.nightly", "memoracle.store"),

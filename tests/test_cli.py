@@ -361,6 +361,16 @@ def test_pointers_and_canaries(home: Path) -> None:
     assert body["canary"]["passed"] == 1 and body["pointers"]["broken_count"] == 0
 
 
+def test_graph_entities_relations_and_show(home: Path) -> None:
+    run(home, "init")
+    run(home, "remember", "My wife Anna works at Acme.")
+    assert "Person         Anna  (anna)" in run(home, "graph", "entities")
+    assert "anna works_at acme" in run(home, "graph", "relations")
+    shown = json.loads(run(home, "graph", "show", "Anna's", "--json"))
+    assert shown["entity"]["key"] == "anna" and shown["memories"][0]["id"] == "m_1"
+    assert "No entity named 'Bob'" in run(home, "graph", "show", "Bob", code=1)
+
+
 def test_dedup_check_fix_and_query(home: Path, tmp_path: Path) -> None:
     run(home, "init")
     run(home, "remember", "Anna lives in Lyon.", "--kind", "fact")

@@ -1027,6 +1027,88 @@ def pointers_command(quiet: bool, as_json: bool) -> None:
     raise SystemExit(0 if report.ok else 1)
 
 
+@main.group(name="graph")
+def graph_group() -> None:
+    """The knowledge graph: entities (people, places, tools, projects…) and relations
+    (works_at, lives_in, uses, family_of…) read by rules from the memories."""
+
+
+@graph_group.command(name="entities")
+@_home_option
+@click.option("--type", "type_", help="Only entities of this type (Person, Location, …).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def graph_entities(type_: str | None, limit: int, as_json: bool) -> None:
+    """Entities named by live memories, most named first.
+
+    \b
+    Example:
+      memoracle graph entities --type Person
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        found = engine.graph_entities(type_=type_, limit=limit)
+    if as_json:
+        _echo_json(serialize.envelope(entities=[serialize.entity(e) for e in found]))
+        return
+    for e in found:
+        click.echo(f"{e.memories:>5}  {e.type:<14} {e.name}  ({e.key})")
+    if not found:
+        click.echo("no entities yet")
+
+
+@graph_group.command(name="relations")
+@_home_option
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def graph_relations(limit: int, as_json: bool) -> None:
+    """Relations stated by live memories, most stated first.
+
+    \b
+    Example:
+      memoracle graph relations --limit 20
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        found = engine.graph_relations(limit=limit)
+    if as_json:
+        _echo_json(serialize.envelope(relations=[serialize.relation(r) for r in found]))
+        return
+    for r in found:
+        click.echo(f"{r.memories:>5}  {r.source} {r.relation} {r.target}")
+    if not found:
+        click.echo("no relations yet")
+
+
+@graph_group.command(name="show")
+@_home_option
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def graph_show(name: str, as_json: bool) -> None:
+    """One entity by any of its names: type, aliases, relations, the memories naming it.
+
+    \b
+    Example:
+      memoracle graph show "my wife Anna"
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        view = engine.graph_show(name)
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                entity=serialize.entity(view.entity),
+                relations=[serialize.relation(r) for r in view.relations],
+                memories=[serialize.memory(m) for m in view.memories],
+            )
+        )
+        return
+    e = view.entity
+    also = [a for a in e.aliases if a != e.name]
+    click.echo(f"{e.name} ({e.type}, key {e.key})" + (f"; also {', '.join(also)}" if also else ""))
+    for r in view.relations:
+        click.echo(f"  {r.source} {r.relation} {r.target}  ({r.memories})")
+    for m in view.memories:
+        click.echo(f"  {m.ref}  {m.text}")
+
+
 @main.group(name="canary")
 def canary_group() -> None:
     """Canary queries: questions with the text their answer must contain, run by

@@ -9,6 +9,7 @@ does — and leaves SQL to `store`, rules to `capture`, file formats to `ingest`
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
@@ -28,6 +29,8 @@ from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.embed import Embedder, from_blob, make_embedder
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.graph import extract as graph_rules
+from memoracle.graph.ontology import Ontology, load_ontology
 from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.lifecycle import dedup, scoring
 from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value
@@ -48,6 +51,8 @@ from memoracle.types import (
     CaptureResult,
     Dispute,
     DuplicateSet,
+    Entity,
+    EntityView,
     Episode,
     Explanation,
     Hit,
@@ -60,6 +65,7 @@ from memoracle.types import (
     NewMemory,
     RecallBlock,
     RecallLine,
+    Relation,
     Scope,
     Stats,
     Turn,
@@ -92,6 +98,9 @@ BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
+log = logging.getLogger(__name__)
+
+ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 DEDUP_CANDIDATES = 20  # old memories FTS offers the nightly dedup for each new one
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
@@ -121,6 +130,7 @@ class Engine:
         self._searcher: Searcher | None = None
         self._token_counter: TokenCounter | None = None
         self._stale: bool | None = None
+        self._ontology: Ontology | None = None
 
     # -- workspace -----------------------------------------------------------------
 
@@ -415,6 +425,7 @@ class Engine:
             detail={"kind": new.kind, "rule": new.rule, "source": new.source},
         )
         self._settle(memory_id, new, slots, now=now, actor=actor)
+        self._read_graph(memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
         return memory_id, True
 
     def _near_duplicate(
@@ -515,6 +526,77 @@ class Engine:
                 memory_id=old_id,
                 detail={"by": f"m_{memory_id}", "reason": verdict.reason},
             )
+
+    # -- knowledge graph ----------------------------------------------------------
+
+    @property
+    def ontology(self) -> Ontology:
+        """The entity and relation types: the defaults, plus HOME/ontology.yaml if it
+        exists (`InvalidInput` naming its file and line when it is wrong)."""
+        if self._ontology is None:
+            path = self.settings.home / ONTOLOGY_FILE
+            self._ontology = load_ontology(path if path.exists() else None)
+        return self._ontology
+
+    def _read_graph(
+        self, memory_id: int, text: str, *, lang: str | None, speaker: str | None, now: datetime
+    ) -> None:
+        """Store the entities and relations `text` names, linked to `memory_id`. With an
+        ontology file that does not load, the memory is left unread (the nightly graph
+        step names the problem) and capture goes on."""
+        try:
+            ontology = self.ontology
+        except InvalidInput as exc:
+            log.warning("knowledge graph not updated: %s", exc)
+            return
+        found = graph_rules.extract(text, lang=lang, speaker=speaker, ontology=ontology)
+        graph = self.store.graph
+        ids = {e.key: graph.entity(e.key, e.name, e.type, now=now) for e in found.entities}
+        relations = [
+            graph.relation(ids[r.source], r.relation, ids[r.target], now=now)
+            for r in found.relations
+            if r.source in ids and r.target in ids
+        ]
+        graph.link(memory_id, entities=ids.values(), relations=relations)
+
+    def read_graph_backlog(self) -> int:
+        """Read the live memories never read for the graph (stored before it existed, or
+        while the ontology file was broken). Returns how many were read; raises
+        `InvalidInput` for an ontology file that does not load."""
+        self.ontology  # noqa: B018 - fail before any write, naming the file and line
+        done = 0
+        while ids := self.store.graph.unread(limit=500):
+            now = self.clock.now()
+            with self.store.transaction():
+                for memory in self.store.memories.get_many(ids):
+                    speaker = memory.subject if memory.subject not in (None, "user") else None
+                    self._read_graph(
+                        memory.id, memory.text, lang=memory.lang, speaker=speaker, now=now
+                    )
+            done += len(ids)
+        return done
+
+    def graph_entities(self, *, type_: str | None = None, limit: int = 1_000_000) -> list[Entity]:
+        """Entities named by live memories, most named first."""
+        return self.store.graph.entities(type_=type_, limit=limit)
+
+    def graph_relations(self, *, limit: int = 1_000_000) -> list[Relation]:
+        """Relations stated by live memories, most stated first."""
+        return self.store.graph.relations(limit=limit)
+
+    def graph_show(self, name: str, *, limit: int = 20) -> EntityView:
+        """One entity by any of its names ("Anna", "my wife Anna", "Anna's"): its type,
+        aliases, relations and the newest live memories naming it."""
+        key = graph_rules.canonical_key(name)
+        entity = self.store.graph.find(key) if key else None
+        if entity is None:
+            raise NotFound(f"No entity named {name!r}. Try: memoracle graph entities")
+        memories = self.store.memories.get_many(
+            self.store.graph.memories_of([entity.id], limit=limit)
+        )
+        return EntityView(
+            entity, tuple(self.store.graph.relations(entity=entity.id)), tuple(memories)
+        )
 
     # -- ingest --------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ __all__ = [
     "archive_daily_notes",
     "clean_old_files",
     "export_jsonl",
+    "write_entities_md",
     "hot_topics",
     "plan_archive",
     "render_memory_md",
@@ -470,9 +471,10 @@ def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[st
 
 
 def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
-    """`knowledge-graph/facts.jsonl` (live memories) and `archived-facts.jsonl` (the
-    cold tier), one JSON object a line, rewritten whole each night: views of the store
-    for tools that read JSONL."""
+    """`knowledge-graph/facts.jsonl` (live memories), `entities.jsonl` and
+    `relations.jsonl` (the graph, each with how many live memories state it) and
+    `archived-facts.jsonl` (the cold tier), one JSON object a line, rewritten whole each
+    night: views of the store for tools that read JSONL."""
     folder = engine.settings.files_dir / "knowledge-graph"
     facts = [
         json.dumps(serialize.memory(m), ensure_ascii=False, sort_keys=True)
@@ -494,8 +496,19 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
         )  # fmt: skip
         for a in _all_archived(engine)
     ]
+    entities = [
+        json.dumps(serialize.entity(e), ensure_ascii=False) for e in engine.graph_entities()
+    ]
+    relations = [
+        json.dumps(serialize.relation(r), ensure_ascii=False) for r in engine.graph_relations()
+    ]
     written = []
-    for name, lines in (("facts.jsonl", facts), ("archived-facts.jsonl", archived)):
+    for name, lines in (
+        ("facts.jsonl", facts),
+        ("entities.jsonl", entities),
+        ("relations.jsonl", relations),
+        ("archived-facts.jsonl", archived),
+    ):
         path = folder / name
         written.append(path)
         if not dry_run:
@@ -523,11 +536,37 @@ def _cut(text: str, max_bytes: int) -> str:
     return head[: head.rfind("\n") + 1] if "\n" in head else head
 
 
+def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
+    """`reference/entities.md`: the knowledge graph's entities by type, each with the
+    names it was seen under, how many memories name it and its relations; rewritten
+    whole each night (a view: edit the memories, not this file)."""
+    by_type: dict[str, list[str]] = {}
+    relations: dict[str, list[str]] = {}
+    for r in engine.graph_relations():
+        relations.setdefault(r.source, []).append(f"{r.relation} {r.target}")
+    for e in engine.graph_entities():
+        also = [a for a in e.aliases if a != e.name]
+        line = f"- **{e.name}** (`{e.key}`), {e.memories} memor{'y' if e.memories == 1 else 'ies'}"
+        if also:
+            line += f"; also {', '.join(also[:5])}"
+        if e.key in relations:
+            line += f"; {', '.join(relations[e.key][:8])}"
+        by_type.setdefault(e.type, []).append(line)
+    parts = ["# Entities\n\n_Written by memoracle each night from the knowledge graph._"]
+    for type_ in sorted(by_type):
+        parts.append(f"## {type_}\n" + "\n".join(by_type[type_]))
+    path = engine.settings.files_dir / "reference" / "entities.md"
+    if not dry_run:
+        _write(path, "\n\n".join(parts) + "\n")
+    return path
+
+
 # -- all of it -----------------------------------------------------------------------
 
 
 STEPS: tuple[str, ...] = (
-    "summarize", "reindex", "dedup", "resolve", "archive", "render", "clean", "health"
+    "summarize", "reindex", "dedup", "resolve", "graph", "archive", "render", "clean",
+    "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 Reindex comes before dedup so every memory is compared with its vector, whenever the
@@ -547,7 +586,8 @@ def run_nightly(
     """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
     their daily notes), reindex (missing vectors embedded, the HNSW graph built when
     due), dedup (near-duplicates merged), resolve (contradictions for memories that
-    never had their slot looked for), archive, render (MEMORY.md's block, the session-start
+    never had their slot looked for), graph (entities and relations of memories never
+    read for the knowledge graph), archive, render (MEMORY.md's block, the session-start
     snapshot, the JSONL exports), clean (old daily notes to memory/archive/, old session
     logs and year-old notes packed away), health (health.json). A verified
     backup comes first; each step is recorded in the runs table with its counts and
@@ -642,6 +682,15 @@ def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
     return {"embedded": engine.index_status().missing if dry_run else engine.reindex()}
 
 
+def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if dry_run:
+        return {"read": len(engine.store.graph.unread(limit=1 << 62))}
+    try:
+        return {"read": engine.read_graph_backlog()}
+    except InvalidInput as exc:  # the ontology file: named, and the night goes on
+        raise WorkspaceError(str(exc)) from None
+
+
 def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.archived = plan_archive(engine)
     if not dry_run:
@@ -653,6 +702,7 @@ def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
     report.memory_md = render_memory_md(engine, dry_run=dry_run, preview=report.changes)
     report.snapshot = write_snapshot(engine, dry_run=dry_run, preview=report.changes)
     report.exports = export_jsonl(engine, dry_run=dry_run)
+    report.exports.append(write_entities_md(engine, dry_run=dry_run))
     md = report.memory_md
     return {
         "added": len(md.added),
@@ -679,6 +729,7 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
     "summarize": _summarize,
     "dedup": _dedup,
     "resolve": _resolve,
+    "graph": _graph,
     "reindex": _reindex,
     "archive": _archive,
     "render": _render,

@@ -14,6 +14,7 @@ from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.types import (
     CaptureResult,
     Dispute,
+    Entity,
     Episode,
     Explanation,
     Hit,
@@ -21,6 +22,7 @@ from memoracle.types import (
     InitReport,
     Memory,
     RecallBlock,
+    Relation,
     Stats,
 )
 
@@ -184,3 +186,17 @@ def explanation(e: Explanation) -> dict[str, Any]:
         reasons=list(e.reasons),
         hit=hit(e.hit) if e.hit else None,
     )
+
+
+def entity(e: Entity) -> dict[str, Any]:
+    return {
+        "key": e.key,
+        "name": e.name,
+        "type": e.type,
+        "aliases": list(e.aliases),
+        "memories": e.memories,
+    }
+
+
+def relation(r: Relation) -> dict[str, Any]:
+    return {"source": r.source, "relation": r.relation, "target": r.target, "memories": r.memories}

@@ -368,3 +368,38 @@ class Explanation:
     rank: int | None
     hit: Hit | None
     reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A knowledge-graph entity: its canonical key ("anna"), the name it was first seen
+    under, its ontology type, every name it was seen under, and how many live memories
+    name it."""
+
+    id: int
+    key: str
+    name: str
+    type: str
+    aliases: tuple[str, ...]
+    memories: int
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A knowledge-graph relation between two entities (by key), and how many live
+    memories state it."""
+
+    id: int
+    source: str
+    relation: str
+    target: str
+    memories: int
+
+
+@dataclass(frozen=True)
+class EntityView:
+    """One entity with its relations and the newest live memories naming it."""
+
+    entity: Entity
+    relations: tuple[Relation, ...]
+    memories: tuple[Memory, ...]

@@ -21,6 +21,7 @@ from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.store.db import Database, db_time
 from memoracle.store.episodes import Episodes
+from memoracle.store.graph import Graph
 from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
@@ -39,6 +40,7 @@ class Store:
         self.runs = Runs(db)
         self.index = Index(db)
         self.archive = Archive(db, self.memories, self.audit)
+        self.graph = Graph(db)
 
     @classmethod
     def open(cls, path: Path, *, now: datetime) -> Store:

@@ -323,6 +323,51 @@ def m006_slots_per_statement(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_graph(conn: sqlite3.Connection) -> None:
+    """The knowledge graph: entities (a canonical key, a name, a type), the names each
+    was seen under, relations between them, and the memories stating each; `graph_read`
+    marks memories whose text was read for it."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE entities (
+            id         INTEGER PRIMARY KEY,
+            key        TEXT NOT NULL UNIQUE,
+            name       TEXT NOT NULL,
+            type       TEXT NOT NULL,
+            first_seen TEXT NOT NULL
+        );
+        CREATE INDEX entities_type ON entities (type);
+        CREATE TABLE entity_aliases (
+            entity_id INTEGER NOT NULL REFERENCES entities (id),
+            alias     TEXT NOT NULL,
+            PRIMARY KEY (entity_id, alias)
+        );
+        CREATE TABLE entity_memories (
+            entity_id INTEGER NOT NULL REFERENCES entities (id),
+            memory_id INTEGER NOT NULL REFERENCES memories (id),
+            PRIMARY KEY (entity_id, memory_id)
+        );
+        CREATE INDEX entity_memories_memory ON entity_memories (memory_id);
+        CREATE TABLE relations (
+            id         INTEGER PRIMARY KEY,
+            source_id  INTEGER NOT NULL REFERENCES entities (id),
+            relation   TEXT NOT NULL,
+            target_id  INTEGER NOT NULL REFERENCES entities (id),
+            first_seen TEXT NOT NULL,
+            UNIQUE (source_id, relation, target_id)
+        );
+        CREATE INDEX relations_target ON relations (target_id);
+        CREATE TABLE relation_memories (
+            relation_id INTEGER NOT NULL REFERENCES relations (id),
+            memory_id   INTEGER NOT NULL REFERENCES memories (id),
+            PRIMARY KEY (relation_id, memory_id)
+        );
+        CREATE TABLE graph_read (memory_id INTEGER PRIMARY KEY REFERENCES memories (id));
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -330,6 +375,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (4, "vector keys", m004_vector_keys),
     (5, "slots", m005_slots),
     (6, "slots per statement", m006_slots_per_statement),
+    (7, "graph", m007_graph),
 )
 LATEST = MIGRATIONS[-1][0]
 

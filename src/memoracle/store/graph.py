@@ -1,0 +1,162 @@
+"""The knowledge graph's tables: entities, their aliases, relations, and the memories
+that state each (SPEC §7).
+
+An entity is a canonical key ("anna") with a display name, a type from the ontology
+and the names it was seen under; a relation is (source entity, type, target entity).
+Both are linked to every memory that states them, so a memory forgotten or archived
+stops counting, and `memoracle graph show` can always cite its sources. Which entities a
+text names is `graph.extract`'s; this module only stores and reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from memoracle.store.db import Database, db_time
+from memoracle.types import Entity, Relation
+
+LIVE_SQL = "('active', 'disputed')"
+
+
+class Graph:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def entity(self, key: str, name: str, type_: str, *, now: datetime) -> int:
+        """The id of the entity `key`, created with `name` and `type_` if new (a known
+        entity keeps its first type); `name` is recorded as one of its aliases."""
+        self._db.execute(
+            "INSERT INTO entities (key, name, type, first_seen) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (key) DO NOTHING",
+            (key, name, type_, db_time(now)),
+        )
+        entity_id = int(
+            self._db.execute("SELECT id FROM entities WHERE key = ?", (key,)).fetchone()[0]
+        )
+        self._db.execute(
+            "INSERT OR IGNORE INTO entity_aliases (entity_id, alias) VALUES (?, ?)",
+            (entity_id, name),
+        )
+        return entity_id
+
+    def relation(self, source: int, relation: str, target: int, *, now: datetime) -> int:
+        """The id of the relation (source, relation, target), created if new."""
+        self._db.execute(
+            "INSERT INTO relations (source_id, relation, target_id, first_seen)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (source, relation, target, db_time(now)),
+        )
+        row = self._db.execute(
+            "SELECT id FROM relations WHERE source_id = ? AND relation = ? AND target_id = ?",
+            (source, relation, target),
+        ).fetchone()
+        return int(row[0])
+
+    def link(
+        self, memory_id: int, *, entities: Iterable[int] = (), relations: Iterable[int] = ()
+    ) -> None:
+        """Record that `memory_id` names `entities` and states `relations`, and that its
+        text was read for the graph (even when it named nothing)."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id) VALUES (?, ?)",
+            [(e, memory_id) for e in entities],
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO relation_memories (relation_id, memory_id) VALUES (?, ?)",
+            [(r, memory_id) for r in relations],
+        )
+        self._db.execute("INSERT OR IGNORE INTO graph_read (memory_id) VALUES (?)", (memory_id,))
+
+    def unread(self, *, limit: int) -> list[int]:
+        """Live memories whose text was never read for the graph, oldest first."""
+        rows = self._db.execute(
+            f"SELECT m.id FROM memories m WHERE m.status IN {LIVE_SQL}"
+            " AND NOT EXISTS (SELECT 1 FROM graph_read g WHERE g.memory_id = m.id)"
+            " ORDER BY m.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def entities(self, *, type_: str | None = None, limit: int = 1_000_000) -> list[Entity]:
+        """Entities named by at least one live memory, most named first."""
+        rows = self._db.execute(
+            "SELECT e.id, e.key, e.name, e.type, count(DISTINCT m.id) AS n FROM entities e"
+            " JOIN entity_memories em ON em.entity_id = e.id"
+            f" JOIN memories m ON m.id = em.memory_id AND m.status IN {LIVE_SQL}"
+            " WHERE (? IS NULL OR e.type = ?) GROUP BY e.id ORDER BY n DESC, e.key LIMIT ?",
+            (type_, type_, limit),
+        ).fetchall()
+        aliases = self._aliases([int(r[0]) for r in rows])
+        return [
+            Entity(int(i), str(k), str(n), str(t), aliases.get(int(i), ()), int(c))
+            for i, k, n, t, c in rows
+        ]
+
+    def relations(self, *, entity: int | None = None, limit: int = 1_000_000) -> list[Relation]:
+        """Relations stated by at least one live memory (touching `entity`, if given)."""
+        rows = self._db.execute(
+            "SELECT r.id, s.key, r.relation, t.key, count(DISTINCT m.id) AS n FROM relations r"
+            " JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id"
+            " JOIN relation_memories rm ON rm.relation_id = r.id"
+            f" JOIN memories m ON m.id = rm.memory_id AND m.status IN {LIVE_SQL}"
+            " WHERE (? IS NULL OR r.source_id = ? OR r.target_id = ?)"
+            " GROUP BY r.id ORDER BY n DESC, s.key, r.relation, t.key LIMIT ?",
+            (entity, entity, entity, limit),
+        ).fetchall()
+        return [Relation(int(i), str(s), str(r), str(t), int(n)) for i, s, r, t, n in rows]
+
+    def find(self, key: str) -> Entity | None:
+        """The entity whose canonical key is `key` (every alias of it has that key)."""
+        row = self._db.execute(
+            "SELECT id, key, name, type FROM entities WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        i, k, n, t = row
+        count = self._db.execute(
+            "SELECT count(DISTINCT m.id) FROM entity_memories em JOIN memories m"
+            f" ON m.id = em.memory_id AND m.status IN {LIVE_SQL} WHERE em.entity_id = ?",
+            (i,),
+        ).fetchone()[0]
+        return Entity(
+            int(i), str(k), str(n), str(t), self._aliases([int(i)]).get(int(i), ()), int(count)
+        )
+
+    def memories_of(self, entity_ids: Sequence[int], *, limit: int) -> list[int]:
+        """Live memories naming any of `entity_ids`, newest first."""
+        if not entity_ids:
+            return []
+        marks = ",".join("?" * len(entity_ids))
+        rows = self._db.execute(
+            "SELECT DISTINCT m.id FROM entity_memories em JOIN memories m ON m.id = em.memory_id"
+            f" WHERE em.entity_id IN ({marks}) AND m.status IN {LIVE_SQL}"
+            " ORDER BY m.observed_at DESC, m.id DESC LIMIT ?",
+            (*entity_ids, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def entities_of(self, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+        """For each of `memory_ids`, the entities it names."""
+        found: dict[int, list[int]] = {i: [] for i in memory_ids}
+        if memory_ids:
+            marks = ",".join("?" * len(memory_ids))
+            for entity_id, memory_id in self._db.execute(
+                f"SELECT entity_id, memory_id FROM entity_memories WHERE memory_id IN ({marks})",
+                tuple(memory_ids),
+            ):
+                found[int(memory_id)].append(int(entity_id))
+        return found
+
+    def _aliases(self, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        found: dict[int, list[str]] = {}
+        for entity_id, alias in self._db.execute(
+            f"SELECT entity_id, alias FROM entity_aliases WHERE entity_id IN ({marks})"
+            " ORDER BY rowid",
+            tuple(ids),
+        ):
+            found.setdefault(int(entity_id), []).append(str(alias))
+        return {i: tuple(a) for i, a in found.items()}
