@@ -95,9 +95,12 @@ FORBIDDEN = {
     "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.nightly": ("memoracle.cli",),
     "memoracle.graph": (
-        "memoracle.store", "memoracle.engine", "memoracle.cli", "memoracle.ingest",
+        "memoracle.store",
+        "memoracle.engine",
+        "memoracle.cli",
+        "memoracle.ingest",
         "memoracle.nightly",
-    ),  # fmt: skip
+    ),
     "memoracle.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
     "memoracle.canary": ("memoracle.cli", "memoracle.nightly", "memoracle.store"),
@@ -106,7 +109,7 @@ FORBIDDEN = {
         "memoracle.nightly",
         "memoracle.capture",
         "memoracle.ingest",
-    ),  # fmt: skip
+    ),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
     "memoracle.bench": ("memoracle.store", "memoracle.cli"),
 }

@@ -71,3 +71,21 @@ def test_memories_stored_before_the_graph_are_read_at_night_and_exported(
     entities_md = (engine.settings.files_dir / "reference" / "entities.md").read_text()
     assert "## Infrastructure\n- **Postgres** (`postgresql`), 1 memory" in entities_md
     assert nightly.run_nightly(engine).steps["graph"]["read"] == 0
+
+
+def test_an_entity_named_often_gets_a_topic_file_and_a_pointer_in_memory_md(
+    engine: Engine, clock: FixedClock
+) -> None:
+    for n in range(5):
+        engine.remember(f"My wife Anna booked table {n} at the bistro.")
+        clock.advance(hours=1)
+    nightly.run_nightly(engine)
+    topic = engine.settings.files_dir / "memory" / "topics" / "anna.md"
+    lines = topic.read_text().splitlines()
+    assert (
+        lines[0] == "# Anna"
+        and lines[4] == "- My wife Anna booked table 4 at the bistro. <!-- m_5 -->"
+    )
+    memory_md = (engine.settings.files_dir / "MEMORY.md").read_text()
+    assert "- Anna → memory/topics/anna.md" in memory_md
+    assert nightly.run_nightly(engine).memory_md.changed is False  # type: ignore[union-attr]

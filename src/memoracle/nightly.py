@@ -25,7 +25,7 @@ import re
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -43,6 +43,7 @@ from memoracle.render.memory_md import (
     merge_into,
     read_edits,
     render_block,
+    tagged_line,
 )
 from memoracle.store.archive import ArchivedMemory
 from memoracle.types import DuplicateSet, Memory
@@ -58,6 +59,7 @@ __all__ = [
     "clean_old_files",
     "export_jsonl",
     "write_entities_md",
+    "write_topic_files",
     "hot_topics",
     "plan_archive",
     "render_memory_md",
@@ -74,6 +76,9 @@ NOTES_DIR = "memory"
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
+TOPIC_MIN_MEMORIES = 5  # live memories naming an entity before it gets a topic file
+TOPICS_SHOWN = 10  # topic files written (and pointed to from MEMORY.md), most named first
+TOPIC_MEMORIES = 50  # memories listed in a topic file, newest first
 FIRST_LOOKBACK_DAYS = 30  # on the first run: a month of notes, not a whole history
 LOGGED = ("active", "disputed", "superseded", "archived")  # in daily notes: not forgotten
 
@@ -210,14 +215,18 @@ def memory_changed_at(engine: Engine, memory: Memory) -> datetime | None:
 
 
 def render_memory_md(
-    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    preview: list[FileChange] | None = None,
+    pointers: Sequence[tuple[str, str]] = (),
 ) -> MemoryMdReport:
     """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
     become user-stated memories, deleted lines forgets), then rewrite the block from the
     store: guardrails and every memory scoring `PROMOTE_AT` or more, within
     `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
-    byte. With `dry_run`, nothing is written or changed; the change is added to
-    `preview`."""
+    byte. `pointers` ((title, path) pairs) fill its Topics section. With `dry_run`,
+    nothing is written or changed; the change is added to `preview`."""
     path = engine.settings.files_dir / MEMORY_FILE
     last_path = engine.settings.home / LAST_BLOCK
     current = _read(path)
@@ -259,7 +268,10 @@ def render_memory_md(
     chosen = [m for m, s in engine.score() if m.kind == "guardrail" or s.total >= PROMOTE_AT]
     render = engine.settings.render
     block = render_block(
-        chosen, max_lines=render.memory_md_max_lines, max_chars=render.memory_md_max_chars
+        chosen,
+        max_lines=render.memory_md_max_lines,
+        max_chars=render.memory_md_max_chars,
+        pointers=pointers,
     )
     merged = merge_into(current, block)
     changed = merged != current
@@ -392,6 +404,7 @@ def _dated_before(path: Path, cutoff: date) -> bool:
         return False  # 2026-13-40: not a date
 
 
+_FILE_UNSAFE = re.compile(r"[^\w-]+")
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[-_T.]|$)")
 
 
@@ -534,6 +547,40 @@ def _cut(text: str, max_bytes: int) -> str:
         return text
     head = data[:max_bytes].decode("utf-8", errors="ignore")
     return head[: head.rfind("\n") + 1] if "\n" in head else head
+
+
+def write_topic_files(
+    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+) -> list[tuple[str, str]]:
+    """Topic files (L2), `memory/topics/<entity>.md`: for the `TOPICS_SHOWN` entities
+    named by the most live memories (at least `TOPIC_MIN_MEMORIES`), those memories,
+    newest first, each tagged with its id; rewritten whole each night (a view). Returns
+    the (title, workspace-relative path) pointers MEMORY.md's Topics section shows."""
+    pointers: list[tuple[str, str]] = []
+    for entity in engine.graph_entities(limit=TOPICS_SHOWN * 2):
+        if entity.memories < TOPIC_MIN_MEMORIES or len(pointers) == TOPICS_SHOWN:
+            break
+        stem = _FILE_UNSAFE.sub("-", entity.key).strip("-")
+        if not stem or entity.key == "user":  # the speaker is everywhere: no topic
+            continue
+        relative = f"{NOTES_DIR}/topics/{stem}.md"
+        ids = engine.store.graph.memories_of([entity.id], limit=TOPIC_MEMORIES)
+        lines = [
+            f"# {entity.name}",
+            "",
+            f"_Written by memoracle each night: the memories naming {entity.name} "
+            f"({entity.type}), newest first._",
+            "",
+            *(tagged_line(m.ref, m.text) for m in engine.store.memories.get_many(ids)),
+        ]
+        text = "\n".join(lines) + "\n"
+        path = engine.settings.files_dir / relative
+        if not dry_run:
+            _write(path, text)
+        elif preview is not None and (before := _read(path)) != text:
+            preview.append(FileChange(path, before, text))
+        pointers.append((entity.name, relative))
+    return pointers
 
 
 def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
@@ -699,7 +746,10 @@ def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    report.memory_md = render_memory_md(engine, dry_run=dry_run, preview=report.changes)
+    topics = write_topic_files(engine, dry_run=dry_run, preview=report.changes)
+    report.memory_md = render_memory_md(
+        engine, dry_run=dry_run, preview=report.changes, pointers=topics
+    )
     report.snapshot = write_snapshot(engine, dry_run=dry_run, preview=report.changes)
     report.exports = export_jsonl(engine, dry_run=dry_run)
     report.exports.append(write_entities_md(engine, dry_run=dry_run))

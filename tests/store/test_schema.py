@@ -14,7 +14,15 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
     assert store.schema_version == schema.LATEST
     conn = sqlite3.connect(store.path)
     rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
-    names = ["initial", "vectors", "archive", "vector keys", "slots", "slots per statement", "graph"]
+    names = [
+        "initial",
+        "vectors",
+        "archive",
+        "vector keys",
+        "slots",
+        "slots per statement",
+        "graph",
+    ]
     assert rows == list(enumerate(names, 1))
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
