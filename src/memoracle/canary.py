@@ -20,8 +20,6 @@ health --probe`, the weekly `schedule.probe`) and how to show the report are the
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +28,7 @@ from pathlib import Path
 from memoracle.clock import as_utc, parse_instant
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.files import write_atomically
 from memoracle.text import for_hash
 
 __all__ = [
@@ -144,7 +143,9 @@ def add(path: Path, query: str, expect: str, *, now: datetime) -> Canary:
                 f"{old.expect!r}; nothing was added."
             )
     canary = Canary(query, expect, as_utc(now))
-    _write(path, json.dumps([*entries, canary.to_json()], indent=2, ensure_ascii=False) + "\n")
+    write_atomically(
+        path, json.dumps([*entries, canary.to_json()], indent=2, ensure_ascii=False) + "\n"
+    )
     return canary
 
 
@@ -227,27 +228,3 @@ def _canary(path: Path, index: int, entry: object) -> Canary:
             f'"2026-05-15T09:30:00+00:00", not "{values["added_at"]}".'
         ) from None
     return Canary(values["query"], values["expect"], added_at)
-
-
-def _write(path: Path, text: str) -> None:
-    """Atomically: a temp file in the same folder, then a rename."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check free space and the "
-            "folder's permissions."
-        ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -27,7 +25,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from memoracle.config import HealthSettings
-from memoracle.errors import WorkspaceError
+from memoracle.files import write_atomically
 
 __all__ = [
     "GAP_FACTOR",
@@ -159,7 +157,7 @@ def write_charts(
     paths = []
     for name, chart in _charts(history, health or HealthSettings()).items():
         path = folder / f"{name}.svg"
-        _replace(path, _svg(chart))
+        write_atomically(path, _svg(chart))
         paths.append(path)
     return paths
 
@@ -700,27 +698,3 @@ def _marker(shape: str, x: float, y: float, colour: str) -> str:
         return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.8" {paint}/>'
     corners = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for dx, dy in _SHAPES[shape])
     return f'<polygon points="{corners}" {paint}/>'
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write `path` atomically: a temp file in the same folder, then a rename."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check free space and the "
-            "folder's permissions."
-        ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -21,7 +21,6 @@ import importlib.metadata
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -31,6 +30,7 @@ from typing import TypeVar
 from memoracle import canary, pointers
 from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
+from memoracle.files import write_atomically
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.types import STATUSES
@@ -142,7 +142,7 @@ def write(engine: Engine, report: HealthReport, *, output_dir: Path | None = Non
     cannot be written is a WorkspaceError naming it."""
     body = report.to_json()
     path = (output_dir or engine.settings.home) / HEALTH_FILE
-    _replace(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
     history = engine.settings.home / HISTORY_FILE
     try:
         with open(history, "a", encoding="utf-8") as f:
@@ -482,27 +482,3 @@ def _version() -> str:
         return importlib.metadata.version("memoracle")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write `path` atomically: a temp file in the same folder, then a rename."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check free space and the "
-            "folder's permissions."
-        ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -23,7 +23,6 @@ import logging
 import os
 import re
 import tarfile
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from pathlib import Path
 from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.files import write_atomically
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries
@@ -277,8 +277,8 @@ def render_memory_md(
     changed = merged != current
     if not dry_run:
         if changed:
-            _write(path, merged)
-        _write(last_path, block)
+            write_atomically(path, merged)
+        write_atomically(last_path, block)
     elif changed and preview is not None:
         preview.append(FileChange(path, current, merged))
     return MemoryMdReport(
@@ -323,7 +323,7 @@ def append_daily_notes(
             updated = append_entries(existing, day, memories)
             if updated != (existing or ""):
                 if not dry_run:
-                    _write(path, updated)
+                    write_atomically(path, updated)
                 elif preview is not None:
                     preview.append(FileChange(path, existing, updated))
                 grown.append(path)
@@ -466,7 +466,7 @@ def write_snapshot(
     text = _cut("\n\n".join(parts) + "\n", engine.settings.render.snapshot_bytes)
     path = files / SNAPSHOT_FILE
     if not dry_run:
-        _write(path, text)
+        write_atomically(path, text)
     elif preview is not None and (before := _read(path)) != text:
         preview.append(FileChange(path, before, text))
     return path
@@ -525,7 +525,7 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
         path = folder / name
         written.append(path)
         if not dry_run:
-            _write(path, "".join(line + "\n" for line in lines))
+            write_atomically(path, "".join(line + "\n" for line in lines))
     return written
 
 
@@ -576,7 +576,7 @@ def write_topic_files(
         text = "\n".join(lines) + "\n"
         path = engine.settings.files_dir / relative
         if not dry_run:
-            _write(path, text)
+            write_atomically(path, text)
         elif preview is not None and (before := _read(path)) != text:
             preview.append(FileChange(path, before, text))
         pointers.append((entity.name, relative))
@@ -604,7 +604,7 @@ def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
         parts.append(f"## {type_}\n" + "\n".join(by_type[type_]))
     path = engine.settings.files_dir / "reference" / "entities.md"
     if not dry_run:
-        _write(path, "\n\n".join(parts) + "\n")
+        write_atomically(path, "\n\n".join(parts) + "\n")
     return path
 
 
@@ -847,22 +847,3 @@ def _read(path: Path) -> str | None:
         ) from None
     except OSError as exc:
         raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
-
-
-def _write(path: Path, text: str) -> None:
-    """Atomically: a temp file in the same folder, then a rename (no half-written file
-    for the agent to read)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
