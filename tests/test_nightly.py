@@ -143,7 +143,7 @@ def test_nightly_merges_duplicates_and_settles_older_memories(
         db.execute("DELETE FROM slots")
         db.execute("UPDATE memories SET status = 'active', superseded_by = NULL")
     report = nightly.run_nightly(engine)
-    assert report.merged == 1 and report.settled == 3
+    assert report.merged == 1 and report.settled == 4  # resolve runs before dedup: all four
     live = {m.text for m in engine.all_memories("active")}
     assert live == {"Anna lives in Lyon since 2021.", "I moved to Oslo."}
     assert engine.get(paris.ref).superseded_by == oslo.id
@@ -352,3 +352,19 @@ def test_a_line_a_person_added_that_cannot_be_stored_stays_and_is_named(
     again = nightly.render_memory_md(engine)
     assert again.problem is None and "Anna likes tea <!--" in path.read_text()
     assert len(engine.list_memories()) == 2  # stored once
+
+
+def test_a_reversed_preference_stored_before_slots_supersedes_instead_of_merging(
+    engine: Engine, clock: FixedClock
+) -> None:
+    old, _ = engine.remember("I prefer coffee over tea.", kind="preference")
+    clock.advance(days=1)
+    new, _ = engine.remember("I prefer tea over coffee.", kind="preference")
+    with sqlite3.connect(engine.settings.db_path) as db:  # as if stored before slots existed
+        db.execute("DELETE FROM slots")
+        db.execute("UPDATE memories SET status = 'active', superseded_by = NULL")
+    assert len(engine.duplicates()) == 1  # the same words: a duplicate, by words alone
+    report = nightly.run_nightly(engine)
+    assert report.merged == 0 and report.settled == 2
+    assert engine.get(old.ref).superseded_by == new.id
+    assert engine.get(new.ref).status == "active"

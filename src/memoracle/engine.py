@@ -458,15 +458,8 @@ class Engine:
         ]
         if candidates and slots:
             held = self.store.memories.slot_values([i for i, _ in candidates])
-            candidates = [
-                (i, text)
-                for i, text in candidates
-                if all(
-                    same_value(s.attribute, s.value, held[i][(s.subject, s.attribute)])
-                    for s in slots
-                    if (s.subject, s.attribute) in held[i]
-                )
-            ]
+            said = {(s.subject, s.attribute): s.value for s in slots}
+            candidates = [(i, text) for i, text in candidates if _slots_agree(said, held[i])]
         if not candidates:
             return None
         best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
@@ -1102,17 +1095,25 @@ class Engine:
             def fullest(i: int, by_id: dict[int, Memory] = by_id) -> tuple[int, int, int]:
                 return (-len(by_id[i].text), -by_id[i].access_count, i)
 
-            for group in dedup.find_duplicates(
+            near = dedup.find_duplicates(
                 [(m.id, m.text) for m in members],
                 vectors={m.id: vectors[m.id] for m in members if m.id in vectors},
                 threshold=self.settings.lifecycle.dedup_threshold,
                 rank=fullest,
-            ):
+            )
+            held = self.store.memories.slot_values(
+                [i for g in near for i in (g.keep, *g.merge_ids)]
+            )
+            for group in near:
                 if after is not None and max(group.keep, *group.merge_ids) <= after:
                     continue  # old memories only: compared on an earlier night
-                found.append(
-                    DuplicateSet(by_id[group.keep], tuple((by_id[i], sc) for i, sc in group.merge))
+                merge = tuple(
+                    (by_id[i], score)
+                    for i, score in group.merge
+                    if _slots_agree(held[group.keep], held[i])  # same words, another value
                 )
+                if merge:
+                    found.append(DuplicateSet(by_id[group.keep], merge))
         return sorted(found, key=lambda g: g.keep.id)
 
     def _fresh_and_near(self, after: int) -> list[Memory]:
@@ -1390,6 +1391,12 @@ class Engine:
             self.store.runs.finish(
                 run, now=self.clock.now(), status=status, counts=counts, error=error
             )
+
+
+def _slots_agree(a: dict[tuple[str, str], str], b: dict[tuple[str, str], str]) -> bool:
+    """Whether two memories give the same value to every slot they share: "I prefer tea
+    over coffee" and "I prefer coffee over tea" have the same words and are no repeat."""
+    return all(same_value(key[1], value, b[key]) for key, value in a.items() if key in b)
 
 
 def recall_anyway(

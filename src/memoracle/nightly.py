@@ -612,12 +612,15 @@ def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
 
 
 STEPS: tuple[str, ...] = (
-    "summarize", "reindex", "dedup", "resolve", "graph", "archive", "render", "clean",
+    "summarize", "reindex", "resolve", "dedup", "graph", "archive", "render", "clean",
     "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 Reindex comes before dedup so every memory is compared with its vector, whenever the
-night runs (a search during the day may have embedded some texts, and not others)."""
+night runs (a search during the day may have embedded some texts, and not others);
+resolve comes before dedup so every memory has its slots, and a text with the same
+words but another value ("tea over coffee" after "coffee over tea") supersedes the old
+one instead of being merged into it."""
 
 OnStep = Callable[[str, dict[str, int], float], None]
 
@@ -632,14 +635,15 @@ def run_nightly(
 ) -> NightlyReport:
     """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
     their daily notes), reindex (missing vectors embedded, the HNSW graph built when
-    due), dedup (near-duplicates merged), resolve (contradictions for memories that
-    never had their slot looked for), graph (entities and relations of memories never
-    read for the knowledge graph), archive, render (MEMORY.md's block, the session-start
-    snapshot, the JSONL exports), clean (old daily notes to memory/archive/, old session
-    logs and year-old notes packed away), health (health.json). A verified
-    backup comes first; each step is recorded in the runs table with its counts and
-    time, and `on_step` hears of it. One run at a time (HOME/nightly.lock; a lock left by
-    a dead process is taken over). `only` runs one step. Every step is idempotent and
+    due), resolve (contradictions for memories that never had their slot looked for),
+    dedup (near-duplicates merged, never two that give a slot different values), graph
+    (entities and relations of memories never read for the knowledge graph), archive,
+    render (topic files, MEMORY.md's block, the session-start snapshot, the JSONL
+    exports), clean (old daily notes to memory/archive/, old session logs and year-old
+    notes packed away), health (health.json). A verified backup comes first; each step
+    is recorded in the runs table with its counts and time, and `on_step` hears of it.
+    One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
+    `only` runs one step. Every step is idempotent and
     computed from the store and the clock, so a killed run is finished by the next.
     A step that cannot read or write a file (a read-only folder, a note that is not
     UTF-8) is recorded as failed, named in `problems`, and the night goes on; the next
