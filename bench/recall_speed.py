@@ -130,6 +130,13 @@ def build(home: Path, size: int, rng: random.Random) -> Engine:
     if batch:
         engine.capture(batch)
     clock.set(start + timedelta(minutes=5 * size + 60))
+    fill_vectors(engine)
+    return engine
+
+
+def fill_vectors(engine: Engine) -> None:
+    """Give every text without a vector a random unit vector of the default model's size
+    (the real model would take most of an hour at 100k texts; search costs the same)."""
     embedder = engine.searcher.embedder
     assert embedder is not None
     vectors = np.random.default_rng(0)
@@ -147,8 +154,7 @@ def build(home: Path, size: int, rng: random.Random) -> Engine:
                 (content_hash, embedder.model_id, embedder.dim, to_blob(v / np.linalg.norm(v)))
             )
         with engine.store.transaction():
-            engine.store.index.put_vectors(rows, now=clock.now())
-    return engine
+            engine.store.index.put_vectors(rows, now=engine.clock.now())
 
 
 def measure(home: Path, size: int, variant: str, queries: int) -> dict[str, Any]:

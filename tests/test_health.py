@@ -127,6 +127,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "path": str(engine.settings.db_path),
         "bytes": engine.store.size_bytes(),
         "integrity": "ok",
+        "integrity_checked_at": engine.clock.now().isoformat(),
     }
     json.dumps(body)  # JSON-ready as it is
 

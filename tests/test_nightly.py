@@ -7,7 +7,7 @@ import os
 import sqlite3
 import tarfile
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -292,6 +292,99 @@ def test_after_the_first_night_dedup_looks_only_at_what_each_day_added(
     ]
     assert engine.get(old.ref).status == "superseded"
     assert nightly.run_nightly(engine).merged == 0
+
+
+@pytest.mark.parametrize("ratio", [0, 10**9], ids=["fts-per-new-memory", "whole-store"])
+def test_both_ways_of_comparing_a_day_find_the_same_duplicates(
+    engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, ratio: int
+) -> None:
+    monkeypatch.setattr("memoracle.engine.WHOLE_STORE_RATIO", ratio)
+    for n in range(12):
+        engine.remember(f"Sofia {n} booked the team offsite in Porto number {n}.", kind="fact")
+    old, _ = engine.remember("Marc works at Ikea.", kind="fact")
+    twin, _ = engine.remember("Anna lives in Lyon.", kind="fact")
+    clock.advance(days=1)
+    new, _ = engine.remember("Marc works at Ikea in Lyon since May 2020.", kind="fact")
+    again, _ = engine.remember("Anna lives in Lyon since 2021.", kind="fact")
+    found = engine.duplicates(after=twin.id)
+    assert [(g.keep.id, [m.id for m, _ in g.merge]) for g in found] == [
+        (new.id, [old.id]),
+        (again.id, [twin.id]),
+    ]
+
+
+def test_a_backup_comes_before_a_bulk_change_and_weekly_before_any(
+    settings: Settings, clock: FixedClock
+) -> None:
+    life = replace(settings.lifecycle, backup_min_changes=3, backup_every_days=7)
+    few = replace(settings, lifecycle=life)
+    Engine.init(few, clock=clock)
+    with Engine.open(few, clock=clock) as engine:
+        assert nightly.run_nightly(engine).backup is None  # nothing to change
+        engine.remember("I went to the pottery fair.", kind="event")
+        clock.advance(days=200)
+        first = nightly.run_nightly(engine)  # one change, and no backup at all yet
+        assert len(first.archived) == 1 and first.backup is not None
+        assert first.backup_seconds is not None
+
+        engine.remember("I went to the glass fair.", kind="event")
+        clock.advance(days=200)
+        engine.backup()
+        clock.advance(hours=1)  # one change, and the newest backup is an hour old
+        small = nightly.run_nightly(engine)
+        assert len(small.archived) == 1 and small.backup is None
+
+        for name in ("wood", "tea", "map"):
+            engine.remember(f"I went to the {name} fair.", kind="event")
+        clock.advance(days=200)
+        engine.backup()
+        clock.advance(hours=1)  # three changes at once: a bulk change
+        bulk = nightly.run_nightly(engine)
+        assert len(bulk.archived) == 3 and bulk.backup is not None
+
+
+def test_archived_facts_are_appended_each_night_and_written_whole_when_they_must(
+    engine: Engine, clock: FixedClock
+) -> None:
+    path = engine.settings.files_dir / "knowledge-graph" / "archived-facts.jsonl"
+
+    def exported() -> list[str]:
+        return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+    def last_export() -> dict[str, int]:
+        run = engine.store.runs.latest("export:archived", status="ok")
+        assert run is not None
+        return run.counts
+
+    first, _ = engine.remember("I went to the pottery fair.", kind="event")
+    clock.advance(days=200)
+    nightly.run_nightly(engine)
+    second, _ = engine.remember("I went to the glass fair.", kind="event")
+    clock.advance(days=200)
+    nightly.run_nightly(engine)
+    assert exported() == [first.ref, second.ref]
+    assert (last_export()["whole"], last_export()["written"]) == (0, 1)  # appended
+    nightly.run_nightly(engine)
+    assert exported() == [first.ref, second.ref] and last_export()["written"] == 0
+
+    engine.restore(first.ref)  # out of the cold tier: the file is written whole
+    nightly.export_archived(engine)
+    assert exported() == [second.ref] and last_export()["whole"] == 1
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"id": "m_')  # an append cut short by a crash
+    nightly.export_archived(engine)
+    assert exported() == [second.ref] and last_export()["whole"] == 1
+
+
+def test_the_nightly_integrity_check_runs_weekly(engine: Engine, clock: FixedClock) -> None:
+    checked = [nightly.run_nightly(engine).steps["health"]["integrity_checked"]]
+    for _ in range(8):
+        clock.advance(days=1)
+        checked.append(nightly.run_nightly(engine).steps["health"]["integrity_checked"])
+    assert checked == [1, 0, 0, 0, 0, 0, 0, 1, 0]
+    body = json.loads((engine.settings.home / "health.json").read_text())
+    assert body["database"]["integrity"] == "ok"
+    assert body["database"]["integrity_checked_at"] == (clock.now() - timedelta(days=1)).isoformat()
 
 
 def test_a_memory_folder_it_cannot_write_fails_one_step_and_the_next_night_catches_up(

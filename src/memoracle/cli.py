@@ -866,15 +866,16 @@ def restore(ref: str, as_json: bool) -> None:
 @click.option("--only", type=click.Choice(nightly.STEPS), help="Run this step alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
-    """The nightly run: a verified backup, then summarize (daily notes), reindex, resolve
-    (contradictions), dedup, graph (entities and relations), archive, render (topic
+    """The nightly run: summarize (daily notes), archive, reindex, resolve
+    (contradictions), dedup, graph (entities and relations), render (topic
     files; MEMORY.md's block, where lines you added become memories and lines you
     deleted are forgotten; the session-start snapshot; JSONL exports), clean (daily
     notes past 14 days to memory/archive/; session logs past 30 days and notes past a
     year packed into HOME/archive/cleaned/) and health (health.json). With --dry-run,
     it prints what it would merge, archive, move and clean, and the diff of each file
-    it would write. Exit 1 when a step could not read or write a file (named; the other
-    steps still ran).
+    it would write. A verified backup comes before the first step that changes
+    lifecycle.backup_min_changes memories, or any once the newest backup is a week old.
+    Exit 1 when a step could not read or write a file (named; the other steps still ran).
 
     \b
     Example:

@@ -110,6 +110,13 @@ class LifecycleSettings:
     daily_notes_archive_days: int = _opt(14, "Daily notes older than this move to archive/.")
     session_logs_keep_days: int = _opt(30, "Raw session logs older than this are cleaned.")
     daily_notes_keep_days: int = _opt(365, "Daily notes older than this are cleaned.")
+    backup_min_changes: int = _opt(
+        100, "A night backs the store up before a step that changes this many memories."
+    )
+    backup_every_days: int = _opt(
+        7, "Days after which a night backs the store up before any change at all."
+    )
+    integrity_every_days: int = _opt(7, "How often the nightly health step runs quick_check.")
 
 
 @dataclass(frozen=True)

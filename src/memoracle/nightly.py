@@ -6,8 +6,8 @@ rewritten (`render_memory_md`: lines a person added become user-stated memories,
 they deleted become forgets, text outside the block is kept byte for byte), the daily
 notes appended and, past two weeks, moved to memory/archive/ (`append_daily_notes`,
 `archive_daily_notes`), the session-start snapshot (`write_snapshot`), the JSONL exports
-(`export_jsonl`), and `run_nightly`, which does them in order after a verified backup
-and records the run. Every job is computed from time and idempotent:
+(`export_jsonl`), and `run_nightly`, which does them in order, backs the store up before
+a bulk change and records the run. Every job is computed from time and idempotent:
 a missed night changes nothing and running twice equals running once.
 
 What it leaves to others: the formulas (`lifecycle.scoring`), the text of the block and
@@ -46,6 +46,7 @@ from memoracle.render.memory_md import (
     tagged_line,
 )
 from memoracle.store.archive import ArchivedMemory
+from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet, Memory
 
 __all__ = [
@@ -126,7 +127,8 @@ class MemoryMdReport:
 class NightlyReport:
     dry_run: bool
     steps: dict[str, dict[str, int]] = field(default_factory=dict)  # counts of each step run
-    backup: Path | None = None
+    backup: Path | None = None  # taken before the night's first bulk change, if any
+    backup_seconds: float | None = None
     merged: int = 0  # near-duplicates merged into the memory kept
     duplicates: list[DuplicateSet] = field(default_factory=list)
     settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
@@ -485,29 +487,14 @@ def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[st
 
 def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     """`knowledge-graph/facts.jsonl` (live memories), `entities.jsonl` and
-    `relations.jsonl` (the graph, each with how many live memories state it) and
-    `archived-facts.jsonl` (the cold tier), one JSON object a line, rewritten whole each
-    night: views of the store for tools that read JSONL."""
+    `relations.jsonl` (the graph, each with how many live memories state it), rewritten
+    whole each night, and `archived-facts.jsonl` (the cold tier, `export_archived`), one
+    JSON object a line: views of the store for tools that read JSONL."""
     folder = engine.settings.files_dir / "knowledge-graph"
     facts = [
         json.dumps(serialize.memory(m), ensure_ascii=False, sort_keys=True)
         for status in ("active", "disputed")
         for m in engine.all_memories(status)
-    ]
-    archived = [
-        json.dumps(
-            {
-                "id": a.ref,
-                "archived_at": a.archived_at.isoformat(),
-                "reason": a.reason,
-                "score": a.score,
-                "record": a.record,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-            default=str,
-        )  # fmt: skip
-        for a in _all_archived(engine)
     ]
     entities = [
         json.dumps(serialize.entity(e), ensure_ascii=False) for e in engine.graph_entities()
@@ -520,20 +507,97 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
         ("facts.jsonl", facts),
         ("entities.jsonl", entities),
         ("relations.jsonl", relations),
-        ("archived-facts.jsonl", archived),
     ):
         path = folder / name
         written.append(path)
         if not dry_run:
             write_atomically(path, "".join(line + "\n" for line in lines))
+    written.append(export_archived(engine, dry_run=dry_run))
     return written
 
 
-def _all_archived(engine: Engine, page: int = 1000) -> list[ArchivedMemory]:
-    found: list[ArchivedMemory] = []
-    while batch := engine.store.archive.list(limit=page, offset=len(found)):
-        found += batch
-    return found
+def export_archived(engine: Engine, *, dry_run: bool = False) -> Path:
+    """`knowledge-graph/archived-facts.jsonl`: the cold tier, one memory a line, in the
+    order they were archived. The cold tier only grows, night after night, so the file
+    is appended with what was archived since the last export, when it is as that export
+    left it (the same size, and no memory up to its last line restored since);
+    otherwise it is written whole again. Each export is recorded (runs:
+    `export:archived`, with its lines, bytes and last memory id)."""
+    path = engine.settings.files_dir / "knowledge-graph" / "archived-facts.jsonl"
+    if dry_run:
+        return path
+    archive = engine.store.archive
+    last = engine.store.runs.latest("export:archived", status="ok")
+    done = {} if last is None else last.counts
+    lines = done.get("lines", 0)
+    newest = archive.get(done.get("last_id", 0)) if lines else None
+    appending = (
+        last is not None
+        and _size(path) == done.get("bytes")
+        and (lines == 0 or (newest is not None and archive.position(newest.memory_id) == lines))
+    )
+    if not appending:
+        lines, newest = 0, None
+    written = 0
+
+    def fresh_lines() -> Iterator[str]:
+        nonlocal newest, written
+        while page := archive.in_order(after=newest, limit=1000):
+            for a in page:
+                yield _archived_line(a) + "\n"
+            newest, written = page[-1], written + len(page)
+
+    if appending:
+        _append(path, fresh_lines())
+    else:
+        write_atomically(path, fresh_lines())
+    engine.record_run(
+        "export:archived",
+        {
+            "lines": lines + written,
+            "bytes": _size(path) or 0,
+            "last_id": newest.memory_id if newest is not None else 0,
+            "written": written,
+            "whole": int(not appending),
+        },
+    )
+    return path
+
+
+def _archived_line(a: ArchivedMemory) -> str:
+    return json.dumps(
+        {
+            "id": a.ref,
+            "archived_at": a.archived_at.isoformat(),
+            "reason": a.reason,
+            "score": a.score,
+            "record": a.record,
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _append(path: Path, lines: Iterable[str]) -> None:
+    """Append `lines` to `path` and sync; a failure raises `WorkspaceError` naming it."""
+    try:
+        with open(path, "a", encoding="utf-8", newline="") as f:
+            f.writelines(lines)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{path}: cannot append to it ({exc.strerror or exc}); check free space and the"
+            " folder's permissions."
+        ) from None
 
 
 def _quote(text: str, width: int = 60) -> str:
@@ -612,15 +676,18 @@ def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
 
 
 STEPS: tuple[str, ...] = (
-    "summarize", "reindex", "resolve", "dedup", "graph", "archive", "render", "clean",
+    "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
     "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
-Reindex comes before dedup so every memory is compared with its vector, whenever the
-night runs (a search during the day may have embedded some texts, and not others);
-resolve comes before dedup so every memory has its slots, and a text with the same
-words but another value ("tea over coffee" after "coffee over tea") supersedes the old
-one instead of being merged into it."""
+Archive comes first after the daily notes, so the rest of the night works on what stays
+live: at most about `lifecycle.max_facts` memories, however long the store's history
+(on a store's first night that is the difference between minutes and an hour). Reindex
+comes before dedup so every memory is compared with its vector, whenever the night runs
+(a search during the day may have embedded some texts, and not others); resolve comes
+before dedup so every memory has its slots, and a text with the same words but another
+value ("tea over coffee" after "coffee over tea") supersedes the old one instead of
+being merged into it."""
 
 OnStep = Callable[[str, dict[str, int], float], None]
 
@@ -640,7 +707,10 @@ def run_nightly(
     (entities and relations of memories never read for the knowledge graph), archive,
     render (topic files, MEMORY.md's block, the session-start snapshot, the JSONL
     exports), clean (old daily notes to memory/archive/, old session logs and year-old
-    notes packed away), health (health.json). A verified backup comes first; each step
+    notes packed away), health (health.json). A verified backup is taken before the
+    first step that changes `lifecycle.backup_min_changes` memories or more, or any at
+    all once the newest backup is `lifecycle.backup_every_days` old (a night's small
+    changes are in the audit log and undone one by one: `restore`, `resolve`); each step
     is recorded in the runs table with its counts and time, and `on_step` hears of it.
     One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
     `only` runs one step. Every step is idempotent and
@@ -653,8 +723,6 @@ def run_nightly(
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
     with _nightly_lock(engine.settings.home, dry_run=dry_run):
-        if not dry_run and only in (None, "dedup", "archive"):
-            report.backup = engine.backup().path
         for step in STEPS:
             if only is not None and step != only:
                 continue
@@ -707,6 +775,23 @@ def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str)
     return {"notes": len(report.daily_notes)}
 
 
+def _before_changing(engine: Engine, report: NightlyReport, changes: int) -> None:
+    """Take the night's verified backup, if it has none yet, before a step changes
+    `changes` memories: when they are `lifecycle.backup_min_changes` or more, or when
+    the newest backup is older than `lifecycle.backup_every_days`."""
+    if report.dry_run or report.backup is not None or changes == 0:
+        return
+    life = engine.settings.lifecycle
+    if changes < life.backup_min_changes:
+        newest = newest_backup(engine.settings.home / "backups")
+        if newest is not None and engine.clock.now() - newest < timedelta(
+            days=life.backup_every_days
+        ):
+            return
+    info = engine.backup()
+    report.backup, report.backup_seconds = info.path, info.seconds
+
+
 def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     # The whole store on the first night, then what each day added (`through_id`).
     last = engine.store.runs.latest("nightly:dedup", status="ok")
@@ -715,6 +800,7 @@ def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
     duplicates = report.duplicates = engine.duplicates(after=after)
     report.merged = sum(len(group.merge) for group in duplicates)
     if not dry_run:
+        _before_changing(engine, report, report.merged)
         engine.merge_duplicates(duplicates, actor=actor)
     return {"groups": len(duplicates), "merged": report.merged, "through_id": through}
 
@@ -723,6 +809,10 @@ def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
     if dry_run:
         report.settled = len(engine.store.memories.without_slot(limit=1 << 62))
     else:
+        backlog = engine.store.memories.without_slot(
+            limit=engine.settings.lifecycle.backup_min_changes
+        )
+        _before_changing(engine, report, len(backlog))  # settling may supersede some
         report.settled = engine.settle_unslotted(actor=actor)
     return {"settled": report.settled}
 
@@ -745,6 +835,7 @@ def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
 def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.archived = plan_archive(engine)
     if not dry_run:
+        _before_changing(engine, report, len(report.archived))
         archive(engine, report.archived, actor=actor)
     return {"archived": len(report.archived)}
 
@@ -773,10 +864,24 @@ def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
 
 
 def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    report.health = health.check(engine)
+    # SQLite's quick check reads the whole file: weekly, unless the last one failed.
+    last = engine.store.runs.latest("nightly:integrity", status="ok")
+    every = timedelta(days=engine.settings.lifecycle.integrity_every_days)
+    passed = None if last is None else last.finished_at
+    if passed is not None and engine.clock.now() - passed >= every:
+        passed = None
+    report.health = health.check(engine, integrity_checked=passed)
+    database = report.health.fields.get("database")
+    checked = passed is None and isinstance(database, dict) and database["integrity"] == "ok"
     if not dry_run:
         health.write(engine, report.health)
-    return {"warnings": len(report.health.warnings), "status": health.exit_code(report.health)}
+        if checked:
+            engine.record_run("nightly:integrity", {})
+    return {
+        "warnings": len(report.health.warnings),
+        "status": health.exit_code(report.health),
+        "integrity_checked": int(checked),
+    }
 
 
 _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {

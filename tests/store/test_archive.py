@@ -156,8 +156,11 @@ def test_archive_row_holds_a_snapshot_for_the_jsonl(store: Store, clock: FixedCl
     assert got.record["provenance"] == [
         {"episode_id": None, "origin": "notes.md:1", "added_at": got.record["created_at"]}
     ]
-    assert [r.memory_id for r in store.archive.list()] == [b, a]  # newest first
-    assert [r.memory_id for r in store.archive.list(limit=1, offset=1)] == [a]
+    first = store.archive.in_order(limit=1)
+    assert [r.memory_id for r in first] == [a]  # oldest archived first
+    assert [r.memory_id for r in store.archive.in_order(after=first[0])] == [b]
+    assert (store.archive.position(a), store.archive.position(b)) == (1, 2)
+    assert store.archive.position(b + 100) is None
     assert store.archive.count() == 2
     assert [r.memory_id for r in store.archive.records_since(since)] == [a, b]
     assert [r.memory_id for r in store.archive.records_since(clock.now())] == [b]

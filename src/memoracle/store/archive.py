@@ -183,17 +183,34 @@ class Archive:
         ).fetchone()
         return None if row is None else _archived(row)
 
-    def list(self, limit: int = 50, offset: int = 0) -> builtins.list[ArchivedMemory]:
-        """Archived memories, most recently archived first."""
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM archive").fetchone()[0])
+
+    def in_order(
+        self, *, after: ArchivedMemory | None = None, limit: int = 1000
+    ) -> builtins.list[ArchivedMemory]:
+        """Archived memories in the order they were archived (then by id), starting just
+        after `after`: a page at a time, each page as cheap as the first."""
+        params: tuple[Any, ...] = ()
+        where = ""
+        if after is not None:
+            where = "WHERE (archived_at, memory_id) > (?, ?)"
+            params = (db_time(after.archived_at), after.memory_id)
         rows = self._db.execute(
-            f"SELECT {_FIELDS} FROM archive ORDER BY archived_at DESC, memory_id DESC"
-            " LIMIT ? OFFSET ?",
-            (limit, offset),
+            f"SELECT {_FIELDS} FROM archive {where} ORDER BY archived_at, memory_id LIMIT ?",
+            (*params, limit),
         ).fetchall()
         return [_archived(r) for r in rows]
 
-    def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM archive").fetchone()[0])
+    def position(self, memory_id: int) -> int | None:
+        """How many archived memories come up to and including `memory_id` in the order
+        of `in_order`; None when it is not archived."""
+        row = self._db.execute(
+            "SELECT count(*) FROM archive a, archive m WHERE m.memory_id = ?"
+            " AND (a.archived_at, a.memory_id) <= (m.archived_at, m.memory_id)",
+            (memory_id,),
+        ).fetchone()
+        return int(row[0]) or None
 
     def records_since(self, when: datetime) -> builtins.list[ArchivedMemory]:
         """Memories archived at or after `when`, oldest first: what the dated JSONL

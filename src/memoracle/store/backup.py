@@ -17,7 +17,7 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memoracle.clock import as_utc
@@ -81,6 +81,16 @@ def backup(source: Path, dest: Path) -> BackupInfo:
     return BackupInfo(
         path=dest, bytes=size, counts=counts, seconds=round(time.perf_counter() - started, 3)
     )
+
+
+def newest_backup(folder: Path) -> datetime | None:
+    """When the newest backup in `folder` was taken (from its name), or None."""
+    if not folder.is_dir():
+        return None
+    names = sorted((p.name for p in folder.iterdir() if NAME.match(p.name)), reverse=True)
+    if not names:
+        return None
+    return datetime.strptime(names[0], "memoracle-%Y%m%dT%H%M%SZ.db").replace(tzinfo=UTC)
 
 
 def prune_backups(folder: Path, *, keep: int) -> list[Path]:

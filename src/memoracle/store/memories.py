@@ -293,6 +293,15 @@ class Memories:
         """The highest memory id given so far (0 for none)."""
         return int(self._db.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
 
+    def count_after(self, after: int, statuses: Sequence[str]) -> int:
+        """How many memories with an id above `after` have one of `statuses`."""
+        marks = ",".join("?" * len(statuses))
+        row = self._db.execute(
+            f"SELECT count(*) FROM memories WHERE id > ? AND status IN ({marks})",
+            (after, *statuses),
+        ).fetchone()
+        return int(row[0])
+
     def created_since(self, since: datetime, statuses: Sequence[str]) -> list[Memory]:
         """Memories created at or after `since` that have one of `statuses`, oldest first."""
         marks = ",".join("?" * len(statuses))
