@@ -398,3 +398,17 @@ def test_dedup_check_fix_and_query(home: Path, tmp_path: Path) -> None:
         run(home, "list", "--status", "all", "--json"))["memories"]}  # fmt: skip
     assert sorted(statuses.values()) == ["active", "active", "active", "superseded"]
     assert json.loads(run(home, "dedup", "--check", "--json"))["groups"] == []
+
+
+def test_doctor_explains_and_health_fix_fixes(home: Path) -> None:
+    run(home, "init")
+    run(home, "remember", "Marc works at Ikea.")
+    out = run(home, "doctor", code=1)
+    assert "[nightly_missing]" in out and "why: Without the nightly run" in out
+    assert "fix: memoracle nightly, and schedule it (`memoracle health --fix` runs it)" in out
+    assert not (home / "health.json").exists()  # doctor only reads
+    findings = json.loads(run(home, "doctor", "--json", code=1))["findings"]
+    assert {f["code"] for f in findings} == {"nightly_missing", "vectors_missing"}
+    assert all(f["automatic"] and f["why"] and f["fix"] for f in findings)
+    assert "healthy (0 warning(s))" in run(home, "health", "--fix")
+    assert "Every check passed" in run(home, "doctor")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
-from memoracle import canary, health
+from memoracle import canary, health, nightly
 from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
@@ -96,8 +96,13 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "database",
         "pointers",
         "canary",
+        "duplicates",
+        "duplicate_rate",
+        "drift",
         "warnings",
     ]
+    assert body["duplicates"] == {"sampled": 0, "repeating": 0, "rate": 0.0}
+    assert body["drift"] is None  # no check before this one
     assert body["canary"] is None  # only with probe=True
     assert body["checked_at"] == "2023-05-08T13:56:00+00:00"
     disk = body["disk"]
@@ -397,3 +402,42 @@ def test_a_broken_pointer_and_a_failing_canary_warn(engine: Engine, clock: Fixed
     body = report.to_json()
     assert isinstance(body["pointers"], dict) and body["pointers"]["broken_count"] == 1
     assert isinstance(body["canary"], dict) and body["canary"]["ratio"] == 0.0
+
+
+def test_the_duplicate_rate_counts_the_newest_memories_that_repeat_another(
+    engine: Engine,
+) -> None:
+    engine.remember("Anna lives in Lyon.", kind="fact")
+    engine.remember("Marc works at Ikea.", kind="fact")
+    engine.remember("Marc works at Ikea in Lyon since May 2020.", kind="fact")  # says more
+    report = health.check(engine)
+    assert report.fields["duplicates"] == {"sampled": 3, "repeating": 2, "rate": 0.6667}
+    assert report.fields["duplicate_rate"] == 0.6667
+    (warning,) = [w for w in report.warnings if w.code == "duplicates_high"]
+    assert "2 of the 3 newest" in warning.message and "dedup --fix" in warning.message
+
+    nightly.run_nightly(engine)  # merged: one of the two is no longer live
+    after = health.check(engine)
+    assert after.fields["duplicates"] == {"sampled": 2, "repeating": 0, "rate": 0.0}
+
+
+def test_drift_is_what_changed_since_the_last_readable_check(
+    engine: Engine, clock: FixedClock
+) -> None:
+    health.write(engine, health.check(engine))
+    history = engine.settings.home / health.HISTORY_FILE
+    first = json.loads(history.read_text().splitlines()[-1])
+    with open(history, "a", encoding="utf-8") as f:
+        f.write('{"status": "heal')  # a line cut short
+    clock.advance(hours=1)
+    engine.remember("Marc works at Ikea.", kind="fact")
+    engine.remember("Marc works at Ikea in Lyon since May 2020.", kind="fact")
+    drift = health.check(engine).fields["drift"]
+    assert isinstance(drift, dict)
+    assert drift["since"] == first["checked_at"]
+    assert drift["memories"] == {
+        "total": 2, "active": 2, "disputed": 0, "superseded": 0, "archived": 0
+    }  # fmt: skip
+    assert drift["duplicate_rate"] == 1.0 and drift["average_activation"] is None
+    assert drift["warnings_new"] == ["duplicates_high", "nightly_missing", "vectors_missing"]
+    assert drift["warnings_cleared"] == []

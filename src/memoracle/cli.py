@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import canary, charts, health, nightly, pointers, serialize
+from memoracle import canary, charts, doctor, health, nightly, pointers, serialize
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -960,22 +960,38 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     help="Write health.json here instead of HOME, with trend charts of the history (SVG).",
 )
 @click.option("--probe", is_flag=True, help="Also run the canary queries (canary.json).")
-def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
+@click.option(
+    "--fix",
+    "fix",
+    is_flag=True,
+    help="Run the safe fixes for what it finds (reindex, nightly, dedup, archive), then"
+    " check again.",
+)
+def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: bool) -> None:
     """Check the store and write health.json: disk, memory counts against max_facts,
     average activation, MEMORY.md against its budget, the vector index, the last
     nightly run, the database's integrity, paths cited in the memory files that lead
-    nowhere; with --probe, the canary queries' pass ratio. Each warning says what to
-    run. With --output-dir, also draws the health history as SVG charts (activation,
-    memory counts, disputed and duplicate rates, nightly duration). Exit status 0
-    healthy, 1 warning, 2 failing (a damaged or unreadable database).
+    nowhere, the share of new memories that repeat old ones, and what changed since
+    the last check; with --probe, the canary queries' pass ratio. Each warning says
+    what to run (`memoracle doctor` explains them). It changes nothing in the store
+    unless --fix, which runs the fixes that are safe unattended (after a verified
+    backup when they change memories). With --output-dir, also draws the health
+    history as SVG charts (activation, memory counts, disputed and duplicate rates,
+    nightly duration). Exit status 0 healthy, 1 warning, 2 failing (a damaged or
+    unreadable database).
 
     \b
     Example:
       memoracle health
+      memoracle health --fix
       memoracle health --probe --json --output-dir /var/lib/memoracle
     """
     with _engine_errors(code=2), _ctx().engine() as engine:
         report = health.check(engine, probe=probe)
+        if fix:
+            for done in doctor.fix(engine, report):
+                click.echo(f"fixed: {done}", err=True)
+            report = health.check(engine, probe=probe)
         path = health.write(engine, report, output_dir=output_dir)
         drawn: list[Path] = []
         if output_dir is not None:
@@ -991,6 +1007,50 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool) -> None:
             click.echo(f"- [{warning.code}] {warning.message}")
         if drawn:
             click.echo(f"trend charts: {', '.join(str(p) for p in drawn)}")
+    raise SystemExit(health.exit_code(report))
+
+
+@main.command(name="doctor")
+@_home_option
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def doctor_command(as_json: bool) -> None:
+    """Explain what `health` finds: for each warning, what it means, why it matters and
+    the command that fixes it (those marked automatic are run by `memoracle health
+    --fix`). Reads only: writes nothing, not even health.json. Exit status as health's:
+    0 healthy, 1 warning, 2 failing.
+
+    \b
+    Example:
+      memoracle doctor
+    """
+    with _engine_errors(code=2), _ctx().engine() as engine:
+        report = health.check(engine)
+        home = engine.settings.home
+    findings = doctor.explain(report)
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                status=report.status,
+                findings=[
+                    {
+                        **f.warning.to_json(),
+                        "why": f.advice.why,
+                        "fix": f.advice.fix,
+                        "automatic": f.advice.automatic,
+                    }
+                    for f in findings
+                ],
+            )
+        )
+    else:
+        click.echo(f"{report.status}: {len(findings)} finding(s) for {home}")
+        if not findings:
+            click.echo("Every check passed; nothing to fix.")
+        for f in findings:
+            click.echo(f"\n[{f.warning.code}] {f.warning.message}")
+            click.echo(f"  why: {f.advice.why}")
+            auto = " (`memoracle health --fix` runs it)" if f.advice.automatic else ""
+            click.echo(f"  fix: {f.advice.fix}{auto}")
     raise SystemExit(health.exit_code(report))
 
 

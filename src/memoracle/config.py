@@ -134,6 +134,9 @@ class HealthSettings:
     activation_high: float = _opt(0.8, "Warn when average activation is above this.")
     nightly_warn_seconds: float = _opt(600.0, "Warn when the nightly run takes longer.")
     canary_warn_ratio: float = _opt(0.7, "Warn when the canary pass ratio is below this.")
+    duplicate_warn_ratio: float = _opt(
+        0.1, "Warn when more than this share of the newest memories repeat another."
+    )
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memoracle import canary, pointers
 from memoracle.engine import Engine
@@ -54,6 +54,7 @@ NIGHTLY_MAX_AGE = timedelta(hours=48)  # a store with memories wants a nightly r
 BUDGET_WARN = 0.9  # share of MEMORY.md's block budget from which the block is nearly full
 POINTERS_SHOWN = 20  # broken pointers listed in health.json (all are counted)
 QUICK_CHECK_ROWS = 5  # problems of SQLite's quick check named in the report, at most
+DUPLICATE_SAMPLE = 200  # newest live memories the duplicate rate is measured on
 
 HEALTHY, WARNING, FAILING = "healthy", "warning", "failing"
 _EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
@@ -134,6 +135,11 @@ def check(
         "pointers": checks.run("pointers", lambda: _pointers(engine, checks)),
         "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
+    duplicates = checks.run("duplicates", lambda: _duplicates(engine, checks))
+    fields["duplicates"] = duplicates
+    fields["duplicate_rate"] = None if duplicates is None else duplicates["rate"]
+    warnings = tuple(checks.warnings)
+    fields["drift"] = checks.run("drift", lambda: _drift(engine, fields, warnings))
     warnings = tuple(checks.warnings)
     if any(w.severity == FAILING for w in warnings):
         status = FAILING
@@ -478,6 +484,87 @@ def _canary(engine: Engine, checks: _Checks) -> dict[str, object]:
             f"{'; '.join(failed[:5])}. `memoracle search QUERY` shows what each finds.",
         )
     return report.to_json()
+
+
+def _duplicates(engine: Engine, checks: _Checks) -> dict[str, float | int]:
+    """The share of the `DUPLICATE_SAMPLE` newest live memories that repeat another live
+    one, by the dedup score (what the nightly dedup would merge)."""
+    live = ("active", "disputed")
+    after = engine.store.memories.id_before_newest(DUPLICATE_SAMPLE, live)
+    sampled = engine.store.memories.count_after(after, live)
+    repeating: set[int] = set()
+    for group in engine.duplicates(after=after):
+        ids = {group.keep.id, *(m.id for m, _ in group.merge)}
+        repeating.update(i for i in ids if i > after)
+    rate = len(repeating) / sampled if sampled else 0.0
+    limit = engine.settings.health.duplicate_warn_ratio
+    if rate > limit:
+        checks.warn(
+            "duplicates_high",
+            f"{len(repeating)} of the {sampled} newest live memories repeat another "
+            f"({rate:.0%}, over health.duplicate_warn_ratio {limit:.0%}). Run "
+            "`memoracle dedup --check` to see them and `memoracle dedup --fix` to merge "
+            "them (the nightly run does it each night).",
+        )
+    return {"sampled": sampled, "repeating": len(repeating), "rate": round(rate, 4)}
+
+
+def _drift(
+    engine: Engine, fields: dict[str, object], warnings: tuple[HealthWarning, ...]
+) -> dict[str, object] | None:
+    """What changed since the previous check in the history: memory counts, average
+    activation, duplicate rate, database size, and which warnings came or went. None
+    for a first check (or a history with no readable line)."""
+    before = last_report(engine.settings.home / HISTORY_FILE)
+    if before is None:
+        return None
+
+    def change(now: object, then: object) -> float | None:
+        if isinstance(now, int | float) and isinstance(then, int | float):
+            return round(now - then, 4)
+        return None
+
+    def section(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        now, then = fields.get(name), before.get(name)
+        return now if isinstance(now, dict) else {}, then if isinstance(then, dict) else {}
+
+    memories_now, memories_then = section("memories")
+    database_now, database_then = section("database")
+    codes_now = {w.code for w in warnings}
+    codes_then = {str(w.get("code")) for w in before.get("warnings") or [] if isinstance(w, dict)}
+    return {
+        "since": before.get("checked_at"),
+        "memories": {
+            key: change(memories_now.get(key), memories_then.get(key))
+            for key in ("total", "active", "disputed", "superseded", "archived")
+        },
+        "average_activation": change(
+            fields.get("average_activation"), before.get("average_activation")
+        ),
+        "duplicate_rate": change(fields.get("duplicate_rate"), before.get("duplicate_rate")),
+        "database_bytes": change(database_now.get("bytes"), database_then.get("bytes")),
+        "warnings_new": sorted(codes_now - codes_then),
+        "warnings_cleared": sorted(codes_then - codes_now),
+    }
+
+
+def last_report(history: Path, tail: int = 1 << 18) -> dict[str, Any] | None:
+    """The newest readable report in a health history file (read from its end), or
+    None when there is none; a damaged line is passed over."""
+    try:
+        with open(history, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(lines):
+        try:
+            body = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(body, dict) and "checked_at" in body:
+            return body
+    return None
 
 
 def _tree_bytes(folder: Path) -> int:

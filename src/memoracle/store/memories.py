@@ -293,6 +293,16 @@ class Memories:
         """The highest memory id given so far (0 for none)."""
         return int(self._db.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
 
+    def id_before_newest(self, count: int, statuses: Sequence[str]) -> int:
+        """The id just below the `count` newest memories with one of `statuses` (0 when
+        there are no more than `count`)."""
+        marks = ",".join("?" * len(statuses))
+        row = self._db.execute(
+            f"SELECT id FROM memories WHERE status IN ({marks}) ORDER BY id DESC LIMIT 1 OFFSET ?",
+            (*statuses, count),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
     def count_after(self, after: int, statuses: Sequence[str]) -> int:
         """How many memories with an id above `after` have one of `statuses`."""
         marks = ",".join("?" * len(statuses))
