@@ -412,3 +412,24 @@ def test_doctor_explains_and_health_fix_fixes(home: Path) -> None:
     assert all(f["automatic"] and f["why"] and f["fix"] for f in findings)
     assert "healthy (0 warning(s))" in run(home, "health", "--fix")
     assert "Every check passed" in run(home, "doctor")
+
+
+def test_the_nightly_run_appends_the_graph_log_and_graph_compact_rewrites_it(
+    home: Path,
+) -> None:
+    run(home, "init")
+    run(home, "remember", "My wife Anna works at Acme.")
+    run(home, "nightly")
+    log = home / "workspace" / "knowledge-graph" / "graph-log.jsonl"
+    first = log.read_text()
+    assert '"key":"anna"' in first and '"relation":"works_at"' in first
+    run(home, "forget", "m_1")
+    run(home, "remember", "Anna works at Acme now, and she likes it.")
+    run(home, "nightly")
+    assert log.read_text().startswith(first)  # appended, never rewritten
+    dry = json.loads(run(home, "graph", "compact", "--dry-run", "--min-gain", "0", "--json"))
+    assert dry["dry_run"] and not dry["compacted"] and dry["gain"] > 0
+    assert log.read_text().startswith(first)
+    out = run(home, "graph", "compact", "--min-gain", "0")
+    assert out.startswith("compacted ") and "backups" in out
+    assert "left as it is" in run(home, "graph", "compact")  # nothing left to gain

@@ -461,3 +461,22 @@ def test_a_reversed_preference_stored_before_slots_supersedes_instead_of_merging
     assert report.merged == 0 and report.settled == 2
     assert engine.get(old.ref).superseded_by == new.id
     assert engine.get(new.ref).status == "active"
+
+
+def test_a_damaged_graph_log_fails_the_graph_step_by_name_and_the_night_goes_on(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("My wife Anna works at Acme.")
+    nightly.run_nightly(engine)
+    log = engine.settings.files_dir / "knowledge-graph" / "graph-log.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    clock.advance(days=1)
+    report = nightly.run_nightly(engine)
+    assert report.problems and report.problems[0].startswith(f"graph: {log}:2")
+    assert "Move the graph log aside" in report.problems[0]
+    assert "render" in report.steps and "health" in report.steps
+    log.rename(log.with_suffix(".bad"))
+    clock.advance(days=1)
+    again = nightly.run_nightly(engine)
+    assert again.problems == [] and again.steps["graph"]["logged"] > 0

@@ -27,6 +27,7 @@ from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError
+from memoracle.graph import log as graph_log
 from memoracle.recall.ann import INSTALL_HINT
 from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
 
@@ -1169,6 +1170,65 @@ def graph_show(name: str, as_json: bool) -> None:
         click.echo(f"  {r.source} {r.relation} {r.target}  ({r.memories})")
     for m in view.memories:
         click.echo(f"  {m.ref}  {m.text}")
+
+
+@graph_group.command(name="compact")
+@_home_option
+@click.option("--dry-run", is_flag=True, help="Report the gain; change nothing.")
+@click.option(
+    "--min-gain",
+    type=click.FloatRange(0, 100),
+    default=5.0,
+    show_default=True,
+    help="Skip unless the log shrinks by at least this many percent.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def graph_compact(dry_run: bool, min_gain: float, as_json: bool) -> None:
+    """Rewrite the graph log (knowledge-graph/graph-log.jsonl, appended each night) as
+    one line per entity, relation and link. The log is first brought up to date and
+    checked against the store, then copied to HOME/backups (checksum verified); the new
+    log is written beside the old one and swapped in only if replaying it gives exactly
+    the same graph. Interrupted at any point, the old log stays whole and the next run
+    cleans up. Skipped when it would shrink by less than --min-gain percent.
+
+    \b
+    Example:
+      memoracle graph compact --dry-run
+      memoracle graph compact --min-gain 10
+    """
+    with _engine_errors(), _ctx().engine() as engine:
+        report = graph_log.compact(engine, min_gain=min_gain / 100, dry_run=dry_run)
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                path=str(report.path),
+                dry_run=report.dry_run,
+                compacted=report.compacted,
+                reason=report.reason,
+                gain=round(report.gain, 4),
+                bytes_before=report.bytes_before,
+                bytes_after=report.bytes_after,
+                lines_before=report.lines_before,
+                lines_after=report.lines_after,
+                entities=report.entities,
+                relations=report.relations,
+                links=report.links,
+                appended=report.appended,
+                backup=str(report.backup) if report.backup else None,
+                checksum=report.checksum,
+            )
+        )
+        return
+    sizes = (
+        f"{report.lines_before:,} → {report.lines_after:,} lines, {report.bytes_before:,} →"
+        f" {report.bytes_after:,} bytes ({report.gain:.0%} smaller)"
+    )
+    if report.compacted:
+        click.echo(f"compacted {report.path}: {sizes}; backup {report.backup}")
+    elif report.dry_run and report.reason is None:
+        click.echo(f"would compact {report.path}: {sizes}")
+    else:
+        click.echo(f"left as it is ({report.reason}): {report.path}, {sizes}")
 
 
 @main.group(name="canary")

@@ -34,6 +34,7 @@ from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.files import write_atomically
+from memoracle.graph import log as graph_log
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries
@@ -827,9 +828,16 @@ def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
     if dry_run:
         return {"read": len(engine.store.graph.unread(limit=1 << 62))}
     try:
-        return {"read": engine.read_graph_backlog()}
+        read = engine.read_graph_backlog()
     except InvalidInput as exc:  # the ontology file: named, and the night goes on
         raise WorkspaceError(str(exc)) from None
+    try:
+        logged = graph_log.append(engine).appended
+    except InvalidInput as exc:  # a damaged line in the graph log
+        raise WorkspaceError(
+            f"{exc}. Move the graph log aside: the next run writes it again from the store."
+        ) from None
+    return {"read": read, "logged": logged}
 
 
 def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
