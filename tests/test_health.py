@@ -96,6 +96,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "database",
         "pointers",
         "canary",
+        "graph",
         "duplicates",
         "duplicate_rate",
         "drift",
@@ -103,6 +104,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
     ]
     assert body["duplicates"] == {"sampled": 0, "repeating": 0, "rate": 0.0}
     assert body["drift"] is None  # no check before this one
+    assert body["graph"] == {"entities": 0, "orphans": 0, "relations": 0}
     assert body["canary"] is None  # only with probe=True
     assert body["checked_at"] == "2023-05-08T13:56:00+00:00"
     disk = body["disk"]
@@ -441,3 +443,15 @@ def test_drift_is_what_changed_since_the_last_readable_check(
     assert drift["duplicate_rate"] == 1.0 and drift["average_activation"] is None
     assert drift["warnings_new"] == ["duplicates_high", "nightly_missing", "vectors_missing"]
     assert drift["warnings_cleared"] == []
+
+
+def test_orphan_entities_are_those_no_live_memory_names(engine: Engine) -> None:
+    anna, _ = engine.remember("My wife Anna works at Acme.")
+    engine.remember("Marc lives in Lyon.")
+    before = health.check(engine).fields["graph"]
+    assert isinstance(before, dict) and before["orphans"] == 0 and before["entities"] >= 4
+    named = engine.store.graph.entities_of([anna.id])[anna.id]  # Anna, Acme, the speaker
+    engine.forget(anna.ref)
+    after = health.check(engine).fields["graph"]
+    assert isinstance(after, dict) and after["orphans"] == len(named) == 3
+    assert after["entities"] == before["entities"]

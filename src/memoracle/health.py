@@ -135,6 +135,7 @@ def check(
         "pointers": checks.run("pointers", lambda: _pointers(engine, checks)),
         "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
+    fields["graph"] = checks.run("knowledge graph", engine.store.graph.counts)
     duplicates = checks.run("duplicates", lambda: _duplicates(engine, checks))
     fields["duplicates"] = duplicates
     fields["duplicate_rate"] = None if duplicates is None else duplicates["rate"]

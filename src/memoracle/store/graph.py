@@ -311,6 +311,21 @@ class Graph:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
+    def counts(self) -> dict[str, int]:
+        """Entities and relations stored, and the orphans among the entities: those no
+        live memory names any more (kept, so a restored memory finds its entities)."""
+        entities, orphans = self._db.execute(
+            "SELECT count(*), sum(NOT EXISTS (SELECT 1 FROM entity_memories em"
+            f" JOIN memories m ON m.id = em.memory_id AND m.status IN {LIVE_SQL}"
+            " WHERE em.entity_id = e.id)) FROM entities e"
+        ).fetchone()
+        relations = self._db.execute("SELECT count(*) FROM relations").fetchone()[0]
+        return {
+            "entities": int(entities),
+            "orphans": int(orphans or 0),
+            "relations": int(relations),
+        }
+
     def _aliases(self, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
         if not ids:
             return {}
