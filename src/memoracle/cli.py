@@ -1011,6 +1011,91 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
     raise SystemExit(health.exit_code(report))
 
 
+@main.command(name="audit")
+@_home_option
+@click.option("--since", help="Only what happened at or after this time (ISO date or time).")
+@click.option("--held", "only_held", is_flag=True, help="Only the held writes.")
+@click.option("--confirm", "confirm", metavar="h_N", help="Store this held write after all.")
+@click.option("--reject", "reject", metavar="h_N", help="Turn this held write down for good.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def audit_command(
+    since: str | None,
+    only_held: bool,
+    confirm: str | None,
+    reject: str | None,
+    as_json: bool,
+) -> None:
+    """The write audit: every write through every door (capture, remember, import,
+    MEMORY.md edits, the nightly run…) with who made it, and the writes held back
+    because they look like prompt injection ("ignore previous instructions", hidden
+    instructions, attempts to change AGENTS.md, SOUL.md or the agent's rules) in
+    English, Russian, French or Spanish. A held write is not memory, and a held turn
+    is left out of search, until a person confirms it (--confirm h_N); --reject keeps
+    it out for good.
+
+    \b
+    Example:
+      memoracle audit --held
+      memoracle audit --since 2026-12-01 --json
+      memoracle audit --confirm h_3
+    """
+    if confirm and reject:
+        _fail("Give --confirm or --reject, not both.", 2)
+    start = _parse_time(since, "--since")
+    with _engine_errors(), _ctx().engine() as engine:
+        zone = engine.zone
+        if confirm:
+            stored = engine.confirm_held(confirm)
+            if as_json:
+                _echo_json(
+                    serialize.envelope(
+                        confirmed=confirm, memories=[serialize.memory(m) for m in stored]
+                    )
+                )
+            else:
+                click.echo(f"confirmed {confirm}: {len(stored)} memory(ies) stored")
+                for memory in stored:
+                    click.echo(_memory_line(memory, zone))
+            return
+        if reject:
+            engine.reject_held(reject)
+            if as_json:
+                _echo_json(serialize.envelope(rejected=reject))
+            else:
+                click.echo(f"rejected {reject}: it stays out of memory")
+            return
+        held = engine.held_writes(since=start)
+        entries = [] if only_held else engine.audit_entries(since=start)
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                held=[serialize.held(h) for h in held],
+                entries=[serialize.audit_entry(e) for e in entries],
+            )
+        )
+        return
+    waiting = [h for h in held if h.decision is None]
+    click.echo(f"{len(waiting)} held write(s) waiting, {len(held)} held in all")
+    for h in held:
+        state = h.decision or "waiting"
+        click.echo(
+            f"  {h.ref}  {h.held_at.astimezone(zone):%Y-%m-%d %H:%M}  {h.level:<10} {state:<8}"
+            f" via {h.actor}: {_clip(h.text)}  [{', '.join(h.reasons)}]"
+        )
+    if not only_held:
+        click.echo(f"{len(entries)} audit entr(ies), newest first")
+        for e in entries:
+            target = f"m_{e.memory_id} " if e.memory_id is not None else ""
+            click.echo(
+                f"  {e.at.astimezone(zone):%Y-%m-%d %H:%M}  {e.action:<12} {target}by {e.actor}"
+            )
+
+
+def _clip(text: str, width: int = 70) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
 @main.command(name="doctor")
 @_home_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")

@@ -23,12 +23,20 @@ import numpy.typing as npt
 from memoracle import ingest as readers
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
+from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.embed import Embedder, from_blob, make_embedder
-from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.errors import (
+    EngineError,
+    InvalidInput,
+    NotFound,
+    StoreError,
+    WorkspaceError,
+    WriteHeld,
+)
 from memoracle.graph import extract as graph_rules
 from memoracle.graph.ontology import Ontology, load_ontology
 from memoracle.ingest.callbacks import OnProgress, OnWarning
@@ -43,7 +51,9 @@ from memoracle.recall.fuse import token_set
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
 from memoracle.recall.query import fts_queries, is_when_question
 from memoracle.store import Store, View
+from memoracle.store.audit import AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.held import HeldWrite
 from memoracle.store.memories import LIVE
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -286,6 +296,23 @@ class Engine:
                 action="redact",
                 detail={"episode": episode_id, "kinds": list(prepared.redacted)},
             )
+        if stored.kind == "message":
+            verdict = classify(stored.text)
+            if verdict.level != "clean":  # kept as an episode, out of search and memory
+                held = self._hold(
+                    stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,
+                    source="capture", observed_at=stored.at, scope=scope, actor=actor,
+                    now=now, episode_id=episode_id,
+                )  # fmt: skip
+                return _Outcome(episodes=(episode_id,), skipped=(f"held:{held.ref}",))
+        return self._extract_turn(stored, episode_id, scope, actor, now)
+
+    def _extract_turn(
+        self, stored: Turn, episode_id: int, scope: Scope, actor: str, now: datetime
+    ) -> _Outcome:
+        """The memories the rules find in a stored turn, stored (`_capture_one`'s second
+        half, and what confirming a held turn does)."""
+        assert stored.at is not None
         if stored.kind != "message" or not self._extracts_from(stored.role):
             return _Outcome(episodes=(episode_id,))
         found = propose(
@@ -667,7 +694,11 @@ class Engine:
             with self.store.transaction():
                 for item in batch:
                     if isinstance(item, ImportedNote):
-                        imported = self._import_note(item, scope)
+                        try:
+                            imported = self._import_note(item, scope)
+                        except WriteHeld as exc:
+                            warn(IngestWarning(item.origin or "?", str(exc)))
+                            continue
                         if imported is not None:
                             counts["added" if imported else "bumped"] += 1
                         continue
@@ -711,6 +742,14 @@ class Engine:
             else now
         )
         details = {"heading": note.heading} if note.heading else {}
+        verdict = classify(text)
+        if verdict.level != "clean":
+            held = self._hold(
+                text, level=verdict.level, reasons=verdict.reasons, kind=note.kind,
+                source="import", observed_at=observed, scope=scope, actor="import", now=now,
+                origin=note.origin,
+            )  # fmt: skip
+            raise WriteHeld(_held_message(held), held.ref)
         new = self._stated(
             text,
             kind=note.kind,
@@ -720,6 +759,103 @@ class Engine:
             details=details,
         )
         return self._store_memory(new, now=now, actor="import", origin=note.origin)[1]
+
+    def _hold(
+        self,
+        text: str,
+        *,
+        level: str,
+        reasons: Sequence[str],
+        kind: str | None,
+        source: str,
+        observed_at: datetime,
+        scope: Scope,
+        actor: str,
+        now: datetime,
+        episode_id: int | None = None,
+        origin: str | None = None,
+    ) -> HeldWrite:
+        """Hold a write the audit flagged (the same text from the same place held before,
+        and not confirmed, is that write again), with an audit entry."""
+        held = self.store.held
+        same = None if episode_id is not None else held.same(text, source, scope)
+        if same is not None:
+            return same
+        held_id = held.add(
+            now=now, actor=actor, level=level, reasons=reasons, text=text, kind=kind,
+            source=source, observed_at=observed_at, scope=scope, episode_id=episode_id,
+            origin=origin,
+        )  # fmt: skip
+        self.store.audit.append(
+            at=now,
+            actor=actor,
+            action="hold",
+            detail={"held": f"h_{held_id}", "level": level, "reasons": list(reasons)},
+        )
+        log.warning("write held for review (h_%d, %s): %s", held_id, level, ", ".join(reasons))
+        return held.get(held_id)
+
+    def held_writes(
+        self, *, since: datetime | None = None, waiting: bool = False
+    ) -> list[HeldWrite]:
+        """Writes the write audit held back, newest first (see `confirm_held`)."""
+        return self.store.held.list(since=since, waiting=waiting)
+
+    def audit_entries(
+        self, *, since: datetime | None = None, limit: int = 1000
+    ) -> list[AuditEntry]:
+        """The audit log (every write through every door, with who made it), newest first."""
+        return self.store.audit.entries(since=since, limit=limit)
+
+    def confirm_held(self, ref: str | int, *, actor: str = "cli") -> list[Memory]:
+        """A person vouches for a held write: it is stored as it would have been (a
+        captured turn's memories found by the rules, its episode searchable again; a
+        stated text as one memory). Returns the memories stored or bumped."""
+        held = self._waiting(ref)
+        now = self.clock.now()
+        with self.store.transaction():
+            self.store.held.decide(held.id, "confirm", now=now, actor=actor)
+            self.store.audit.append(
+                at=now, actor=actor, action="confirm-held", detail={"held": held.ref}
+            )
+            if held.episode_id is not None:
+                episode = self.store.episodes.get(held.episode_id)
+                if episode is None:
+                    return []
+                turn = Turn(
+                    episode.role, episode.text, episode.at, episode.session_id,
+                    episode.turn_id, speaker=episode.speaker, kind=episode.kind,
+                )  # fmt: skip
+                outcome = self._extract_turn(turn, episode.id, held.scope, actor, now)
+                ids = [*outcome.added, *outcome.bumped]
+            else:
+                new = self._stated(
+                    held.text, kind=held.kind, source=held.source,
+                    observed_at=held.observed_at, scope=held.scope,
+                )  # fmt: skip
+                ids = [self._store_memory(new, now=now, actor=actor, origin=held.origin)[0]]
+        return self.store.memories.get_many(ids)
+
+    def reject_held(self, ref: str | int, *, actor: str = "cli") -> HeldWrite:
+        """A person turns a held write down: it stays held, for the record."""
+        held = self._waiting(ref)
+        now = self.clock.now()
+        with self.store.transaction():
+            self.store.held.decide(held.id, "reject", now=now, actor=actor)
+            self.store.audit.append(
+                at=now, actor=actor, action="reject-held", detail={"held": held.ref}
+            )
+        return self.store.held.get(held.id)
+
+    def _waiting(self, ref: str | int) -> HeldWrite:
+        text = str(ref)
+        number = text[2:] if text.startswith("h_") else text
+        if not number.isdigit():
+            raise InvalidInput(f"{text!r} is not a held write's id (h_12, or 12).")
+        held = self.store.held.get(int(number))
+        if held.decision is not None:
+            raise InvalidInput(f"{held.ref} was already decided ({held.decision}).")
+        return held
 
     def _stated(
         self,
@@ -789,6 +925,14 @@ class Engine:
         new = self._stated(
             said, kind=kind, source=source, observed_at=now, scope=self._scope(scope)
         )
+        verdict = classify(said, lang=new.lang)
+        if verdict.level != "clean":
+            with self.store.transaction():
+                held = self._hold(
+                    said, level=verdict.level, reasons=verdict.reasons, kind=kind,
+                    source=source, observed_at=now, scope=new.scope, actor=actor, now=now,
+                )  # fmt: skip
+            raise WriteHeld(_held_message(held), held.ref)
         with self.store.transaction():
             memory_id, inserted = self._store_memory(new, now=now, actor=actor)
         return self.get(memory_id), inserted
@@ -1475,3 +1619,11 @@ def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
     lines.append(f"rank fusion (RRF) {sc.rrf:.4f}")
     lines.append(f"recency weight {sc.recency:.3f}, activation weight {sc.activation:.3f}")
     return tuple(lines)
+
+
+def _held_message(held: HeldWrite) -> str:
+    return (
+        f"Held for review ({held.ref}): this looks like prompt injection ({held.level}:"
+        f" {', '.join(held.reasons)}), so it was not stored as memory. A person decides:"
+        f" `memoracle audit --confirm {held.ref}` stores it, `--reject {held.ref}` drops it."
+    )

@@ -31,3 +31,12 @@ class WorkspaceError(EngineError):
 
 class StoreError(EngineError):
     pass
+
+
+class WriteHeld(EngineError):
+    """A write the write audit held back (it looks like prompt injection): nothing was
+    stored as memory; `ref` (h_N) names it for `memoracle audit --confirm / --reject`."""
+
+    def __init__(self, message: str, ref: str) -> None:
+        super().__init__(message)
+        self.ref = ref

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from memoracle import health, serialize
 from memoracle.engine import Engine
-from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
 from memoracle.files import write_atomically
 from memoracle.graph import log as graph_log
 from memoracle.lifecycle.scoring import NAME as _NAME
@@ -251,6 +251,9 @@ def render_memory_md(
                     )
                 except InvalidInput as exc:  # too long, say: the line stays in the file
                     refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
+                    continue
+                except WriteHeld as exc:  # looks like prompt injection: a person decides
+                    refused.append(f"the line {_quote(text)} is held for review ({exc})")
                     continue
                 added.append(memory.ref)
             if refused:  # the others are stored; once it is fixed, the next night goes on

@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.lifecycle.scoring import MemoryScore
+from memoracle.store.audit import AuditEntry
+from memoracle.store.held import HeldWrite
 from memoracle.types import (
     CaptureResult,
     Dispute,
@@ -200,3 +202,33 @@ def entity(e: Entity) -> dict[str, Any]:
 
 def relation(r: Relation) -> dict[str, Any]:
     return {"source": r.source, "relation": r.relation, "target": r.target, "memories": r.memories}
+
+
+def held(h: HeldWrite) -> dict[str, Any]:
+    """A write the write audit held back, with its decision if one was made."""
+    return {
+        "id": h.ref,
+        "held_at": h.held_at.isoformat(),
+        "via": h.actor,
+        "level": h.level,
+        "reasons": list(h.reasons),
+        "text": h.text,
+        "kind": h.kind,
+        "source": h.source,
+        "episode": f"e_{h.episode_id}" if h.episode_id is not None else None,
+        "origin": h.origin,
+        "decision": h.decision,
+        "decided_at": _time(h.decided_at),
+        "decided_by": h.decided_by,
+    }
+
+
+def audit_entry(e: AuditEntry) -> dict[str, Any]:
+    """One line of the audit log."""
+    return {
+        "at": e.at.isoformat(),
+        "actor": e.actor,
+        "action": e.action,
+        "memory": f"m_{e.memory_id}" if e.memory_id is not None else None,
+        "detail": e.detail,
+    }

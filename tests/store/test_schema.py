@@ -22,6 +22,7 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         "slots",
         "slots per statement",
         "graph",
+        "held writes",
     ]
     assert rows == list(enumerate(names, 1))
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

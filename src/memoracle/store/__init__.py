@@ -22,6 +22,7 @@ from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.store.db import Database, db_time
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
+from memoracle.store.held import Held
 from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
@@ -41,6 +42,7 @@ class Store:
         self.index = Index(db)
         self.archive = Archive(db, self.memories, self.audit)
         self.graph = Graph(db)
+        self.held = Held(db)
 
     @classmethod
     def open(cls, path: Path, *, now: datetime) -> Store:

@@ -48,8 +48,19 @@ class Audit:
             ),
         )
 
-    def entries(self, *, memory_id: int | None = None, limit: int = 100) -> list[AuditEntry]:
-        where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id is not None else ("", ())
+    def entries(
+        self, *, memory_id: int | None = None, since: datetime | None = None, limit: int = 100
+    ) -> list[AuditEntry]:
+        """Entries about `memory_id`, or at or after `since`, or all: newest first."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if memory_id is not None:
+            clauses.append("memory_id = ?")
+            params.append(memory_id)
+        if since is not None:
+            clauses.append("at >= ?")
+            params.append(db_time(since))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._db.execute(
             f"SELECT id, at, actor, action, memory_id, detail FROM audit {where}"
             " ORDER BY id DESC LIMIT ?",

@@ -49,6 +49,11 @@ class View:
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
         clauses, params = _scope_clauses(self.scope, alias)
+        # A turn the write audit held back stays out until a person confirms it.
+        clauses.append(
+            f"NOT EXISTS (SELECT 1 FROM held h WHERE h.episode_id = {alias}.id"
+            " AND (h.decision IS NULL OR h.decision = 'reject'))"
+        )
         if self.as_of is not None:
             clauses.append(f"{alias}.at <= ?")
             params.append(db_time(self.as_of))

@@ -368,6 +368,39 @@ def m007_graph(conn: sqlite3.Connection) -> None:
     )
 
 
+def m008_held(conn: sqlite3.Connection) -> None:
+    """Writes held back by the write audit (they look like prompt injection): the text
+    as it came, where from, why, and a person's decision. A held captured turn keeps
+    its episode, which search leaves out until it is confirmed."""
+    _run_script(
+        conn,
+        f"""
+        CREATE TABLE held (
+            id          INTEGER PRIMARY KEY,
+            held_at     TEXT NOT NULL,
+            actor       TEXT NOT NULL,
+            level       TEXT NOT NULL CHECK (level IN ('suspicious', 'dangerous')),
+            reasons     TEXT NOT NULL,
+            text        TEXT NOT NULL,
+            kind        TEXT,
+            source      TEXT NOT NULL,
+            observed_at TEXT NOT NULL,
+            agent_id    TEXT,
+            user_id     TEXT,
+            chat_id     TEXT,
+            visibility  TEXT NOT NULL CHECK (visibility IN {_in(VISIBILITIES)}),
+            episode_id  INTEGER REFERENCES episodes (id),
+            origin      TEXT,
+            decision    TEXT CHECK (decision IN ('confirm', 'reject')),
+            decided_at  TEXT,
+            decided_by  TEXT
+        );
+        CREATE INDEX held_at ON held (held_at);
+        CREATE INDEX held_episode ON held (episode_id) WHERE episode_id IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -376,6 +409,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (5, "slots", m005_slots),
     (6, "slots per statement", m006_slots_per_statement),
     (7, "graph", m007_graph),
+    (8, "held writes", m008_held),
 )
 LATEST = MIGRATIONS[-1][0]
 
