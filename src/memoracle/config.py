@@ -79,6 +79,11 @@ class SearchSettings:
     mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).")
     activation_threshold: float = _opt(0.15, "Weak matches below this activation are dropped.")
     recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.")
+    graph_weight: float = _opt(
+        0.0,
+        "Weight of entity expansion in rank fusion: memories about the graph neighbours"
+        " a query points to (0 = off; 1 for a store rich in relations).",
+    )
 
 
 @dataclass(frozen=True)

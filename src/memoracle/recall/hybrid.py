@@ -2,9 +2,10 @@
 
 Owns the order of operations (SPEC §4): FTS5 BM25 over memories and episodes (AND of
 the content words first, OR after; common words over their newest matches only, see
-`Searcher._lexical`), vector similarity over the same items, Reciprocal Rank Fusion,
-recency and activation weighting, a boost for items inside the time the query names,
-source dedup (a memory and the turn it came from are one hit), MMR. The formulas are
+`Searcher._lexical`), vector similarity over the same items, the memories naming the
+entities the query names or their graph neighbours (`expand`), Reciprocal Rank
+Fusion, recency and activation weighting, a boost for items inside the time the query
+names, source dedup (a memory and the turn it came from are one hit), MMR. The formulas are
 `fuse`'s; which rows a requester may see is `store.index`'s; vectors are embedded by
 `embed` and held in memory by `vectors` (exact, or the HNSW graph of `ann`).
 """
@@ -23,6 +24,7 @@ from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
+from memoracle.recall.expand import expand
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
     SAVE_EVERY,
@@ -31,6 +33,7 @@ from memoracle.recall.vectors import (
     build_graph,
     load_vectors,
     save_quietly,
+    stored_vectors,
     top_up,
 )
 from memoracle.store import Store, View
@@ -43,6 +46,7 @@ VECTOR_POOL = 100  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
+GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders them
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,12 @@ class Searcher:
         )
         for key, value in by_vector.items():
             ranked[key] = ranked.get(key, 0.0) + self.settings.search.vector_weight * value
+        graph_weight = self.settings.search.graph_weight
+        if graph_weight > 0:  # entity expansion: the graph's list, fused like the others
+            graph_m = self._graph_list(query, view, lexical_m, query_vector)
+            by_graph = fuse.rrf([[("memory", i) for i in graph_m]], k=rrf_k)
+            for key, value in by_graph.items():
+                ranked[key] = ranked.get(key, 0.0) + graph_weight * value
         lexical_rank = {("memory", i): r for r, i in enumerate(lexical_m, 1)}
         lexical_rank.update({("episode", i): r for r, i in enumerate(lexical_e, 1)})
         vector_rank = {("memory", i): r for r, (i, _) in enumerate(vector_m, 1)}
@@ -263,6 +273,35 @@ class Searcher:
         hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True))
         hits = self._diversify(hits, k)
         return SearchOutcome(tuple(self._with_provenance(hits)), mode, note)
+
+    def _graph_list(
+        self,
+        query: str,
+        view: View,
+        lexical: list[int],
+        query_vector: npt.NDArray[np.float32] | None,
+    ) -> list[int]:
+        """The memories about the graph neighbours the query points to (`expand`), at
+        most POOL: neighbour by neighbour, and about one neighbour, most similar to the
+        query first when there is a query vector (the graph picks whom, the query's
+        meaning what about them), else newest first."""
+        expansion = expand(self.store, query, view, lexical=lexical, limit=GRAPH_CANDIDATES)
+        ids = list(expansion.memories)
+        if query_vector is None or self.embedder is None or len(ids) < 2:
+            return ids[:POOL]
+        tier = dict(zip(ids, expansion.tiers, strict=True))
+        hashes = {i: h for i, (_, h) in self.store.graph.memory_texts(ids).items()}
+        vectors = stored_vectors(
+            self.store.index,
+            self.embedder.model_id,
+            self.embedder.dim,
+            sorted(set(hashes.values())),
+        )
+        similarity = {
+            i: float(vectors[h] @ query_vector) if (h := hashes.get(i, "")) in vectors else -1.0
+            for i in ids
+        }
+        return sorted(ids, key=lambda i: (tier[i], -similarity[i]))[:POOL]
 
     def _lexical(self, table: str, query: FtsQuery, view: View) -> list[int]:
         """Ids in `table` matching `query`, best BM25 first, at most POOL.

@@ -231,6 +231,19 @@ def top_up(found: VectorSet, index: Index) -> int:
     return added
 
 
+def stored_vectors(
+    index: Index, model_id: str, dim: int, hashes: Sequence[str]
+) -> dict[str, Matrix]:
+    """The stored vectors of `model_id` for those of `hashes` that have a sound one,
+    read from the store (a few, for one search: an HNSW graph gives none back)."""
+    found: dict[str, Matrix] = {}
+    for h, stored_dim, blob in index.vectors_for(model_id, hashes):
+        vector = _decode(stored_dim, blob, dim)
+        if vector is not None:
+            found[h] = vector
+    return found
+
+
 def save_quietly(found: VectorSet, path: Path) -> None:
     """`found.save`, logging instead of failing: a read-only home still searches, and
     the graph is completed from the store next time."""

@@ -238,34 +238,6 @@ class Graph:
             ]
         return found
 
-    def neighbours(self, entity_ids: Sequence[int], view: View, *, limit: int) -> list[int]:
-        """Entities one relation away from `entity_ids`, through relations that a memory
-        `view` may see states (a relation read only from a private memory never links two
-        names for a group), at most `limit`, from the newest relation. Bounded: at most
-        `limit` * 10 relations are looked at."""
-        if not entity_ids:
-            return []
-        where, params = view.memory_clause()
-        marks = ",".join("?" * len(entity_ids))
-        ids = tuple(entity_ids)
-        rows = self._db.execute(
-            "SELECT r.source_id, r.target_id FROM ("
-            f" SELECT id, source_id, target_id FROM relations WHERE source_id IN ({marks})"
-            f" UNION SELECT id, source_id, target_id FROM relations WHERE target_id IN ({marks})"
-            " ORDER BY id DESC LIMIT ?) r"
-            # CROSS JOIN: the relation's few memories, not every active one, drive
-            " WHERE EXISTS (SELECT 1 FROM relation_memories rm CROSS JOIN memories m"
-            f" ON m.id = rm.memory_id WHERE rm.relation_id = r.id AND {where})",
-            (*ids, *ids, limit * 10, *params),
-        ).fetchall()
-        named = set(entity_ids)
-        found: dict[int, None] = {}
-        for source, target in rows:
-            for other in (int(source), int(target)):
-                if other not in named:
-                    found.setdefault(other)
-        return list(found)[:limit]
-
     def related(self, entity_ids: Sequence[int], others: Sequence[int], view: View) -> set[int]:
         """Those of `others` one relation away from any of `entity_ids`, through a
         relation that a memory `view` may see states."""
@@ -284,19 +256,18 @@ class Graph:
         wanted = set(others)
         return {int(e) for row in rows for e in row if int(e) in wanted}
 
-    def sizes(self, entity_ids: Sequence[int], *, cap: int) -> dict[int, int]:
-        """How many memories name each of `entity_ids` (any status, any scope), counting
-        no further than `cap`: how specific a name is, not an answer to anyone."""
-        return {
-            i: int(
-                self._db.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM entity_memories WHERE entity_id = ?"
-                    " LIMIT ?)",
-                    (i, cap),
-                ).fetchone()[0]
-            )
-            for i in entity_ids
-        }
+    def memory_texts(self, memory_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """(text, content hash) of each of `memory_ids` that exists: what search reads of
+        the memories the graph proposes, without their whole rows and provenance."""
+        found: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for memory_id, text, content_hash in self._db.execute(
+                f"SELECT id, text, content_hash FROM memories WHERE id IN ({marks})", chunk
+            ):
+                found[int(memory_id)] = (str(text), str(content_hash))
+        return found
 
     def newest_memories(self, entity_id: int, view: View, *, limit: int, scan: int) -> list[int]:
         """The newest (highest id) memories naming `entity_id` that `view` may see, at
