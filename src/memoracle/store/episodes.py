@@ -35,6 +35,11 @@ def _episode(row: Any) -> Episode:
     )
 
 
+def search_text(text: str, speaker: str | None) -> str:
+    """What FTS indexes for an episode: its text, after who said it (as `insert` does)."""
+    return for_index((f"{speaker} " if speaker else "") + text)
+
+
 class Episodes:
     def __init__(self, db: Database) -> None:
         self._db = db

@@ -1,0 +1,339 @@
+"""Export and import of the whole memory as JSONL (SPEC §10): `export` and `import_`.
+
+The file is a header line, then one JSON object per row, typed: episodes, the graph's
+entities and relations, memories (each with its provenance, slots and graph links),
+the cold tier, the audit log, runs, held writes and, when asked for, vectors. Ids are
+kept, so an import into an empty store gives back the same memory: exporting that
+store again writes the same lines. docs/transfer.md describes the format.
+
+This module owns the file: its header, reading and writing it a line at a time,
+refusing what it cannot take (a newer format or schema, a malformed line, a store that
+is not empty), progress. The rows themselves are `store.transfer`'s.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from memoracle.clock import Clock, SystemClock
+from memoracle.engine import Engine
+from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError
+from memoracle.files import write_atomically
+from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
+from memoracle.store import Store
+from memoracle.store.transfer import DATA_TABLES, SECTIONS, Transfer
+
+FORMAT = 1  # the line format; bumped when a reader of the old one would misread the new
+HEADER = "memoracle-export"
+PROGRESS_STEPS = 200  # progress calls per export or import, at most (plus the last)
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    path: Path
+    format: int
+    schema_version: int
+    counts: dict[str, int]  # rows written, by table (nested ones included)
+    lines: int  # lines after the header
+    vectors: bool  # whether vectors were written
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    path: Path
+    format: int
+    schema_version: int  # the schema the file was written from
+    memoracle_version: str  # the memoracle that wrote it
+    exported_at: str
+    embedding_model: dict[str, Any]  # the exporting store's configured model: {id, dim}
+    counts: dict[str, int]  # rows stored, by table
+    lines: int  # lines read after the header
+    # Live memories or turns have no vector for the configured model (`memoracle
+    # reindex` embeds them); None when imported through a Store (no model configured).
+    needs_reindex: bool | None
+
+
+def export(
+    source: Engine | Store,
+    path: Path | str,
+    *,
+    vectors: bool = False,
+    on_progress: OnProgress | None = None,
+    clock: Clock | None = None,
+) -> ExportReport:
+    """Write the whole memory of `source` to `path` as JSONL, vectors too with
+    `vectors`. Read in one snapshot (a capture meanwhile is in or out, never half), a
+    page of rows at a time, written to a temp file renamed into place: an existing
+    file at `path` is replaced only by a whole export. `on_progress(done, total)`
+    counts lines."""
+    store, engine = _unpack(source)
+    path = Path(path)
+    if path.resolve() in {Path(f"{store.path}{s}").resolve() for s in ("", "-wal", "-shm")}:
+        raise InvalidInput(
+            f"{path} is the database itself: an export is a new file. Choose another path,"
+            " e.g. memoracle-export.jsonl."
+        )
+    now = (clock or (engine.clock if engine is not None else SystemClock())).now()
+    rows = Transfer.of(store)
+    with rows.snapshot():
+        counts = rows.counts(vectors=vectors)
+        models = store.index.vector_models() if vectors else {}
+        header = {
+            "type": HEADER,
+            "format": FORMAT,
+            "schema_version": store.schema_version,
+            "memoracle_version": _version(),
+            "exported_at": now.isoformat(),
+            "embedding_model": _configured_model(engine, store),
+            "vectors": vectors,
+            "vector_models": {m: {"dim": d, "count": n} for m, (d, n) in sorted(models.items())},
+            "counts": counts,
+        }
+        total = sum(counts[s.table] for s in SECTIONS)
+        throttle = Throttle(on_progress or no_progress, total, total // PROGRESS_STEPS)
+
+        def lines() -> Iterator[str]:
+            yield _line(header)
+            done = 0
+            for section in SECTIONS:
+                if section.type == "vector" and not vectors:
+                    continue
+                for record in rows.records(section.type):
+                    yield _line(record)
+                    done += 1
+                    throttle(done)
+
+        write_atomically(path, lines())
+    throttle.finish()
+    return ExportReport(
+        path=path,
+        format=FORMAT,
+        schema_version=store.schema_version,
+        counts=counts,
+        lines=total,
+        vectors=vectors,
+        bytes=path.stat().st_size,
+    )
+
+
+def import_(
+    target: Engine | Store, path: Path | str, *, on_progress: OnProgress | None = None
+) -> ImportReport:
+    """Load an export into `target`, which must be empty (`memoracle init` on a new
+    home), keeping every id. All or nothing: one transaction, checked before it
+    commits (row counts against the header, references, both search indexes); any
+    problem raises and leaves the store as it was. Refused with InvalidInput: a file
+    with no header, from a newer format or schema, a line that is not JSON or not a
+    row (`file:line` and why), a file that does not add up (cut short). NotFound: no
+    such file. `on_progress(done, total)` counts lines."""
+    store, engine = _unpack(target)
+    path = Path(path)
+    rows = Transfer.of(store)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise NotFound(f"No file {path} to import. Write one with: memoracle export PATH") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc}).") from None
+    with handle:
+        lines = _numbered(handle, path)
+        header = _header(path, lines, store.schema_version)
+        expected: dict[str, int] = header["counts"]
+        total = sum(expected.get(s.table, 0) for s in SECTIONS)
+        throttle = Throttle(on_progress or no_progress, total, total // PROGRESS_STEPS)
+        done = 0
+        with store.transaction():
+            filled = {t: n for t, n in rows.counts().items() if n}
+            if filled:
+                held = ", ".join(f"{t}: {n}" for t, n in filled.items())
+                raise InvalidInput(
+                    f"{store.path} is not empty ({held}): an import keeps every id, so it only"
+                    " goes into an empty store. Import into a new home: memoracle --home NEW"
+                    f" init, then memoracle --home NEW import {path}. Nothing was imported."
+                )
+            rows.defer_foreign_keys()
+            for lineno, text in lines:
+                if not text.strip():
+                    continue
+                _insert(rows, path, lineno, text)
+                done += 1
+                throttle(done)
+            problems = rows.problems(expected)
+            if problems:
+                raise InvalidInput(
+                    f"{path}: the file does not add up ({'; '.join(problems[:5])}). Was it"
+                    " cut short or edited? Export again with: memoracle export PATH."
+                    " Nothing was imported."
+                )
+    throttle.finish()
+    return ImportReport(
+        path=path,
+        format=header["format"],
+        schema_version=header["schema_version"],
+        memoracle_version=str(header.get("memoracle_version", "unknown")),
+        exported_at=str(header.get("exported_at", "")),
+        embedding_model=dict(header.get("embedding_model") or {}),
+        counts={t: expected.get(t, 0) for t in DATA_TABLES},
+        lines=done,
+        needs_reindex=_needs_reindex(engine),
+    )
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def _numbered(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line: split on \\n only and decoded one at a time,
+    so a line that is not UTF-8 is named exactly."""
+    for lineno, raw in enumerate(handle, start=1):
+        try:
+            text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                f"{path}:{lineno}: not UTF-8 text (byte {exc.start}). Nothing was imported."
+            ) from None
+        yield lineno, text
+
+
+def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> dict[str, Any]:
+    first = next(lines, None)
+    try:
+        header = json.loads(first[1]) if first is not None else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("type") != HEADER:
+        what = "is empty" if first is None else "does not start with an export header"
+        raise InvalidInput(
+            f"{path}:1: not a memoracle export: the file {what} (a first line"
+            ' {"type": "memoracle-export", "format": ...}). Write one with: memoracle export'
+            " PATH. Nothing was imported."
+        )
+    fmt, schema, counts = header.get("format"), header.get("schema_version"), header.get("counts")
+    if not _is_int(fmt) or not _is_int(schema) or fmt < 1 or schema < 1:
+        raise InvalidInput(
+            f"{path}:1: the export header has no valid format and schema_version"
+            f" (format {fmt!r}, schema_version {schema!r}). Nothing was imported."
+        )
+    by = f"memoracle {header.get('memoracle_version') or '(unknown version)'}"
+    if fmt > FORMAT:
+        raise InvalidInput(
+            f"{path} is in export format {fmt}, written by {by}; this memoracle"
+            f" ({_version()}) reads format {FORMAT} at most. Upgrade memoracle"
+            " (pip install -U memoracle) and import again. Nothing was imported."
+        )
+    if schema > schema_now:
+        raise InvalidInput(
+            f"{path} was exported from a store at schema version {schema} by {by}; this"
+            f" memoracle ({_version()}) knows schema version {schema_now} at most. Upgrade"
+            " memoracle (pip install -U memoracle) and import again. Nothing was imported."
+        )
+    if not isinstance(counts, dict) or not all(
+        isinstance(t, str) and _is_int(n) and n >= 0 for t, n in counts.items()
+    ):
+        raise InvalidInput(
+            f"{path}:1: the export header's counts are missing or not row counts by"
+            " table. Nothing was imported."
+        )
+    return header
+
+
+def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
+    try:
+        record = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{path}:{lineno}: not JSON ({exc}). Nothing was imported.") from None
+    if not isinstance(record, dict):
+        raise InvalidInput(
+            f"{path}:{lineno}: a line is a JSON object with a type, not"
+            f" {type(record).__name__}. Nothing was imported."
+        )
+    try:
+        rows.insert(record)
+    except StoreError as exc:  # what SQLite refused: a duplicate id, a CHECK
+        raise InvalidInput(
+            f"{path}:{lineno}: {record.get('type')} {_id(record)} was refused by the store"
+            f" ({_reason(exc)}). Nothing was imported."
+        ) from None
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}:{lineno}: {exc}. Nothing was imported.") from None
+
+
+def _id(record: dict[str, Any]) -> str:
+    for key in ("id", "memory_id", "content_hash"):
+        if key in record:
+            return f"{key} {record[key]!r}"
+    return ""
+
+
+def _reason(exc: StoreError) -> str:
+    """SQLite's words, without the database path StoreError starts with."""
+    text = str(exc)
+    return text.split(": ", 1)[1].rstrip(".") if ": " in text else text
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- writing ---------------------------------------------------------------------------
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _unpack(source: Engine | Store) -> tuple[Store, Engine | None]:
+    if isinstance(source, Engine):
+        return source.store, source
+    return source, None
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("memoracle")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _configured_model(engine: Engine | None, store: Store) -> dict[str, Any]:
+    """The embedding model the engine is configured with: its id and dimension (from
+    the stored vectors, else from the model when that costs no request)."""
+    none: dict[str, Any] = {"id": None, "dim": None}
+    if engine is None:
+        return none
+    try:
+        embedder = engine.searcher.embedder
+    except EngineError:  # a model whose package is missing: the export goes on without
+        return none
+    if embedder is None:
+        return none
+    model_id = embedder.model_id
+    stored = store.index.vector_models()
+    if model_id in stored:
+        dim: int | None = stored[model_id][0]
+    elif engine.settings.embedding.provider == "local":
+        dim = embedder.dim
+    else:
+        dim = None  # an HTTP model tells its dimension only when asked over the network
+    return {"id": model_id, "dim": dim}
+
+
+def _needs_reindex(engine: Engine | None) -> bool | None:
+    if engine is None:
+        return None
+    try:
+        embedder = engine.searcher.embedder
+    except EngineError:
+        return None
+    if embedder is None:
+        return False
+    return engine.store.index.count_missing(embedder.model_id) > 0
+
+
+__all__ = ["FORMAT", "ExportReport", "ImportReport", "export", "import_"]
