@@ -1,14 +1,19 @@
 """Writing the files memoracle renders (MEMORY.md, notes, health.json, charts, canary.json)
-so that a reader never sees half of one: `write_atomically`."""
+so that a reader never sees half of one: `write_atomically`; and `pid_lock`, the lock
+file that keeps a second nightly run or daemon off a HOME."""
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memoracle.errors import WorkspaceError
+
+log = logging.getLogger(__name__)
 
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:
@@ -39,3 +44,51 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def pid_lock(path: Path, *, busy: Callable[[int], str]) -> Iterator[None]:
+    """Hold `path` (a file with our pid) for the block's length: one process at a time.
+    While the holder lives, raise `WorkspaceError(busy(pid))`; a lock left by a process
+    that is gone is taken over."""
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder = _pid_in(path)
+            if holder is not None and _alive(holder):
+                raise WorkspaceError(busy(holder)) from None
+            log.warning("taking over %s left by a process that is gone", path)
+            path.unlink(missing_ok=True)
+            continue
+        except OSError as exc:
+            raise WorkspaceError(
+                f"{path}: cannot create the lock ({exc.strerror or exc})."
+            ) from None
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        break
+    else:
+        raise WorkspaceError(f"{path}: another process keeps taking the lock; try again.")
+    try:
+        yield
+    finally:
+        if _pid_in(path) == os.getpid():
+            path.unlink(missing_ok=True)
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True

@@ -33,7 +33,7 @@ from pathlib import Path
 from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
-from memoracle.files import write_atomically
+from memoracle.files import pid_lock, write_atomically
 from memoracle.graph import log as graph_log
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
@@ -916,43 +916,14 @@ def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
         yield
         return
     path = home / "nightly.lock"
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            holder = _pid_in(path)
-            if holder is not None and _alive(holder):
-                raise WorkspaceError(
-                    f"Another nightly run (pid {holder}) is working on {home}; "
-                    f"wait for it, or remove {path} if that process is gone."
-                ) from None
-            log.warning("taking over %s left by a process that is gone", path)
-            path.unlink(missing_ok=True)
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(str(os.getpid()))
-        break
-    try:
+    with pid_lock(
+        path,
+        busy=lambda pid: (
+            f"Another nightly run (pid {pid}) is working on {home}; "
+            f"wait for it, or remove {path} if that process is gone."
+        ),
+    ):
         yield
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _pid_in(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read(path: Path) -> str | None:
