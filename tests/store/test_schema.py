@@ -70,3 +70,22 @@ def test_transaction_rolls_back_on_error(store: Store, clock: FixedClock) -> Non
         store.audit.append(at=clock.now(), actor="test", action="add")
         raise RuntimeError("boom")
     assert store.audit.count() == 0
+
+
+def test_a_commit_that_fails_rolls_back_and_the_store_goes_on(
+    store: Store, clock: FixedClock
+) -> None:
+    """A deferred foreign key checked at COMMIT: the transaction is undone, not left
+    open, and the next one works."""
+    db = store._db
+    with pytest.raises(StoreError, match="FOREIGN KEY"), store.transaction():
+        db.execute("PRAGMA defer_foreign_keys = ON")
+        db.execute(
+            "INSERT INTO provenance (memory_id, episode_id, added_at) VALUES (999, 999, ?)",
+            ("2026-01-01T00:00:00+00:00",),
+        )
+    assert not db.conn.in_transaction
+    assert db.execute("SELECT count(*) FROM provenance").fetchone()[0] == 0
+    with store.transaction():
+        store.audit.append(at=clock.now(), actor="test", action="add")
+    assert store.audit.count() == 1

@@ -86,7 +86,15 @@ class Database:
                 pass
             raise
         self._depth = 0
-        self.execute("COMMIT")
+        try:
+            self.execute("COMMIT")
+        except BaseException:  # a deferred constraint, a full disk: nothing half-kept
+            if self.conn.in_transaction:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            raise
 
     def close(self) -> None:
         try:
