@@ -1,0 +1,124 @@
+// @ts-check
+// The plugin core against the real memoracle: a turn captured at agent_end is recalled
+// by before_prompt_build, through the CLI and through `memoracle mcp --transport http`.
+// Skipped unless MEMORACLE_E2E_COMMAND names a memoracle to run (the Python test suite,
+// tests/test_openclaw_integrations.py, sets it, with MEMORACLE_E2E_ARGS as a JSON list).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+
+import { registerMemoracle, runCommand } from "../src/core.js";
+
+const command = process.env.MEMORACLE_E2E_COMMAND;
+const commandArgs = JSON.parse(process.env.MEMORACLE_E2E_ARGS ?? "[]");
+const skip = command ? false : "set MEMORACLE_E2E_COMMAND to run memoracle end to end";
+const root = mkdtempSync(join(process.env.MEMORACLE_E2E_TMP ?? tmpdir(), "memoracle-e2e-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const TURN = {
+  success: true,
+  messages: [
+    { role: "user", content: "I moved to Lyon last month. Never deploy on Fridays." },
+    { role: "assistant", content: [{ type: "text", text: "Noted." }] },
+  ],
+};
+
+/** @param {Record<string, unknown>} config */
+function plugin(config) {
+  /** @type {Record<string, Function>} */
+  const hooks = {};
+  /** @type {{ level: string, message: string }[]} */
+  const logs = [];
+  registerMemoracle({
+    pluginConfig: config,
+    logger: Object.fromEntries(
+      ["debug", "info", "warn", "error"].map((level) => [
+        level,
+        (/** @type {string} */ message) => logs.push({ level, message }),
+      ]),
+    ),
+    on: (/** @type {string} */ name, /** @type {Function} */ handler) => {
+      hooks[name] = handler;
+    },
+  });
+  return { hooks, logs };
+}
+
+/** @param {string} home */
+async function init(home) {
+  await runCommand(/** @type {string} */ (command), [...commandArgs, "--home", home, "init"], "", 60000);
+}
+
+/**
+ * Capture the turn twice (the second changes nothing), then recall for a question.
+ * @param {Record<string, unknown>} config
+ */
+async function captureThenRecall(config) {
+  const { hooks, logs } = plugin(config);
+  const ctx = { sessionId: "e2e-session", trigger: "user" };
+  await hooks.agent_end(TURN, ctx);
+  await hooks.agent_end(TURN, ctx);
+  const result = await hooks.before_prompt_build({ prompt: "Where do I live?", messages: [] }, ctx);
+  const problems = logs.filter((l) => l.level === "warn" || l.level === "error");
+  assert.deepEqual(problems, []);
+  const debug = logs.filter((l) => l.level === "debug").map((l) => l.message);
+  assert.match(debug[0], /captured turn openclaw-1-\w+ of session e2e-session: [1-9]\d* new memories/);
+  assert.match(debug[1], /was already captured/);
+  assert.ok(result?.prependContext, "recall returned no block");
+  assert.match(result.prependContext, /Lyon/);
+  assert.match(result.prependContext, /Never deploy on Fridays/);
+}
+
+/** A free port on loopback. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const address = server.address();
+  assert.ok(address && typeof address === "object");
+  await new Promise((resolve) => server.close(() => resolve(undefined)));
+  return address.port;
+}
+
+describe("memoracle end to end", { skip, concurrency: 2 }, () => {
+  test("through the CLI", async () => {
+    const home = join(root, "cli-home");
+    await init(home);
+    await captureThenRecall({ command, commandArgs, home });
+  });
+
+  test("through MCP streamable HTTP", async () => {
+    const home = join(root, "http-home");
+    await init(home);
+    const port = await freePort();
+    const server = spawn(
+      /** @type {string} */ (command),
+      [...commandArgs, "--home", home, "mcp", "--transport", "http", "--port", String(port)],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    server.stderr?.on("data", (chunk) => (stderr += chunk));
+    try {
+      const endpoint = `http://127.0.0.1:${port}/mcp`;
+      const deadline = Date.now() + 30000;
+      for (;;) {
+        try {
+          await fetch(endpoint, { signal: AbortSignal.timeout(1000) });
+          break;
+        } catch {
+          if (Date.now() > deadline || server.exitCode !== null) {
+            throw new Error(`memoracle mcp did not start: ${stderr}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 150));
+        }
+      }
+      await captureThenRecall({ endpoint });
+    } finally {
+      server.kill("SIGTERM");
+      if (server.exitCode === null) await new Promise((resolve) => server.once("exit", resolve));
+    }
+  });
+});
