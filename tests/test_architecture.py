@@ -112,6 +112,19 @@ FORBIDDEN = {
     ),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
     "memoracle.bench": ("memoracle.store", "memoracle.cli"),
+    "memoracle.serialize": ("memoracle.engine", "memoracle.cli", "memoracle.nightly"),
+    "memoracle.schedule": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.checkpoint": ("memoracle.cli", "memoracle.store"),
+    "memoracle.transfer": ("memoracle.cli", "memoracle.nightly"),
+    "memoracle.openclaw": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.install": ("memoracle.cli", "memoracle.nightly", "memoracle.capture"),
+    "memoracle.mcp_server": (
+        "memoracle.cli",
+        "memoracle.nightly",
+        "memoracle.store",
+        "memoracle.capture",
+        "memoracle.ingest",
+    ),
 }
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, tzinfo
 from importlib import resources
@@ -21,7 +24,21 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import canary, charts, doctor, health, nightly, pointers, serialize
+from memoracle import (
+    canary,
+    charts,
+    checkpoint,
+    doctor,
+    health,
+    install,
+    mcp_server,
+    nightly,
+    openclaw,
+    pointers,
+    schedule,
+    serialize,
+    transfer,
+)
 from memoracle.bench import format_report, report_json, run_locomo
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
@@ -1096,6 +1113,114 @@ def _clip(text: str, width: int = 70) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
+@main.group(name="schedule")
+def schedule_group() -> None:
+    """When the nightly run, the health check and the weekly canary probe run
+    (schedule.* in config.toml, cron expressions in workspace.timezone)."""
+
+
+@schedule_group.command(name="print")
+@_home_option
+@click.option("--cron", "form", flag_value="cron", default=True, help="Crontab lines (default).")
+@click.option("--systemd", "form", flag_value="systemd", help="systemd user units.")
+def schedule_print(form: str) -> None:
+    """Print the crontab lines, or the systemd service and timer units, that run the
+    jobs. Nothing is installed.
+
+    \b
+    Example:
+      memoracle schedule print --systemd
+    """
+    with _engine_errors():
+        settings = _ctx().settings()
+        if form == "cron":
+            click.echo("\n".join(schedule.cron_lines(settings, executable=_executable())))
+            return
+        for name, text in schedule.systemd_units(settings, executable=_executable()).items():
+            click.echo(f"# ~/.config/systemd/user/{name}\n{text}")
+        timers = " ".join(f"memoracle-{job.name}.timer" for job in schedule.JOBS)
+        click.echo(
+            f"# then: systemctl --user daemon-reload; systemctl --user enable --now {timers}"
+        )
+
+
+@schedule_group.command(name="install")
+@_home_option
+def schedule_install() -> None:
+    """Put the jobs in your crontab (this HOME's lines replaced, every other line kept).
+    Where there is no crontab program it says so and changes nothing.
+
+    \b
+    Example:
+      memoracle schedule install
+    """
+    with _engine_errors():
+        lines = schedule.install_crontab(_ctx().settings(), executable=_executable())
+    click.echo(f"installed {len(lines) - 1} job(s) in your crontab:")
+    for line in lines:
+        click.echo(f"  {line}")
+
+
+@schedule_group.command(name="remove")
+@_home_option
+def schedule_remove() -> None:
+    """Take this HOME's jobs out of your crontab; other lines are kept.
+
+    \b
+    Example:
+      memoracle schedule remove
+    """
+    with _engine_errors():
+        removed = schedule.remove_crontab(_ctx().settings())
+    click.echo(f"removed {removed} line(s) from your crontab")
+
+
+def _executable() -> str:
+    """This memoracle's own program, so a schedule runs the same install."""
+    found = Path(sys.argv[0])
+    return str(found.resolve()) if found.name == "memoracle" and found.exists() else "memoracle"
+
+
+@main.command(name="daemon")
+@_home_option
+def daemon_command() -> None:
+    """Run the nightly run, the health check and the weekly canary probe on their
+    schedule, in this one process (for containers and service managers): each run is
+    logged in HOME/daemon.log; SIGTERM or Ctrl-C stops it cleanly after the job under
+    way. One daemon per HOME.
+
+    \b
+    Example:
+      memoracle daemon
+    """
+    ctx = _ctx()
+    settings = ctx.settings()
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        click.echo(f"stopping ({signal.Signals(signum).name})", err=True)
+        stop.set()
+
+    def run_job(job: schedule.Job) -> dict[str, object]:
+        with ctx.engine() as engine:
+            if job.name == "nightly":
+                report = nightly.run_nightly(engine, actor="daemon")
+                return {"seconds": report.seconds, "problems": report.problems}
+            checked = health.check(engine, probe=job.name == "probe")
+            health.write(engine, checked)
+            return {"health": checked.status, "warnings": [w.code for w in checked.warnings]}
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    click.echo(
+        f"memoracle daemon for {settings.home}: log in {settings.home / schedule.DAEMON_LOG}",
+        err=True,
+    )
+    with _engine_errors():
+        schedule.run_daemon(settings, run_job, now=lambda: ctx.clock(settings).now(), stop=stop)
+    click.echo("stopped", err=True)
+
+
 @main.command(name="doctor")
 @_home_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
@@ -1581,6 +1706,380 @@ def reindex(as_json: bool) -> None:
     click.echo(
         f"embedded {done} text(s) with {status.model}; {status.vectors} vectors in all, {searched}"
     )
+
+
+@main.command(name="checkpoint")
+@_home_option
+@click.option(
+    "--text",
+    metavar="TEXT|-",
+    help="What to save: bullets or 'user:'/'assistant:' lines; - reads it from stdin.",
+)
+@click.option(
+    "--session-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A session transcript: capture every turn of it not captured yet.",
+)
+@click.option(
+    "--openclaw-agent",
+    metavar="ID",
+    help="The OpenClaw agent whose live session transcript to capture.",
+)
+@click.option("--session", help="Session id for --text (default: checkpoint-YYYY-MM-DD).")
+@_scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def checkpoint_command(
+    text: str | None,
+    session_file: Path | None,
+    openclaw_agent: str | None,
+    session: str | None,
+    scope: Scope,
+    as_json: bool,
+) -> None:
+    """Save what the live session said that memory may not have yet, before the host
+    compacts it: the turns of a transcript not captured yet (by session and turn id, so
+    a second checkpoint changes nothing), and/or a text, tagged as a checkpoint, with a
+    "## Checkpoint [HH:MM]" section in today's daily note. Always exits 0, so it never
+    fails the host's compaction: problems are printed on stderr.
+
+    \b
+    Example:
+      memoracle checkpoint --openclaw-agent main
+      echo "- Decided to ship on Monday" | memoracle checkpoint --text -
+    """
+    ctx = _ctx()
+    reports: list[checkpoint.CheckpointReport] = []
+    problems: list[str] = []
+    try:
+        settings = ctx.settings()
+        clock = ctx.clock(settings)
+        with ExitStack() as stack:
+
+            def engine() -> Engine:
+                return stack.enter_context(Engine.open(settings, clock=clock))
+
+            opened = functools.cache(engine)
+            transcript = session_file
+            if openclaw_agent is not None:
+                transcript = openclaw.session_file(openclaw_agent)
+            if transcript is not None:
+                reports.append(
+                    checkpoint.save_session(
+                        settings, transcript, engine=opened, clock=clock, scope=scope
+                    )
+                )
+            if text is not None:
+                said = _read_stdin() if text == "-" else text
+                reports.append(
+                    checkpoint.save(
+                        settings, said, engine=opened, clock=clock, scope=scope, session=session
+                    )
+                )
+            if not reports:
+                problems.append(
+                    "Nothing to save: pass --text TEXT (or - for stdin), --session-file PATH"
+                    " or --openclaw-agent ID."
+                )
+    except Exception as exc:  # never fail the host: say it and exit 0
+        problems.append(
+            str(exc) if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
+        )
+    if as_json:
+        _echo_json(
+            serialize.envelope(
+                checkpoints=[serialize.checkpoint_report(r) for r in reports], problems=problems
+            )
+        )
+    else:
+        for report in reports:
+            for line in checkpoint.describe(report):
+                click.echo(line, err=line.startswith("problem: "))
+    for problem in problems:
+        click.echo(f"problem: {problem}", err=True)
+
+
+@main.command(name="install")
+@_home_option
+@click.option(
+    "--openclaw-workspace",
+    "workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The OpenClaw workspace folder (by default ~/.openclaw/workspace).",
+)
+@click.option("--yes", is_flag=True, help="Also put the schedule in your crontab, unasked.")
+@click.option("--dry-run", is_flag=True, help="Say what it would do; change nothing.")
+@click.option("--force", is_flag=True, help="Use a folder that does not look like a workspace.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def install_command(workspace: Path, yes: bool, dry_run: bool, force: bool, as_json: bool) -> None:
+    """Set memoracle up for an OpenClaw workspace: check that SQLite has FTS5, copy
+    MEMORY.md (and every file memoracle rewrites) to HOME/backups first, create the
+    store with the workspace as the place for rendered files, import the existing
+    MEMORY.md and daily notes, then print the snippets to paste into OpenClaw (nothing
+    edits your config) and offer the schedule. Safe to run again: the first backups are
+    kept, nothing is imported twice. `memoracle uninstall` undoes it.
+
+    \b
+    Example:
+      memoracle --home ~/agent-memory install --openclaw-workspace ~/.openclaw/workspace
+    """
+    ctx = _ctx()
+    with _engine_errors():
+        settings = ctx.settings()
+        report = install.install(
+            settings, workspace, clock=ctx.clock(settings), dry_run=dry_run, force=force
+        )
+    if as_json:
+        _echo_json(serialize.install_report(report))
+        return
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    would = "would " if dry_run else ""
+    if report.already_installed:
+        click.echo(f"already installed into {report.workspace}: first backups kept")
+    for backup in report.backups:
+        click.echo(
+            f"{would}back up {backup.path} -> {backup.backup} (sha256 {backup.sha256[:12]}…)"
+        )
+    if report.ingest is not None:
+        i = report.ingest
+        click.echo(
+            f"imported {i.files} file(s): {i.memories_added} memories added,"
+            f" {i.memories_bumped} seen again"
+        )
+    elif dry_run and report.to_import:
+        click.echo(f"would import {', '.join(p.name for p in report.to_import)}")
+    if dry_run:
+        click.echo("nothing changed (dry run)")
+        return
+    click.echo(f"installed into {report.workspace} (home {report.home})\n")
+    click.echo(openclaw.render_text(openclaw.snippets(settings, executable=_executable())))
+    click.echo("")
+    _offer_schedule(settings, yes=yes)
+
+
+def _offer_schedule(settings: Settings, *, yes: bool) -> None:
+    """Put the jobs in the crontab when asked to (--yes, or yes at the prompt)."""
+    later = f"memoracle --home {settings.home} schedule install"
+    if not yes and not (
+        sys.stdin.isatty()
+        and click.confirm(
+            "Run the nightly job, the health check and the weekly probe from your crontab?",
+            default=False,
+        )
+    ):
+        click.echo(f"schedule: not installed; later: {later} (or memoracle daemon)")
+        return
+    try:
+        lines = schedule.install_crontab(settings, executable=_executable())
+    except EngineError as exc:
+        click.echo(f"schedule: {exc}", err=True)
+        return
+    click.echo(f"schedule: {len(lines) - 1} job(s) in your crontab (memoracle schedule remove)")
+
+
+@main.command(name="uninstall")
+@_home_option
+@click.option("--keep-db", is_flag=True, help="Keep memoracle.db (everything else is undone).")
+@click.option("--force", is_flag=True, help="Delete the database without asking.")
+@click.option(
+    "--export",
+    "export_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where the export goes (default: HOME/uninstall/<time>/memoracle-export.jsonl).",
+)
+@click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def uninstall_command(
+    keep_db: bool, force: bool, export_path: Path | None, dry_run: bool, as_json: bool
+) -> None:
+    """Take memoracle out of the workspace it was installed into: export the whole
+    memory first (nothing else happens if that fails), put MEMORY.md and the other
+    backed-up files back (the current ones saved beside the export), move the files
+    memoracle created there too, remove this HOME's crontab lines, and delete the
+    database only when asked, after showing how many memories it holds.
+
+    \b
+    Example:
+      memoracle uninstall --dry-run
+      memoracle uninstall --keep-db
+    """
+    ctx = _ctx()
+    with _engine_errors():
+        settings = ctx.settings()
+        clock = ctx.clock(settings)
+        plan = install.uninstall(
+            settings, keep_db=keep_db, export_path=export_path, dry_run=True, clock=clock
+        )
+    if dry_run:
+        if as_json:
+            _echo_json(serialize.uninstall_report(plan))
+        else:
+            _echo_uninstall(plan)
+            click.echo("nothing changed (dry run)")
+        return
+    if not keep_db and not force and plan.database.exists():
+        if not sys.stdin.isatty():
+            _fail(
+                f"{plan.database} holds {plan.memories} memories: pass --force to delete it,"
+                " or --keep-db to keep it. Nothing was changed."
+            )
+        if not click.confirm(
+            f"Delete {plan.database} with {plan.memories} memories (exported first)?",
+            default=False,
+            err=True,
+        ):
+            _fail("Nothing was changed. Use --keep-db to uninstall and keep the database.")
+    with _engine_errors():
+        done = install.uninstall(
+            settings, keep_db=keep_db, export_path=export_path, dry_run=False, clock=clock
+        )
+    if as_json:
+        _echo_json(serialize.uninstall_report(done))
+        return
+    _echo_uninstall(done)
+    if done.crontab_removed is not None:
+        click.echo(f"removed {done.crontab_removed} crontab line(s)")
+    click.echo(f"{'deleted' if done.db_deleted else 'kept'} {done.database}")
+
+
+def _echo_uninstall(report: install.UninstallReport) -> None:
+    would = "would " if report.dry_run else ""
+    if report.export is not None:
+        click.echo(f"{would}export {report.memories} memories to {report.export}")
+    click.echo(f"{would}save the current files in {report.saved}")
+    for action in report.actions:
+        click.echo(f"  {action.kind:<13} {action.path} ({action.detail})")
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.group(name="openclaw")
+def openclaw_group() -> None:
+    """OpenClaw: what to paste into it (memoracle never edits its config)."""
+
+
+@openclaw_group.command(name="snippets")
+@_home_option
+@click.option("--agent", metavar="ID", help="Checkpoint this agent's live session transcript.")
+@click.option("--json", "as_json", is_flag=True, help="Print the snippets as JSON.")
+def openclaw_snippets(agent: str | None, as_json: bool) -> None:
+    """Print the block for AGENTS.md, the value of
+    agents.defaults.compaction.memoryFlush.prompt that runs a checkpoint before
+    compaction, and the mcp.servers entry that starts `memoracle mcp`, each with where
+    it goes. Nothing is written.
+
+    \b
+    Example:
+      memoracle openclaw snippets --agent main
+    """
+    with _engine_errors():
+        settings = _ctx().settings()
+        found = openclaw.snippets(settings, executable=_executable(), openclaw_agent=agent)
+    if as_json:
+        _echo_json(serialize.envelope(**openclaw.as_json(found)))
+        return
+    click.echo(openclaw.render_text(found))
+
+
+@main.command(name="export")
+@_home_option
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--vectors", is_flag=True, help="Write the stored vectors too (large).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def export_command(path: Path, vectors: bool, as_json: bool) -> None:
+    """Write the whole memory to PATH as JSONL: memories with their lifecycle and
+    provenance, turns, the knowledge graph, the audit log and the embedding model id
+    (one line each, after a header). Read in one snapshot; PATH is replaced only by a
+    whole export.
+
+    \b
+    Example:
+      memoracle export ~/memoracle-export.jsonl
+    """
+    with _engine_errors(), _ctx().engine() as engine, _progress("exporting") as on_progress:
+        report = transfer.export(engine, path, vectors=vectors, on_progress=on_progress)
+    if as_json:
+        _echo_json(serialize.export_report(report))
+        return
+    rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
+    click.echo(f"exported {report.lines} line(s), {report.bytes} bytes, to {report.path}")
+    click.echo(f"  {rows or 'an empty store'}")
+
+
+@main.command(name="import")
+@_home_option
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_command(path: Path, as_json: bool) -> None:
+    """Load a file written by `memoracle export` into this store, which must be empty
+    (`memoracle --home NEW init` first), keeping every id. All or nothing: a file from a
+    newer memoracle, a damaged line (named by number) or a file cut short is refused
+    and the store stays as it was.
+
+    \b
+    Example:
+      memoracle --home ~/new-memory init
+      memoracle --home ~/new-memory import ~/memoracle-export.jsonl
+    """
+    with _engine_errors(), _ctx().engine() as engine, _progress("importing") as on_progress:
+        report = transfer.import_(engine, path, on_progress=on_progress)
+    if as_json:
+        _echo_json(serialize.import_report(report))
+        return
+    rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
+    click.echo(
+        f"imported {report.lines} line(s) from {report.path}"
+        f" (memoracle {report.memoracle_version}, exported {report.exported_at})"
+    )
+    click.echo(f"  {rows or 'an empty store'}")
+    if report.needs_reindex:
+        click.echo("some memories or turns have no vector for this model. Run: memoracle reindex")
+
+
+@main.command(name="mcp")
+@_home_option
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that starts the server; http for streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="http: the address.")
+@click.option(
+    "--port", type=int, default=mcp_server.DEFAULT_PORT, show_default=True, help="http: the port."
+)
+@_scope_options
+def mcp_command(transport: str, host: str, port: int, scope: Scope) -> None:
+    """Serve the memory tools over MCP: memory_recall, memory_search, memory_get,
+    memory_remember, memory_forget, memory_checkpoint and memory_status. Every tool
+    works inside the scope given here (--agent, --user-id, --chat, --visibility); a
+    client cannot name another. On stdio, stdout carries only the protocol and logs go
+    to stderr. The HTTP endpoint has no authentication: keep it on loopback.
+
+    \b
+    Example:
+      memoracle mcp --user-id alice
+      memoracle mcp --transport http --port 8765
+    """
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
+    )
+    ctx = _ctx()
+    with _engine_errors(2):
+        settings = ctx.settings()
+        try:
+            mcp_server.run(
+                transport="http" if transport == "http" else "stdio",
+                host=host,
+                port=port,
+                scope=scope,
+                settings=settings,
+                clock=ctx.clock(settings),
+            )
+        except KeyboardInterrupt:
+            pass
 
 
 @main.group()

@@ -301,7 +301,7 @@ class Engine:
             if verdict.level != "clean":  # kept as an episode, out of search and memory
                 held = self._hold(
                     stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,
-                    source="capture", observed_at=stored.at, scope=scope, actor=actor,
+                    source=_source_of(stored), observed_at=stored.at, scope=scope, actor=actor,
                     now=now, episode_id=episode_id,
                 )  # fmt: skip
                 return _Outcome(episodes=(episode_id,), skipped=(f"held:{held.ref}",))
@@ -334,7 +334,9 @@ class Engine:
                     outcome.skipped += ("forget:no-match",)
                 outcome.forgotten += forgotten or []
                 continue
-            new = self._new_memory(proposal, observed_at=stored.at, scope=scope)
+            new = self._new_memory(
+                proposal, observed_at=stored.at, scope=scope, source=_source_of(stored)
+            )
             memory_id, inserted = self._store_memory(
                 new,
                 now=now,
@@ -372,7 +374,9 @@ class Engine:
             duplicate_turn=bool(outcomes) and all(o.duplicate for o in outcomes),
         )
 
-    def _new_memory(self, proposal: Proposal, *, observed_at: datetime, scope: Scope) -> NewMemory:
+    def _new_memory(
+        self, proposal: Proposal, *, observed_at: datetime, scope: Scope, source: str
+    ) -> NewMemory:
         c = proposal.candidate
         first = proposal.dates[0] if proposal.dates else None
         remembered = c.action == "remember"
@@ -380,7 +384,7 @@ class Engine:
             kind=c.kind,
             text=c.text,
             layer=LAYER_OF_KIND[c.kind],
-            source="user-stated" if remembered else "capture",
+            source="user-stated" if remembered else source,
             observed_at=observed_at,
             content_hash=content_hash(c.text),
             scope=scope,
@@ -825,6 +829,7 @@ class Engine:
                 turn = Turn(
                     episode.role, episode.text, episode.at, episode.session_id,
                     episode.turn_id, speaker=episode.speaker, kind=episode.kind,
+                    origin=episode.origin,
                 )  # fmt: skip
                 outcome = self._extract_turn(turn, episode.id, held.scope, actor, now)
                 ids = [*outcome.added, *outcome.bumped]
@@ -1590,6 +1595,13 @@ class _Outcome:
     forgotten: list[int] = field(default_factory=list)
     skipped: tuple[str, ...] = ()
     duplicate: bool = False
+
+
+def _source_of(turn: Turn) -> str:
+    """The source of what a turn says: a checkpoint's turns (origin "checkpoint", or
+    "checkpoint:FILE:LINE" for a transcript's) are the checkpoint's; others, capture's."""
+    origin = turn.origin or ""
+    return "checkpoint" if origin.split(":", 1)[0] == "checkpoint" else "capture"
 
 
 def _turn_key(turn: Turn, scope: Scope) -> str:

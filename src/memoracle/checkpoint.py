@@ -1,0 +1,333 @@
+"""A checkpoint: what the live session said that memory has not captured yet, saved now.
+
+An agent about to lose its context (compaction, the end of a long session) hands over a
+text, or the host names its session transcript. `save_session` reads the transcript and
+captures every turn not yet captured (a turn already stored, by its session and turn
+id, changes nothing), tagged as a checkpoint, and notes the memories it found in today's
+daily note. `save` cuts a text into items, captures each as a turn tagged as a checkpoint (origin
+"checkpoint", session and turn ids that make saying it again change nothing) through
+`Engine.capture_many`, and appends the items to today's daily note under a
+``## Checkpoint [HH:MM]`` section. It never raises: a capture that fails, a note that
+cannot be written, an item the write audit held back are each noted in the report, and
+what could be saved is saved (the note is the record of last resort when the store is
+unusable).
+
+Owns the cutting into items, the ids and which items reach the note. The note's layout
+is `render.daily.checkpoint`'s; extraction and the write audit are the engine's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+
+from memoracle.clock import Clock
+from memoracle.config import Settings
+from memoracle.engine import Engine
+from memoracle.errors import EngineError, WorkspaceError
+from memoracle.files import write_atomically
+from memoracle.ingest import read as read_transcript
+from memoracle.nightly import NOTES_DIR
+from memoracle.render.daily import checkpoint as render_checkpoint
+from memoracle.render.memory_md import one_line
+from memoracle.types import CaptureResult, IngestWarning, Memory, Scope, Turn
+
+__all__ = ["CheckpointItem", "CheckpointReport", "describe", "items_of", "save", "save_session"]
+
+ORIGIN = "checkpoint"  # the episodes' origin: what tags a turn as a checkpoint
+ACTOR = "checkpoint"
+ROLES = ("user", "assistant")
+
+log = logging.getLogger(__name__)
+
+_BULLET = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])(?:\s+|$)")
+_ROLE = re.compile(r"^(user|assistant)\s*:\s*", re.IGNORECASE)
+_HEADING = re.compile(r"^#{1,6}(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class CheckpointItem:
+    """One item of a checkpoint: whose words (user or assistant) and what was said."""
+
+    role: str
+    text: str
+
+    @property
+    def turn_id(self) -> str:
+        """Stable for the same words from the same role: saying it again is a duplicate."""
+        digest = hashlib.sha256(f"{self.role}\x1f{self.text}".encode()).hexdigest()
+        return f"checkpoint:{digest[:16]}"
+
+    @property
+    def note_line(self) -> str:
+        """The item's bullet in the daily note."""
+        text = one_line(self.text)
+        return f"- assistant: {text}" if self.role == "assistant" else f"- {text}"
+
+
+@dataclass
+class CheckpointReport:
+    """What a checkpoint did. `problems` says what went wrong (empty when all went well);
+    `held` names the items the write audit held back (neither stored nor noted)."""
+
+    session: str
+    items: int = 0
+    episodes: list[str] = field(default_factory=list)  # e_… newly stored
+    already_stored: int = 0  # items this session had already captured
+    added: list[Memory] = field(default_factory=list)
+    bumped: list[Memory] = field(default_factory=list)
+    forgotten: list[Memory] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # h_…
+    skipped: list[str] = field(default_factory=list)
+    note: str | None = None  # the daily note's path
+    section: str | None = None  # the heading appended, when one was
+    noted: int = 0  # items written to the note this time
+    store_failed: bool = False  # the store could not be opened or written: note only
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def items_of(text: str) -> list[CheckpointItem]:
+    """Cut a checkpoint text into items: a bullet (-, *, +, •, 1.), a line starting
+    ``user:`` or ``assistant:`` or a blank line starts a new one, other lines continue
+    it; Markdown headings are dropped. An item starting
+    ``assistant:`` is the agent's own words, ``user:`` (or no prefix) the user's. The
+    same item twice counts once."""
+    items: list[CheckpointItem] = []
+    current: list[str] = []
+
+    def close() -> None:
+        if current:
+            said = " ".join(current)
+            role = "user"
+            if m := _ROLE.match(said):
+                role = m.group(1).lower()
+                said = said[m.end() :]
+            said = said.strip()
+            has_words = any(ch.isalnum() for ch in said)
+            if has_words and (item := CheckpointItem(role, said)) not in items:
+                items.append(item)
+            current.clear()
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or _HEADING.match(line):
+            close()
+            continue
+        if _BULLET.match(line) or _ROLE.match(line):
+            close()
+            while bullet := _BULLET.match(line):  # "- - item" is one item too
+                line = line[bullet.end() :]
+        current.append(line)
+    close()
+    return items
+
+
+def save(
+    settings: Settings,
+    text: str,
+    *,
+    engine: Callable[[], Engine],
+    clock: Clock,
+    scope: Scope | None = None,
+    session: str | None = None,
+) -> CheckpointReport:
+    """Capture `text` as checkpoint turns of `session` (default: ``checkpoint-YYYY-MM-DD``,
+    today in the workspace timezone) and append it to today's daily note.
+
+    `engine` opens (or hands back) the engine; when it cannot (no store, a damaged one),
+    the items still go to the note. Never raises for what goes wrong in the store or the
+    files: see `CheckpointReport.problems`."""
+    now = clock.now()
+    problems: list[str] = []
+    local = _local_now(settings, clock, problems)
+    session = (session or "").strip() or f"checkpoint-{local.date().isoformat()}"
+    report = CheckpointReport(session=session, problems=problems)
+    items = items_of(text)
+    report.items = len(items)
+    if not items:
+        report.problems.append("Nothing to save: the checkpoint text has no words.")
+        return report
+
+    limit = settings.capture.max_turn_chars
+    fits = [i for i in items if len(i.text) <= limit]
+    for item in items:
+        if item not in fits:
+            report.problems.append(
+                f"An item of {len(item.text):,} characters is over capture.max_turn_chars "
+                f"({limit:,}); it was written to the daily note only. Split it to store it."
+            )
+    noted = list(items)
+    try:
+        results = engine().capture_many(
+            [([_turn(i, session, now)], scope) for i in fits], actor=ACTOR
+        )
+    except Exception as exc:  # never the caller's problem: the note still gets the items
+        if isinstance(exc, EngineError):
+            log.warning("checkpoint: capture failed: %s", exc)
+        else:
+            log.exception("checkpoint: capture failed")
+        report.store_failed = True
+        report.problems.append(f"Not stored in memory ({exc}); written to the daily note only.")
+    else:
+        for item, result in zip(fits, results, strict=True):
+            if _record(report, result):
+                noted.remove(item)  # held for review: kept out of the note the agent reads
+
+    _append_note(settings, report, noted, local.date(), local.time())
+    return report
+
+
+def save_session(
+    settings: Settings,
+    path: Path,
+    *,
+    engine: Callable[[], Engine],
+    clock: Clock,
+    scope: Scope | None = None,
+) -> CheckpointReport:
+    """Capture every turn of the session transcript at `path` (any format `memoracle
+    ingest` reads) that is not stored yet, tagged as a checkpoint (origin
+    ``checkpoint:FILE:LINE``, source "checkpoint"), and append the memories found to
+    today's daily note. Turns already captured (by the host, an earlier checkpoint, an
+    ingest) change nothing. Never raises: see `CheckpointReport.problems`."""
+    problems: list[str] = []
+    local = _local_now(settings, clock, problems)
+    report = CheckpointReport(session="", problems=problems)
+    warnings: list[IngestWarning] = []
+    try:
+        turns = [
+            replace(item, origin=f"{ORIGIN}:{item.origin or path}")
+            for item in read_transcript(Path(path).expanduser(), on_warning=warnings.append)
+            if isinstance(item, Turn)
+        ]
+    except EngineError as exc:
+        report.problems.append(f"{str(exc).rstrip('.')}. Nothing was saved.")
+        return report
+    report.problems += [f"{w.origin}: {w.message}" for w in warnings]
+    limit = settings.capture.max_turn_chars
+    fits = [t for t in turns if len(t.text) <= limit]
+    if len(fits) < len(turns):
+        report.problems.append(
+            f"{len(turns) - len(fits)} turn(s) over capture.max_turn_chars ({limit:,}) were"
+            " not saved."
+        )
+    report.items = len(fits)
+    report.session = ", ".join(sorted({t.session_id for t in fits if t.session_id})) or str(path)
+    if not fits:
+        report.problems.append(f"{path}: no turns to save.")
+        return report
+    try:
+        results = engine().capture_many([([t], scope) for t in fits], actor=ACTOR)
+    except Exception as exc:  # never the caller's problem
+        if isinstance(exc, EngineError):
+            log.warning("checkpoint: capture failed: %s", exc)
+        else:
+            log.exception("checkpoint: capture failed")
+        report.store_failed = True
+        report.problems.append(f"Not stored in memory ({exc}).")
+        return report
+    for result in results:
+        _record(report, result)
+    noted = [CheckpointItem("user", m.text) for m in report.added]
+    _append_note(settings, report, noted, local.date(), local.time())
+    return report
+
+
+def _local_now(settings: Settings, clock: Clock, problems: list[str]) -> datetime:
+    """Now in the workspace timezone (in UTC, said in `problems`, when it is unknown)."""
+    now = clock.now()
+    try:
+        return now.astimezone(settings.zone)
+    except EngineError as exc:
+        problems.append(f"{exc} The daily note's day and time are in UTC.")
+        return now.astimezone(UTC)
+
+
+def describe(report: CheckpointReport) -> list[str]:
+    """The report in a few lines, for a person or a model."""
+    if not report.items:
+        return [f"problem: {p}" for p in report.problems]
+    memories = [m.ref for m in report.added]
+    lines = [
+        f"Checkpoint of {report.items} item(s), session {report.session}:"
+        f" {len(report.episodes)} stored, {report.already_stored} already saved before"
+        + (f"; new memories {', '.join(memories)}" if memories else "")
+        + "."
+    ]
+    if report.section:
+        lines.append(f"Daily note {report.note}: {report.section}, {report.noted} line(s).")
+    elif report.note:
+        lines.append(f"Daily note {report.note}: nothing new to add.")
+    if report.held:
+        lines.append(
+            f"Held for a person to review (looks like prompt injection): {', '.join(report.held)}."
+        )
+    return lines + [f"problem: {p}" for p in report.problems]
+
+
+def _turn(item: CheckpointItem, session: str, now: datetime) -> Turn:
+    return Turn(
+        role=item.role,
+        text=item.text,
+        at=now,
+        session_id=session,
+        turn_id=item.turn_id,
+        origin=ORIGIN,
+    )
+
+
+def _record(report: CheckpointReport, result: CaptureResult) -> bool:
+    """Fold one item's capture into the report; True when the write audit held it."""
+    report.episodes += [f"e_{e}" for e in result.episodes]
+    report.already_stored += int(result.duplicate_turn)
+    report.added += result.added
+    report.bumped += result.bumped
+    report.forgotten += result.forgotten
+    held = [s.removeprefix("held:") for s in result.skipped if s.startswith("held:")]
+    report.held += held
+    report.skipped += [s for s in result.skipped if not s.startswith("held:")]
+    return bool(held)
+
+
+def _append_note(
+    settings: Settings, report: CheckpointReport, items: list[CheckpointItem], day: date, at: time
+) -> None:
+    path = settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
+    report.note = str(path)
+    try:
+        existing = _read(path)
+        present = {line.rstrip("\r") for line in (existing or "").split("\n")}
+        lines = [i.note_line for i in items if i.note_line not in present]
+        if not lines:
+            return
+        updated = render_checkpoint(existing, day, at, lines)
+        write_atomically(path, updated)
+    except WorkspaceError as exc:
+        log.warning("checkpoint: daily note not written: %s", exc)
+        report.problems.append(str(exc))
+        return
+    report.section = f"## Checkpoint [{at:%H:%M}]"
+    report.noted = len(lines)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path}: not UTF-8 text (byte {exc.start + 1}); it was left as it is."
+        ) from None
+    except OSError as exc:
+        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None

@@ -1,0 +1,663 @@
+"""The MCP door: memoracle's tools for any MCP client, over stdio or streamable HTTP.
+
+Owns the seven tools (`memory_recall`, `memory_search`, `memory_get`,
+`memory_remember`, `memory_forget`, `memory_checkpoint`, `memory_status`): their
+argument schemas and the descriptions a model reads, the answer each gives (a short text
+for the model plus the stable JSON shapes of docs/json.md as structured content), the
+server's fixed scope, and running the server. The work is the engine's (and
+`checkpoint`'s, `health`'s); the protocol is the `mcp` SDK's.
+
+Scope is the server's, never the caller's: who the memory belongs to (agent, user, chat,
+visibility) is set when the server is built, every tool reads and writes inside it, a
+memory outside it is "not found", and an argument the schema does not name (`user`,
+`scope`, …) is refused. One engine is held per server and tool calls use it one at a
+time (the SDK runs each call on a worker thread).
+
+    from memoracle import Scope
+    from memoracle.mcp_server import run
+    run("~/agent-memory", transport="stdio", scope=Scope(user="alice"))
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import ipaddress
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import asdict
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from memoracle import checkpoint, health, serialize
+from memoracle.clock import Clock, SystemClock, parse_instant
+from memoracle.config import Settings, load
+from memoracle.engine import Engine, recall_anyway
+from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.types import VISIBILITIES, Hit, Memory, Scope
+
+__all__ = ["DEFAULT_PORT", "MemoryTools", "build_server", "run"]
+
+DEFAULT_PORT = 8765
+HTTP_PATH = "/mcp"
+SERVER_NAME = "memoracle"
+ACTOR = "mcp"  # who the audit log says made a write
+MAX_K = 50
+MAX_BUDGET = 32_000
+
+log = logging.getLogger(__name__)
+
+Kind = Literal[
+    "fact", "preference", "decision", "task", "guardrail", "event", "error", "pattern", "insight"
+]  # fmt: skip  # types.KINDS, spelled out for the schema (a test holds them equal)
+
+INSTRUCTIONS = """\
+memoracle is this agent's long-term memory: facts, preferences, decisions, tasks, \
+guardrails and events from past conversations, each with an id like m_12.
+
+- At the start of a turn, unless the host already injected a memory block, call \
+memory_recall with the user's message and follow the guardrails it returns.
+- To look something up, call memory_search; to see one item in full, memory_get.
+- When the user asks you to remember something, call memory_remember; to forget \
+something, find its id with memory_search, then call memory_forget.
+- Before your context is compacted or a long session ends, call memory_checkpoint with \
+what was said or decided that memory may not have yet.
+- memory_status says how big and how healthy the memory is.
+
+Every tool works inside this server's fixed scope (whose memory it is); there is no \
+argument to change it."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class MemoryTools:
+    """The tools as plain methods over one engine and one fixed scope.
+
+    `build_server` registers them; call them directly to use memoracle the MCP way from
+    Python (each returns the `CallToolResult` a client would get, and raises `ToolError`
+    where a client would get an error). The engine is opened on first use and kept;
+    `close` closes it. Calls are serialised: one at a time on this engine."""
+
+    def __init__(
+        self, settings: Settings, scope: Scope | None = None, *, clock: Clock | None = None
+    ) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.scope = _fixed_scope(scope or Scope(), settings)
+        self._engine: Engine | None = None
+        self._lock = threading.RLock()
+
+    # -- the engine -----------------------------------------------------------------
+
+    def engine(self) -> Engine:
+        """The server's engine, opened on first use (a WorkspaceError until the home
+        folder holds a store: `memoracle init` fixes that without a restart)."""
+        with self._lock:
+            if self._engine is None:
+                self._engine = Engine.open(self.settings, clock=self.clock)
+            return self._engine
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+
+    @contextmanager
+    def _call(self) -> Iterator[Engine]:
+        """The engine for one tool call, one call at a time; an EngineError becomes the
+        tool error the model reads, and a store error drops the engine so the next call
+        opens the database again."""
+        with self._lock:
+            try:
+                yield self.engine()
+            except StoreError as exc:
+                log.warning("store error, reopening on the next call: %s", exc)
+                self._drop()
+                raise ToolError(str(exc)) from exc
+            except EngineError as exc:
+                raise ToolError(str(exc)) from exc
+
+    def _drop(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            try:
+                engine.close()
+            except EngineError as exc:
+                log.warning("closing the engine: %s", exc)
+
+    def _visible(self, engine: Engine, ref: str) -> Memory:
+        """The memory `ref` names, if this server's scope may see it; otherwise the same
+        NotFound as for an id that does not exist (nothing about it leaks)."""
+        text = ref.strip()
+        if text.lower().startswith("e_"):
+            raise InvalidInput(
+                f"{text} is a raw conversation turn, not a memory: its text is the search "
+                "hit itself. memory_get and memory_forget take memory ids (m_12)."
+            )
+        try:
+            memory = engine.get(text)
+        except NotFound:
+            memory = None
+        if memory is None or not _sees(self.scope, memory):
+            raise NotFound(f"No memory {text!r}. Try memory_search to find its id.")
+        return memory
+
+    # -- the tools ------------------------------------------------------------------
+
+    def memory_recall(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="The user's latest message (or what you need context for).",
+            ),
+        ],
+        budget: Annotated[
+            int | None,
+            Field(
+                strict=True,
+                ge=1,
+                le=MAX_BUDGET,
+                description="Most tokens the block may take (default: recall.budget_tokens, 2000).",
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Get the memory block for the current turn: guardrails (rules to follow), what
+        was said in the last day, and the memories most relevant to `query`, within a
+        hard token budget. Call it at the start of a turn with the user's message, unless
+        the host already put a memory block in your context. Each line is
+        `- [m_12 2026-05-14] text`: the id, the date it happened or was said, the text.
+        Items recalled count as used (they fade more slowly)."""
+        scope = self.scope
+        with self._lock:
+            try:
+                with self._call() as engine:
+                    block = engine.recall(query, budget=budget, scope=scope)
+            except ToolError as exc:
+                unusable = isinstance(exc.__cause__, WorkspaceError | StoreError)
+                if not unusable or not self._owns_files():
+                    raise
+                # The store is missing or damaged: answer from MEMORY.md and the notes.
+                try:
+                    block = recall_anyway(
+                        self.settings, query, budget=budget, scope=scope, clock=self.clock
+                    )
+                except EngineError as again:
+                    raise ToolError(str(again)) from again
+        text = block.text or "Nothing in memory fits this message yet."
+        if block.degraded:
+            text += f"\n(note: {block.degraded})"
+        return _result(text, serialize.recall_block(block))
+
+    def memory_search(
+        self,
+        query: Annotated[str, Field(min_length=1, description="What to look for, in words.")],
+        k: Annotated[
+            int | None,
+            Field(
+                strict=True,
+                ge=1,
+                le=MAX_K,
+                description="How many results, at most (default: search.k, 10).",
+            ),
+        ] = None,
+        kinds: Annotated[
+            list[Kind] | None,
+            Field(description="Only memories of these kinds (raw turns are left out then)."),
+        ] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                description="An ISO date or time (2026-03-01, 2026-03-01T09:00): search what "
+                "was true then instead of now."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Search long-term memory: memories (typed facts, preferences, decisions, tasks,
+        events…) and the raw conversation turns they came from, best match first, by
+        words and by meaning, newer and more used items weighted up. Use it to answer a
+        question about the past, or to find the id of a memory to read (memory_get) or
+        forget (memory_forget). Results are `- [m_12 2026-05-14 fact] text` (a memory)
+        or `- [e_7 2026-05-14 turn] user: text` (a raw turn)."""
+        when = None
+        if as_of is not None:
+            try:
+                when = parse_instant(as_of)
+            except ValueError as exc:
+                raise ToolError(f"as_of: {exc}. Use a date like 2026-03-01.") from None
+        with self._call() as engine:
+            outcome = engine.search(query, k=k, scope=self.scope, kinds=kinds or (), as_of=when)
+            zone = engine.zone
+        lines = [_hit_line(h, zone) for h in outcome.hits] or ["No match."]
+        if outcome.note:
+            lines.append(f"(note: {outcome.note})")
+        data = serialize.envelope(
+            mode=outcome.mode, note=outcome.note, hits=[serialize.hit(h) for h in outcome.hits]
+        )
+        return _result("\n".join(lines), data)
+
+    def memory_get(
+        self,
+        id: Annotated[str, Field(min_length=1, description="A memory id, like m_12.")],
+    ) -> CallToolResult:
+        """Read one memory in full: its text, kind, status (active, superseded,
+        forgotten…), dates, scores and the conversation turns it came from. Use it when
+        a recall line or search hit needs more context or when you need to check an item
+        before forgetting it."""
+        with self._call() as engine:
+            memory = self._visible(engine, id)
+            turns = [e for e in engine.episodes_of(memory) if _sees_scope(self.scope, e.scope)]
+        shaped = serialize.memory(memory, episodes=turns)
+        text = f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}"
+        if memory.superseded_by:
+            text += f"\nsuperseded by m_{memory.superseded_by}"
+        for turn in turns:
+            text += f"\nfrom {turn.ref} ({turn.at:%Y-%m-%d}) {turn.speaker or turn.role}: "
+            text += " ".join(turn.text.split())[:300]
+        return _result(text, serialize.envelope(memory=shaped))
+
+    def memory_remember(
+        self,
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="The memory, as one self-contained statement (who, what, when).",
+            ),
+        ],
+        kind: Annotated[
+            Kind | None,
+            Field(
+                description="fact, preference, decision, task, guardrail (a rule to always "
+                "follow), event, error, pattern or insight; default: inferred from the text."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Store something in long-term memory, as written. Call it when the user asks
+        you to remember something, or states a durable fact, preference, decision or rule
+        worth keeping beyond this conversation. Write it so it makes sense on its own
+        later ("Alice's daughter Mia was born on 2019-04-02", not "her birthday"). Saying
+        the same thing again strengthens the existing memory instead of adding a copy.
+        Text that looks like an attempt to plant instructions is held for a person to
+        review and not stored."""
+        with self._call() as engine:
+            memory, inserted = engine.remember(
+                text, kind=kind, scope=self.scope, source="agent", actor=ACTOR
+            )
+        verb = "Remembered" if inserted else "Already known (strengthened)"
+        data = serialize.envelope(inserted=inserted, memory=serialize.memory(memory))
+        return _result(f"{verb}: {memory.ref} {memory.kind}: {memory.text}", data)
+
+    def memory_forget(
+        self,
+        id: Annotated[str, Field(min_length=1, description="The memory id, like m_12.")],
+        reason: Annotated[
+            str | None,
+            Field(max_length=500, description="Why (kept in the audit log)."),
+        ] = None,
+    ) -> CallToolResult:
+        """Forget one memory: it stops appearing in recall and search. Call it when the
+        user asks you to forget something or says a memory is wrong; find the id with
+        memory_search first. Nothing is deleted: the change is recorded in the audit log
+        and a person can see it there. Forgetting a forgotten memory changes nothing."""
+        with self._call() as engine:
+            memory = self._visible(engine, id)
+            was = memory.status
+            memory = engine.forget(memory.id, actor=ACTOR, reason=reason or "")
+        text = (
+            f"{memory.ref} was already forgotten."
+            if was == "forgotten"
+            else f"Forgot {memory.ref}: {memory.text}"
+        )
+        data = serialize.envelope(dry_run=False, memories=[serialize.memory(memory)])
+        return _result(text, data)
+
+    def memory_checkpoint(
+        self,
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="What was said or decided in this session that memory may not "
+                "have yet: one item per line or bullet, in the user's words; start a line "
+                "with 'assistant:' for what you said or decided yourself.",
+            ),
+        ],
+        session: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="The host's session id, if you know it (default: one checkpoint "
+                "session per day).",
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Save what this session said that long-term memory may not have captured yet,
+        before it leaves your context: call it before compaction, before a long session
+        ends, or when asked to flush memory. Each item is stored as a conversation turn
+        (and what it says as typed memories) and written to today's daily note under
+        `## Checkpoint [HH:MM]`. Safe to repeat: items already saved in this session are
+        not stored or written again. It never fails: what could not be saved is listed in
+        `problems`."""
+        with self._lock:
+            report = checkpoint.save(
+                self.settings,
+                text,
+                engine=self.engine,
+                clock=self.clock,
+                scope=self.scope,
+                session=session,
+            )
+            if report.store_failed:
+                self._drop()  # the next call opens the database again
+        return _result("\n".join(checkpoint.describe(report)), serialize.checkpoint_report(report))
+
+    def memory_status(self) -> CallToolResult:
+        """How big and how healthy long-term memory is: counts of memories by status and
+        kind, conversation turns and sessions, the search index, and the health check's
+        status (healthy, warning, failing) with its warnings, each naming what fixes it.
+        Counts are the whole store's, not only this scope's. Call it when memory seems
+        to be missing things or the user asks about it."""
+        with self._call() as engine:
+            stats = engine.stats()
+            index = engine.index_status()
+            report = health.check(engine, integrity_checked=self._integrity_passed())
+        active = stats.by_status.get("active", 0)
+        lines = [
+            f"memory: {active} active memories ({stats.memories} in all), "
+            f"{stats.episodes} turns in {stats.sessions} sessions",
+            f"search: {index.vectors} vectors ({index.model or 'no embedding model'}), "
+            f"{index.missing} still to embed"
+            + (" (the model changed: words only until `memoracle reindex`)" if index.stale else ""),
+            f"health: {report.status}, {len(report.warnings)} warning(s)",
+            *(f"- [{w.code}] {w.message}" for w in report.warnings),
+            f"scope: {_scope_text(self.scope)}",
+        ]
+        data = serialize.envelope(
+            scope=asdict(self.scope),
+            stats=asdict(stats),
+            index=asdict(index),
+            health={
+                "status": report.status,
+                "checked_at": report.checked_at.isoformat(),
+                "warnings": [w.to_json() for w in report.warnings],
+            },
+        )
+        return _result("\n".join(lines), data)
+
+    def _owns_files(self) -> bool:
+        """Whether this server serves the workspace's own agent and user, whose memory
+        MEMORY.md and the daily notes hold (they carry no scope of their own: another
+        user's server must not read them)."""
+        workspace = self.settings.workspace
+        return self.scope.user == (workspace.user or None) and self.scope.agent == (
+            workspace.agent or None
+        )
+
+    def _integrity_passed(self) -> datetime | None:
+        """When SQLite's quick check last passed (from the health history), so status does
+        not read the whole database each time; None runs it."""
+        last = health.last_report(self.settings.home / health.HISTORY_FILE)
+        database = (last or {}).get("database")
+        if not isinstance(database, dict) or database.get("integrity") != "ok":
+            return None
+        try:
+            return datetime.fromisoformat(str(database["integrity_checked_at"]))
+        except (KeyError, ValueError):
+            return None
+
+    def tools(self) -> list[tuple[Any, ToolAnnotations]]:
+        """Each tool method with its annotations, in the order a client lists them."""
+        writes = ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=False
+        )
+        return [
+            (self.memory_recall, _titled(READ_ONLY, "Recall memory for this turn")),
+            (self.memory_search, _titled(READ_ONLY, "Search memory")),
+            (self.memory_get, _titled(READ_ONLY, "Read one memory")),
+            (self.memory_remember, _titled(writes, "Remember")),
+            (
+                self.memory_forget,
+                ToolAnnotations(
+                    title="Forget a memory",
+                    read_only_hint=False,
+                    destructive_hint=True,
+                    idempotent_hint=True,
+                    open_world_hint=False,
+                ),
+            ),
+            (
+                self.memory_checkpoint,
+                _titled(writes.model_copy(update={"idempotent_hint": True}), "Checkpoint"),
+            ),
+            (self.memory_status, _titled(READ_ONLY, "Memory status")),
+        ]
+
+
+class _Server(MCPServer[None]):
+    """MCPServer that refuses arguments a tool does not take (a `user` or `scope` passed
+    in the hope of reading someone else's memory) and says plainly which argument was
+    wrong, before anything runs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parameters: dict[str, frozenset[str]] = {}
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[None, Any] | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        known = self.parameters.get(name)
+        unknown = sorted(set(arguments) - known) if known is not None else []
+        if unknown:
+            raise ToolError(
+                f"{name} refused its arguments, nothing was changed: it takes no "
+                f"{', '.join(repr(a) for a in unknown)} (it takes: "
+                f"{', '.join(sorted(known or ())) or 'no arguments'}). Whose memory this is "
+                "(agent, user, chat, visibility) is fixed by the server."
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_refusal(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+def build_server(
+    home: Path | str | None = None,
+    *,
+    scope: Scope | None = None,
+    settings: Settings | None = None,
+    clock: Clock | None = None,
+) -> MCPServer[None]:
+    """The MCP server for the memoracle workspace at `home` (or `settings`), every tool
+    fixed to `scope` (agent and user default to `workspace.agent` / `workspace.user`).
+    Its engine opens on the first tool call and closes when the server stops."""
+    settings = settings or load(home)
+    tools = MemoryTools(settings, scope, clock=clock)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            tools.close()
+
+    server = _Server(
+        SERVER_NAME,
+        title="memoracle long-term memory",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+    for method, hints in tools.tools():
+        name = method.__name__
+        server.add_tool(
+            method,
+            name=name,
+            description=inspect.cleandoc(method.__doc__ or ""),
+            annotations=hints,
+            structured_output=False,
+        )
+        server.parameters[name] = frozenset(_parameters(method))
+    return server
+
+
+def run(
+    home: Path | str | None = None,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    scope: Scope | None = None,
+    settings: Settings | None = None,
+    clock: Clock | None = None,
+) -> None:
+    """Serve memoracle over MCP until the client disconnects (stdio: stdout carries only
+    the protocol, logs go to stderr) or the process is stopped (http: streamable HTTP at
+    http://HOST:PORT/mcp). Nothing guards the HTTP endpoint but the address it listens
+    on: keep it on loopback."""
+    if transport not in ("stdio", "http"):
+        raise InvalidInput(f"transport must be stdio or http, not {transport!r}")
+    settings = settings or load(home)
+    if not settings.db_path.exists():
+        log.warning(
+            "no memoracle store at %s yet: tools will say so until `memoracle init --home %s`",
+            settings.home,
+            settings.home,
+        )
+    server = build_server(scope=scope, settings=settings, clock=clock)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    if not _is_loopback(host):
+        log.warning(
+            "listening on %s: anyone who can reach this address can read and change this "
+            "memory (the MCP endpoint has no authentication)",
+            host,
+        )
+    anyio.run(_serve_http, server, host, port)
+
+
+async def _serve_http(server: MCPServer[None], host: str, port: int) -> None:
+    import uvicorn  # the mcp SDK's own HTTP server
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    # log_config=None: uvicorn's records go to our stderr handler, not its stdout default.
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level="warning")
+    log.info("memoracle MCP server on http://%s:%d%s", host, port, HTTP_PATH)
+    await uvicorn.Server(config).serve()
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _fixed_scope(scope: Scope, settings: Settings) -> Scope:
+    """The scope every call runs in: the given one, agent and user defaulting to the
+    workspace's, as the engine would fill them."""
+    if scope.visibility not in VISIBILITIES:
+        raise InvalidInput(f"visibility must be private or shared, not {scope.visibility!r}")
+    return Scope(
+        agent=scope.agent or settings.workspace.agent or None,
+        user=scope.user or settings.workspace.user or None,
+        chat=scope.chat or None,
+        visibility=scope.visibility,
+    )
+
+
+def _sees_scope(requester: Scope, owner: Scope, kind: str | None = None) -> bool:
+    """Whether `requester` may see an item of `owner`'s scope: the rule search applies
+    (store.index.View): its own agent and user or none; a shared context only shared
+    items of its chat (or of none), never a guardrail."""
+    if requester.agent and owner.agent not in (None, requester.agent):
+        return False
+    if requester.user and owner.user not in (None, requester.user):
+        return False
+    if requester.visibility == "shared":
+        if owner.visibility != "shared" or kind == "guardrail":
+            return False
+        if requester.chat and owner.chat not in (None, requester.chat):
+            return False
+    return True
+
+
+def _sees(requester: Scope, memory: Memory) -> bool:
+    return _sees_scope(requester, memory.scope, memory.kind)
+
+
+def _result(text: str, data: dict[str, Any]) -> CallToolResult:
+    """What a client gets: `text` for the model, `data` (docs/json.md) as structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _hit_line(hit: Hit, zone: tzinfo) -> str:
+    day = hit.at.astimezone(zone).date().isoformat()
+    text = " ".join(hit.text.split())
+    if hit.memory is not None:
+        who = hit.memory.subject
+        said = f"{who}: {text}" if who not in (None, "user", "assistant") else text
+        return f"- [{hit.ref} {day} {hit.memory.kind}] {said}"
+    who = (hit.episode.speaker or hit.episode.role) if hit.episode else "turn"
+    return f"- [{hit.ref} {day} turn] {who}: {text}"
+
+
+def _refusal(tool: str, error: ValidationError) -> str:
+    """A validation error as the model should read it: which argument, what was wrong."""
+    parts = []
+    for err in error.errors():
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+        where = where.lstrip(".") or "arguments"
+        if err["type"] == "missing":
+            parts.append(f"`{where}` is required")
+            continue
+        got = err.get("input")
+        shown = json.dumps(got, ensure_ascii=False, default=str)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        parts.append(f"`{where}`: {err['msg'].lower()} (got {type(got).__name__} {shown})")
+    return f"{tool} refused its arguments, nothing was changed: {'; '.join(parts)}."
+
+
+def _parameters(method: Any) -> list[str]:
+    return [p for p in inspect.signature(method).parameters if p != "self"]
+
+
+def _titled(annotations: ToolAnnotations, title: str) -> ToolAnnotations:
+    return annotations.model_copy(update={"title": title})
+
+
+def _scope_text(scope: Scope) -> str:
+    parts = [f"{k}={v}" for k, v in asdict(scope).items() if v]
+    return ", ".join(parts)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("memoracle")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"

@@ -1,0 +1,122 @@
+"""`memoracle checkpoint`: a session transcript or a text saved before compaction, once,
+tagged as a checkpoint, noted in today's daily note; it never fails the host."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memoracle.cli import main
+from memoracle.config import load
+from memoracle.engine import Engine
+
+NOW = "2026-05-14T18:30:00+00:00"
+ENV = {"MEMORACLE_EMBEDDING_MODEL": "hash", "MEMORACLE_NOW": NOW}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    Engine.init(load(home, env=ENV))
+    return home
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    path = tmp_path / "0b7e4c1a.jsonl"
+    source = files("memoracle.data").joinpath("sample-session.jsonl")
+    path.write_bytes(source.read_bytes())
+    return path
+
+
+def _run(home: Path, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(
+        main, ["--home", str(home), "checkpoint", *args], input=input, env=ENV
+    )
+
+
+def _json(result: Result) -> dict[str, object]:
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def _note(home: Path) -> str:
+    return (home / "workspace" / "memory" / "2026-05-14.md").read_text(encoding="utf-8")
+
+
+def test_a_transcript_is_saved_once_tagged_as_a_checkpoint(home: Path, session: Path) -> None:
+    first = _json(_run(home, "--session-file", str(session), "--json"))
+    (report,) = first["checkpoints"]  # type: ignore[misc]
+    assert report["ok"] and report["episodes"] and report["already_stored"] == 0
+    sources = {m["source"] for m in report["added"]}  # "remember …" stays the user's word
+    assert sources == {"checkpoint", "user-stated"}
+    assert report["note"]["section"] == "## Checkpoint [18:30]"
+    note = _note(home)
+    assert "## Checkpoint [18:30]" in note
+    assert all(m["text"].split()[0] in note for m in report["added"])
+
+    again = _json(_run(home, "--session-file", str(session), "--json"))
+    (second,) = again["checkpoints"]  # type: ignore[misc]
+    assert second["episodes"] == [] and second["added"] == []
+    assert second["already_stored"] == len(report["episodes"])
+    assert _note(home) == note  # nothing new: no second section
+
+
+def test_turns_the_host_already_captured_are_not_saved_again(home: Path, session: Path) -> None:
+    ingest = CliRunner().invoke(main, ["--home", str(home), "ingest", str(session)], env=ENV)
+    assert ingest.exit_code == 0, ingest.output
+    (report,) = _json(_run(home, "--session-file", str(session), "--json"))["checkpoints"]  # type: ignore[misc]
+    assert report["episodes"] == [] and report["added"] == [] and report["already_stored"] > 0
+
+
+def test_a_text_from_stdin_is_saved_and_noted(home: Path) -> None:
+    text = "- I moved to Lyon last month.\n- assistant: Noted the move.\n"
+    out = _run(home, "--text", "-", input=text)
+    assert out.exit_code == 0 and "2 stored" in out.stdout
+    assert "- I moved to Lyon last month." in _note(home)
+    listed = CliRunner().invoke(main, ["--home", str(home), "list", "--json"], env=ENV)
+    sources = {m["source"] for m in json.loads(listed.stdout)["memories"]}
+    assert sources == {"checkpoint"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # nothing to save
+        ["--session-file", "/nonexistent/session.jsonl"],
+        ["--openclaw-agent", "no-such-agent"],
+    ],
+)
+def test_a_problem_is_said_on_stderr_and_the_exit_status_is_0(
+    home: Path, args: list[str], tmp_path: Path
+) -> None:
+    out = CliRunner().invoke(
+        main,
+        ["--home", str(home), "checkpoint", *args],
+        env={**ENV, "OPENCLAW_STATE_DIR": str(tmp_path / "openclaw")},
+    )
+    assert out.exit_code == 0
+    assert out.stderr.startswith("problem: ") and out.stdout == ""
+
+
+def test_a_broken_store_still_gets_the_text_into_the_daily_note(home: Path) -> None:
+    db = home / "memoracle.db"
+    db.write_bytes(b"this is not a database" * 100)
+    out = _run(home, "--text", "Never deploy on Fridays.")
+    assert out.exit_code == 0 and "problem: Not stored in memory" in out.stderr
+    assert "- Never deploy on Fridays." in _note(home)
+
+
+def test_a_home_that_cannot_be_read_is_a_problem_not_a_failure(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[recall\n", encoding="utf-8")  # a TOML error
+    out = _run(home, "--text", "I prefer tea.")
+    assert out.exit_code == 0 and "config.toml" in out.stderr
+    shutil.rmtree(home)
