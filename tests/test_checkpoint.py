@@ -120,3 +120,13 @@ def test_a_home_that_cannot_be_read_is_a_problem_not_a_failure(tmp_path: Path) -
     out = _run(home, "--text", "I prefer tea.")
     assert out.exit_code == 0 and "config.toml" in out.stderr
     shutil.rmtree(home)
+
+
+def test_an_unknown_agent_does_not_stop_the_text(home: Path, tmp_path: Path) -> None:
+    out = CliRunner().invoke(
+        main,
+        ["--home", str(home), "checkpoint", "--openclaw-agent", "ghost", "--text", "I prefer tea."],
+        env={**ENV, "OPENCLAW_STATE_DIR": str(tmp_path / "openclaw")},
+    )
+    assert out.exit_code == 0 and "No OpenClaw agent 'ghost'" in out.stderr
+    assert "1 stored" in out.stdout and "- I prefer tea." in _note(home)

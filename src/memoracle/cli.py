@@ -1750,6 +1750,8 @@ def checkpoint_command(
     ctx = _ctx()
     reports: list[checkpoint.CheckpointReport] = []
     problems: list[str] = []
+    if session_file is not None and openclaw_agent is not None:
+        problems.append(f"--openclaw-agent {openclaw_agent} ignored: --session-file was given.")
     try:
         settings = ctx.settings()
         clock = ctx.clock(settings)
@@ -1760,8 +1762,11 @@ def checkpoint_command(
 
             opened = functools.cache(engine)
             transcript = session_file
-            if openclaw_agent is not None:
-                transcript = openclaw.session_file(openclaw_agent)
+            if transcript is None and openclaw_agent is not None:
+                try:
+                    transcript = openclaw.session_file(openclaw_agent)
+                except EngineError as exc:  # the text, if any, is still saved
+                    problems.append(str(exc))
             if transcript is not None:
                 reports.append(
                     checkpoint.save_session(
@@ -1775,11 +1780,13 @@ def checkpoint_command(
                         settings, said, engine=opened, clock=clock, scope=scope, session=session
                     )
                 )
-            if not reports:
+            if not reports and not problems:
                 problems.append(
                     "Nothing to save: pass --text TEXT (or - for stdin), --session-file PATH"
                     " or --openclaw-agent ID."
                 )
+    except click.ClickException as exc:  # stdin that is not UTF-8
+        problems.append(exc.format_message())
     except Exception as exc:  # never fail the host: say it and exit 0
         problems.append(
             str(exc) if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
