@@ -8,6 +8,7 @@ import os
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -348,16 +349,26 @@ def test_a_files_dir_override_elsewhere_is_refused(
 def test_without_fts5_nothing_changes(
     settings: Settings, workspace: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    class NoFts5:
-        @staticmethod
-        def open(path: Path, *, now: datetime) -> None:
-            raise StoreError(f"{path}: no such module: fts5.")
+    import sqlite3
 
-    monkeypatch.setattr(installer, "Store", NoFts5)
+    from memoracle.store import db
+
+    real = sqlite3.connect
+
+    class NoFts5(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if "fts5" in sql.lower():
+                raise sqlite3.OperationalError("no such module: fts5")
+            return super().execute(sql, *args)
+
+    monkeypatch.setattr(db.sqlite3, "connect", lambda *a, **k: real(*a, factory=NoFts5, **k))
     before = tree(workspace)
-    with pytest.raises(StoreError, match=r"needs SQLite with the FTS5 extension.*Nothing was"):
+    with pytest.raises(StoreError, match=r"has no FTS5.*Nothing was changed"):
         installer.install(settings, workspace, clock=clock)
     assert not settings.home.exists() and tree(workspace) == before
+    with pytest.raises(StoreError, match="has no FTS5"):
+        Engine.init(settings, clock=clock)
+    assert not settings.home.exists()
 
 
 def test_crontab_lines_go_and_a_missing_crontab_is_only_noted(

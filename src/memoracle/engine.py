@@ -50,7 +50,7 @@ from memoracle.recall.fallback import recall_from_files
 from memoracle.recall.fuse import token_set
 from memoracle.recall.hybrid import Searcher, SearchOutcome, TimeWindow
 from memoracle.recall.query import fts_queries, is_when_question
-from memoracle.store import Store, View
+from memoracle.store import Store, View, require_fts5
 from memoracle.store.audit import AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
 from memoracle.store.held import HeldWrite
@@ -164,6 +164,7 @@ class Engine:
         clock = clock or SystemClock()
         home = settings.home
         created: list[str] = []
+        require_fts5()  # before anything is created
         if openclaw_workspace is not None:
             openclaw_workspace = openclaw_workspace.expanduser().resolve()
             if not openclaw_workspace.is_dir():

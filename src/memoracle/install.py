@@ -42,12 +42,12 @@ from memoracle import schedule, transfer
 from memoracle.clock import Clock
 from memoracle.config import Settings, set_key
 from memoracle.engine import Engine
-from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.files import pid_lock, write_atomically
 from memoracle.ingest.markdown import daily_note_day
 from memoracle.openclaw import AGENTS_BEGIN, FLUSH_PROMPT_KEY, MCP_SERVER_NAME, check_workspace
 from memoracle.render.daily import SECTIONS
-from memoracle.store import Store
+from memoracle.store import require_fts5
 from memoracle.types import IngestReport
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "UninstallReport",
     "install",
     "read_manifest",
-    "require_fts5",
     "uninstall",
     "write_manifest",
 ]
@@ -173,26 +172,6 @@ class UninstallReport:
     notes: tuple[str, ...]
 
 
-# -- FTS5 ------------------------------------------------------------------------------
-
-
-def require_fts5(clock: Clock) -> None:
-    """Raise StoreError, saying how to get one, unless this Python's SQLite can build
-    memoracle's store (its full-text indexes need FTS5). Tried in memory: nothing on
-    disk is touched."""
-    try:
-        Store.open(Path(":memory:"), now=clock.now()).close()
-    except StoreError as exc:
-        raise StoreError(
-            f"This Python's SQLite cannot build memoracle's store ({exc}); memoracle needs"
-            " SQLite with the FTS5 extension. Use a Python whose sqlite3 module has FTS5"
-            " (python.org and Homebrew builds, uv's managed Pythons and most Linux"
-            " distributions' python3 do; check with: python3 -c \"import sqlite3;"
-            " sqlite3.connect(':memory:').execute('create virtual table t using fts5(x)')\"),"
-            " then install memoracle with it. Nothing was changed."
-        ) from None
-
-
 # -- install ---------------------------------------------------------------------------
 
 
@@ -217,7 +196,7 @@ def install(
     if check.problem is not None and not (force and workspace.is_dir()):
         raise WorkspaceError(check.problem)
     _refuse_other_files_dir(settings, workspace)
-    require_fts5(clock)
+    require_fts5()
     home = settings.home.expanduser()
     manifest = read_manifest(home)
     if manifest is not None and manifest.workspace != workspace:

@@ -19,7 +19,7 @@ from memoracle.store import schema
 from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
-from memoracle.store.db import Database, db_time
+from memoracle.store.db import Database, db_time, require_fts5
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
 from memoracle.store.held import Held
@@ -27,7 +27,15 @@ from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 
-__all__ = ["ArchivedMemory", "AuditEntry", "BackupInfo", "Store", "View", "prune_backups"]
+__all__ = [
+    "ArchivedMemory",
+    "AuditEntry",
+    "BackupInfo",
+    "Store",
+    "View",
+    "prune_backups",
+    "require_fts5",
+]
 
 
 class Store:

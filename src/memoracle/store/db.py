@@ -116,3 +116,23 @@ def from_db_time(value: str) -> datetime:
 
 def maybe_time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+def require_fts5() -> None:
+    """Raise StoreError, saying how to get one, unless this Python's SQLite has FTS5
+    (memoracle's search indexes are FTS5 tables). Tried in memory: nothing on disk."""
+    try:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"This Python's SQLite has no FTS5 ({exc}); memoracle's search needs it. Use a"
+            " Python whose sqlite3 module has FTS5 (python.org and Homebrew builds, uv's"
+            " managed Pythons and most Linux distributions' python3 do; check with:"
+            " python3 -c \"import sqlite3; sqlite3.connect(':memory:').execute('create"
+            " virtual table t using fts5(x)')\"), then install memoracle with it."
+            " Nothing was changed."
+        ) from None
