@@ -130,3 +130,19 @@ def test_an_unknown_agent_does_not_stop_the_text(home: Path, tmp_path: Path) -> 
     )
     assert out.exit_code == 0 and "No OpenClaw agent 'ghost'" in out.stderr
     assert "1 stored" in out.stdout and "- I prefer tea." in _note(home)
+
+
+def test_a_checkpoint_waits_for_the_nightly_runs_hold_on_the_daily_notes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly run and a checkpoint read a daily note and write it whole again; each
+    holds HOME/notes.lock meanwhile, so neither loses the other's lines."""
+    from memoracle import nightly
+
+    monkeypatch.setattr(nightly, "NOTE_LOCK_WAIT_SECONDS", 0.2)
+    with nightly.note_lock(home):
+        out = _run(home, "--text", "I prefer tea.")
+    assert out.exit_code == 0 and "notes.lock" in out.stderr
+    assert "1 stored" in out.stdout  # the memory is stored; only the note waited too long
+    again = _run(home, "--text", "I prefer tea.")
+    assert "- I prefer tea." in _note(home) and "problem" not in again.stderr

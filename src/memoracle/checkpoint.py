@@ -32,7 +32,7 @@ from memoracle.engine import Engine
 from memoracle.errors import EngineError, WorkspaceError
 from memoracle.files import write_atomically
 from memoracle.ingest import read as read_transcript
-from memoracle.nightly import NOTES_DIR
+from memoracle.nightly import NOTES_DIR, note_lock
 from memoracle.render.daily import checkpoint as render_checkpoint
 from memoracle.render.memory_md import one_line
 from memoracle.types import CaptureResult, IngestWarning, Memory, Scope, Turn
@@ -304,13 +304,14 @@ def _append_note(
     path = settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
     report.note = str(path)
     try:
-        existing = _read(path)
-        present = {line.rstrip("\r") for line in (existing or "").split("\n")}
-        lines = [i.note_line for i in items if i.note_line not in present]
-        if not lines:
-            return
-        updated = render_checkpoint(existing, day, at, lines)
-        write_atomically(path, updated)
+        with note_lock(settings.home):
+            existing = _read(path)
+            present = {line.rstrip("\r") for line in (existing or "").split("\n")}
+            lines = [i.note_line for i in items if i.note_line not in present]
+            if not lines:
+                return
+            updated = render_checkpoint(existing, day, at, lines)
+            write_atomically(path, updated)
     except WorkspaceError as exc:
         log.warning("checkpoint: daily note not written: %s", exc)
         report.problems.append(str(exc))

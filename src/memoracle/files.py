@@ -1,12 +1,15 @@
 """Writing the files memoracle renders (MEMORY.md, notes, health.json, charts, canary.json)
-so that a reader never sees half of one: `write_atomically`; and `pid_lock`, the lock
-file that keeps a second nightly run or daemon off a HOME."""
+so that a reader never sees half of one: `write_atomically`; `pid_lock`, the lock file
+that keeps a second nightly run or daemon off a HOME; and `os_lock`, a short lock that
+two writers of the same file (the graph log, a daily note) take in turn."""
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,4 +94,45 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # alive, someone else's
         return True
+    return True
+
+
+@contextmanager
+def os_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[None]:
+    """Hold `path` (an OS lock: released when the process ends, even killed) for the
+    block's length, waiting up to `wait_seconds` for another holder; then
+    `WorkspaceError(busy)`. The file stays; only the lock comes and goes."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{path}: cannot take the lock ({exc.strerror or exc}); check the folder's permissions."
+        ) from None
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while not _try_lock(fd):
+            if time.monotonic() > deadline:
+                raise WorkspaceError(busy)
+            time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _try_lock(fd: int) -> bool:
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
     return True

@@ -25,7 +25,7 @@ import re
 import tarfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -33,7 +33,7 @@ from pathlib import Path
 from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
-from memoracle.files import pid_lock, write_atomically
+from memoracle.files import os_lock, pid_lock, write_atomically
 from memoracle.graph import log as graph_log
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
@@ -56,6 +56,7 @@ __all__ = [
     "MemoryMdReport",
     "NightlyReport",
     "append_daily_notes",
+    "note_lock",
     "archive",
     "archive_daily_notes",
     "clean_old_files",
@@ -75,6 +76,8 @@ log = logging.getLogger(__name__)
 MEMORY_FILE = "MEMORY.md"
 SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
+NOTES_LOCK = "notes.lock"  # in HOME; see note_lock
+NOTE_LOCK_WAIT_SECONDS = 30.0
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
@@ -301,6 +304,17 @@ def render_memory_md(
 # -- daily notes ---------------------------------------------------------------------
 
 
+def note_lock(home: Path) -> AbstractContextManager[None]:
+    """HOME/notes.lock, held while a daily note is read and written again (the nightly
+    run, a checkpoint), so one writer's lines are never lost to the other's."""
+    path = home / NOTES_LOCK
+    return os_lock(
+        path,
+        wait_seconds=NOTE_LOCK_WAIT_SECONDS,
+        busy=f"Another memoracle process has held {path} for {NOTE_LOCK_WAIT_SECONDS:.0f} s.",
+    )
+
+
 def append_daily_notes(
     engine: Engine,
     *,
@@ -325,14 +339,15 @@ def append_daily_notes(
     for day, memories in sorted(by_day.items()):
         path = engine.settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
         try:
-            existing = _read(path)
-            updated = append_entries(existing, day, memories)
-            if updated != (existing or ""):
-                if not dry_run:
-                    write_atomically(path, updated)
-                elif preview is not None:
-                    preview.append(FileChange(path, existing, updated))
-                grown.append(path)
+            with nullcontext() if dry_run else note_lock(engine.settings.home):
+                existing = _read(path)
+                updated = append_entries(existing, day, memories)
+                if updated != (existing or ""):
+                    if not dry_run:
+                        write_atomically(path, updated)
+                    elif preview is not None:
+                        preview.append(FileChange(path, existing, updated))
+                    grown.append(path)
         except WorkspaceError as exc:  # this note is left as it is; the others are written
             failed.append(str(exc))
     if failed:

@@ -43,9 +43,8 @@ import os
 import re
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -54,6 +53,7 @@ from typing import Any, Protocol
 from memoracle.clock import Clock, as_utc
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
+from memoracle.files import os_lock
 
 LOG_NAME = "graph-log.jsonl"
 FORMAT_VERSION = 1
@@ -720,45 +720,15 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-@contextmanager
-def _locked(home: Path) -> Iterator[None]:
-    """Hold HOME/graph-log.lock (an OS lock, released when the process ends, even
-    killed), waiting up to `LOCK_WAIT_SECONDS` for another writer of the log."""
+def _locked(home: Path) -> AbstractContextManager[None]:
+    """Hold HOME/graph-log.lock, waiting up to `LOCK_WAIT_SECONDS` for another writer
+    of the log."""
     path = home / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot take the graph log's lock ({exc.strerror or exc}); check the "
-            "folder's permissions."
-        ) from None
-    try:
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while not _try_lock(fd):
-            if time.monotonic() > deadline:
-                raise WorkspaceError(
-                    f"Another memoracle process has been writing the graph log for "
-                    f"{LOCK_WAIT_SECONDS:.0f} s ({path}); try again when it is done."
-                )
-            time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _try_lock(fd: int) -> bool:
-    if sys.platform == "win32":
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
+    return os_lock(
+        path,
+        wait_seconds=LOCK_WAIT_SECONDS,
+        busy=(
+            f"Another memoracle process has been writing the graph log for "
+            f"{LOCK_WAIT_SECONDS:.0f} s ({path}); try again when it is done."
+        ),
+    )
