@@ -209,7 +209,7 @@ def save_session(
             for item in read_transcript(Path(path).expanduser(), on_warning=warnings.append)
             if isinstance(item, Turn)
         ]
-    except EngineError as exc:
+    except (EngineError, OSError) as exc:  # no such file, not a transcript, unreadable
         report.problems.append(f"{str(exc).rstrip('.')}. Nothing was saved.")
         return report
     report.problems += [f"{w.origin}: {w.message}" for w in warnings]
