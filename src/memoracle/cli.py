@@ -31,7 +31,6 @@ from memoracle import (
     doctor,
     health,
     install,
-    mcp_server,
     nightly,
     openclaw,
     pointers,
@@ -2054,11 +2053,9 @@ def import_command(path: Path, as_json: bool) -> None:
     help="stdio for a client that starts the server; http for streamable HTTP at /mcp.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="http: the address.")
-@click.option(
-    "--port", type=int, default=mcp_server.DEFAULT_PORT, show_default=True, help="http: the port."
-)
+@click.option("--port", type=int, help="http: the port (default: 8765, mcp_server.DEFAULT_PORT).")
 @_scope_options
-def mcp_command(transport: str, host: str, port: int, scope: Scope) -> None:
+def mcp_command(transport: str, host: str, port: int | None, scope: Scope) -> None:
     """Serve the memory tools over MCP: memory_recall, memory_search, memory_get,
     memory_remember, memory_forget, memory_checkpoint and memory_status. Every tool
     works inside the scope given here (--agent, --user-id, --chat, --visibility); a
@@ -2073,6 +2070,8 @@ def mcp_command(transport: str, host: str, port: int, scope: Scope) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
     )
+    from memoracle import mcp_server  # the MCP SDK is heavy: loaded for this command only
+
     ctx = _ctx()
     with _engine_errors(2):
         settings = ctx.settings()
@@ -2080,7 +2079,7 @@ def mcp_command(transport: str, host: str, port: int, scope: Scope) -> None:
             mcp_server.run(
                 transport="http" if transport == "http" else "stdio",
                 host=host,
-                port=port,
+                port=port or mcp_server.DEFAULT_PORT,
                 scope=scope,
                 settings=settings,
                 clock=ctx.clock(settings),
