@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,3 +48,29 @@ def engine(settings: Settings, clock: FixedClock) -> Iterator[Engine]:
     Engine.init(settings, clock=clock)
     with Engine.open(settings, clock=clock) as e:
         yield e
+
+
+FAKE_CRONTAB = """#!/bin/sh
+table="$FAKE_CRONTAB_FILE"
+if [ "$1" = "-l" ]; then
+  [ -f "$table" ] || { echo "no crontab for tester" >&2; exit 1; }
+  cat "$table"
+elif [ "$1" = "-" ]; then
+  cat > "$table"
+fi
+"""
+
+
+@pytest.fixture
+def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake `crontab` on PATH, its table in a file (returned, not yet created): no
+    test touches the real one."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "crontab"
+    program.write_text(FAKE_CRONTAB)
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    table = tmp_path / "crontab.txt"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_CRONTAB_FILE", str(table))
+    return table

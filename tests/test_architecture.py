@@ -117,7 +117,7 @@ FORBIDDEN = {
     "memoracle.checkpoint": ("memoracle.cli", "memoracle.store"),
     "memoracle.transfer": ("memoracle.cli", "memoracle.nightly"),
     "memoracle.openclaw": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.install": ("memoracle.cli", "memoracle.nightly", "memoracle.capture"),
+    "memoracle.install": ("memoracle.cli", "memoracle.capture"),
     "memoracle.mcp_server": (
         "memoracle.cli",
         "memoracle.nightly",

@@ -4,8 +4,6 @@ once and exported before anything goes, refusals change nothing."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,15 +19,6 @@ from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.openclaw import AGENTS_BEGIN, AGENTS_END
 
 INSTALLED_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-FAKE_CRONTAB = """#!/bin/sh
-table="$FAKE_CRONTAB_FILE"
-if [ "$1" = "-l" ]; then
-  [ -f "$table" ] || { echo "no crontab for tester" >&2; exit 1; }
-  cat "$table"
-elif [ "$1" = "-" ]; then
-  cat > "$table"
-fi
-"""
 MEMORY_MD = (
     "# MEMORY.md — long-term memory\n"
     "\n"
@@ -72,17 +61,8 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture(autouse=True)
-def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake `crontab` on PATH, its table in a file: no test touches the real one."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    program = bin_dir / "crontab"
-    program.write_text(FAKE_CRONTAB)
-    program.chmod(program.stat().st_mode | stat.S_IEXEC)
-    table = tmp_path / "crontab.txt"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_CRONTAB_FILE", str(table))
-    return table
+def _no_real_crontab(crontab: Path) -> None:
+    """Every test here runs with the fake crontab (conftest)."""
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import threading
@@ -20,16 +19,6 @@ from memoracle import schedule
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
-
-FAKE_CRONTAB = """#!/bin/sh
-table="$FAKE_CRONTAB_FILE"
-if [ "$1" = "-l" ]; then
-  [ -f "$table" ] || { echo "no crontab for tester" >&2; exit 1; }
-  cat "$table"
-elif [ "$1" = "-" ]; then
-  cat > "$table"
-fi
-"""
 
 
 def test_cron_lines_name_each_job_and_this_home(settings: Settings) -> None:
@@ -61,18 +50,9 @@ def test_systemd_units_say_the_same_times(settings: Settings) -> None:
         schedule.systemd_units(every)
 
 
-def test_install_and_remove_touch_only_this_homes_lines(
-    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    program = bin_dir / "crontab"
-    program.write_text(FAKE_CRONTAB)
-    program.chmod(program.stat().st_mode | stat.S_IEXEC)
-    table = tmp_path / "table"
+def test_install_and_remove_touch_only_this_homes_lines(settings: Settings, crontab: Path) -> None:
+    table = crontab
     table.write_text("MAILTO=me\n5 * * * * backup.sh\n")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_CRONTAB_FILE", str(table))
 
     installed = schedule.install_crontab(settings)
     schedule.install_crontab(settings)  # twice is once

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -30,7 +30,7 @@ from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import EngineError, WorkspaceError
-from memoracle.files import write_atomically
+from memoracle.files import read_text, write_atomically
 from memoracle.ingest import read as read_transcript
 from memoracle.nightly import NOTES_DIR, note_lock
 from memoracle.render.daily import checkpoint as render_checkpoint
@@ -166,18 +166,9 @@ def save(
                 f"({limit:,}); it was written to the daily note only. Split it to store it."
             )
     noted = list(items)
-    try:
-        results = engine().capture_many(
-            [([_turn(i, session, now)], scope) for i in fits], actor=ACTOR
-        )
-    except Exception as exc:  # never the caller's problem: the note still gets the items
-        if isinstance(exc, EngineError):
-            log.warning("checkpoint: capture failed: %s", exc)
-        else:
-            log.exception("checkpoint: capture failed")
-        report.store_failed = True
-        report.problems.append(f"Not stored in memory ({exc}); written to the daily note only.")
-    else:
+    batches = [([_turn(i, session, now)], scope) for i in fits]
+    results = _capture(engine, batches, report, "; written to the daily note only")
+    if results is not None:
         for item, result in zip(fits, results, strict=True):
             if _record(report, result):
                 noted.remove(item)  # held for review: kept out of the note the agent reads
@@ -225,21 +216,35 @@ def save_session(
     if not fits:
         report.problems.append(f"{path}: no turns to save.")
         return report
-    try:
-        results = engine().capture_many([([t], scope) for t in fits], actor=ACTOR)
-    except Exception as exc:  # never the caller's problem
-        if isinstance(exc, EngineError):
-            log.warning("checkpoint: capture failed: %s", exc)
-        else:
-            log.exception("checkpoint: capture failed")
-        report.store_failed = True
-        report.problems.append(f"Not stored in memory ({exc}).")
+    results = _capture(engine, [([t], scope) for t in fits], report, "")
+    if results is None:
         return report
     for result in results:
         _record(report, result)
     noted = [CheckpointItem("user", m.text) for m in report.added]
     _append_note(settings, report, noted, local.date(), local.time())
     return report
+
+
+def _capture(
+    engine: Callable[[], Engine],
+    batches: Sequence[tuple[Sequence[Turn], Scope | None]],
+    report: CheckpointReport,
+    otherwise: str,
+) -> list[CaptureResult] | None:
+    """Capture each batch (one turn each), or None when the store could not take them:
+    then `report` says so (with `otherwise`, what happened instead). Never raises: a
+    checkpoint is never the caller's problem."""
+    try:
+        return engine().capture_many(batches, actor=ACTOR)
+    except Exception as exc:
+        if isinstance(exc, EngineError):
+            log.warning("checkpoint: capture failed: %s", exc)
+        else:
+            log.exception("checkpoint: capture failed")
+        report.store_failed = True
+        report.problems.append(f"Not stored in memory ({exc}){otherwise}.")
+        return None
 
 
 def _local_now(settings: Settings, clock: Clock, problems: list[str]) -> datetime:
@@ -305,7 +310,7 @@ def _append_note(
     report.note = str(path)
     try:
         with note_lock(settings.home):
-            existing = _read(path)
+            existing = read_text(path)
             present = {line.rstrip("\r") for line in (existing or "").split("\n")}
             lines = [i.note_line for i in items if i.note_line not in present]
             if not lines:
@@ -318,17 +323,3 @@ def _append_note(
         return
     report.section = f"## Checkpoint [{at:%H:%M}]"
     report.noted = len(lines)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as exc:
-        raise WorkspaceError(
-            f"{path}: not UTF-8 text (byte {exc.start + 1}); it was left as it is."
-        ) from None
-    except OSError as exc:
-        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None

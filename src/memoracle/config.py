@@ -11,6 +11,7 @@ The home directory is `--home`, else `$MEMORACLE_HOME`, else the per-user data d
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import math
 import os
 import tomllib
@@ -390,3 +391,12 @@ def set_key(path: Path, section: str, key: str, value: str) -> None:
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def installed_version() -> str:
+    """The installed memoracle's version ("unknown" when run from a source tree that
+    was never installed), as health.json, exports and the MCP server report it."""
+    try:
+        return importlib.metadata.version("memoracle")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

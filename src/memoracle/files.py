@@ -1,5 +1,6 @@
 """Writing the files memoracle renders (MEMORY.md, notes, health.json, charts, canary.json)
-so that a reader never sees half of one: `write_atomically`; `pid_lock`, the lock file
+so that a reader never sees half of one: `write_atomically`, and reading them back
+(`read_text`); `pid_lock`, the lock file
 that keeps a second nightly run or daemon off a HOME; and `os_lock`, a short lock that
 two writers of the same file (the graph log, a daily note) take in turn."""
 
@@ -47,6 +48,22 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_text(path: Path) -> str | None:
+    """A file memoracle renders, as it is (line endings kept), or None when there is none
+    yet; one that cannot be read or decoded is a `WorkspaceError` naming it."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(
+            f"{path}: not UTF-8 text (byte {exc.start + 1}); it was left as it is."
+        ) from None
+    except OSError as exc:
+        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
 
 
 @contextmanager

@@ -17,7 +17,6 @@ show the result are the caller's.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoracle import canary, pointers
+from memoracle.config import installed_version
 from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.files import write_atomically
@@ -117,7 +117,7 @@ def check(
     memories = checks.run("memory counts", lambda: _memories(engine, checks))
     has_memories = bool(memories and memories["total"])
     fields: dict[str, object] = {
-        "memoracle_version": _version(),
+        "memoracle_version": installed_version(),
         "disk": checks.run("disk usage", lambda: _disk(engine, checks)),
         "memories": memories,
         "average_activation": checks.run(
@@ -578,10 +578,3 @@ def _tree_bytes(folder: Path) -> int:
             except FileNotFoundError:
                 continue  # removed while we walked (an old backup pruned, a temp renamed)
     return total
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memoracle")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"

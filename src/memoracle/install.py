@@ -24,7 +24,6 @@ the export format is `transfer`'s.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import logging
 import os
@@ -40,11 +39,12 @@ from typing import Any
 
 from memoracle import schedule, transfer
 from memoracle.clock import Clock
-from memoracle.config import Settings, set_key
+from memoracle.config import Settings, installed_version, set_key
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.files import pid_lock, write_atomically
 from memoracle.ingest.markdown import daily_note_day
+from memoracle.nightly import NIGHTLY_LOCK  # no night runs during an uninstall
 from memoracle.openclaw import AGENTS_BEGIN, FLUSH_PROMPT_KEY, MCP_SERVER_NAME, check_workspace
 from memoracle.render.daily import SECTIONS
 from memoracle.store import require_fts5
@@ -84,7 +84,6 @@ REWRITTEN = (
 OWN_FOLDERS = ("memory", "reference", "knowledge-graph", "memory/topics", "memory/archive")
 DAILY_NOTE = re.compile(r"^memory/(?:archive/\d{4}-\d{2}/)?\d{4}-\d{2}-\d{2}\.md$")
 ARCHIVED_MONTH = re.compile(r"^memory/archive/\d{4}-\d{2}$")
-NIGHTLY_LOCK = "nightly.lock"  # the nightly run's lock: no night runs during an uninstall
 CHUNK = 1 << 20
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
@@ -220,7 +219,7 @@ def install(
         manifest = Manifest(
             workspace=workspace,
             installed_at=clock.now().isoformat(),
-            memoracle_version=_version(),
+            memoracle_version=installed_version(),
             backups=tuple(_back_up(workspace, b) for b in planned),
             files=files,
             dirs=dirs,
@@ -472,22 +471,22 @@ def uninstall(
         notes.append(f"There is no database ({database}): nothing to export.")
     engine = Engine.open(settings, clock=clock) if exists else None
     try:
-        memories = engine.stats().memories if engine is not None else 0
+        plan = UninstallReport(
+            home=home,
+            workspace=workspace,
+            dry_run=True,
+            database=database,
+            memories=engine.stats().memories if engine is not None else 0,
+            export=export if exists else None,
+            saved=saved,
+            actions=actions,
+            keep_db=keep_db,
+            db_deleted=False,
+            crontab_removed=None,
+            notes=tuple(notes),
+        )
         if dry_run:
-            return UninstallReport(
-                home=home,
-                workspace=workspace,
-                dry_run=True,
-                database=database,
-                memories=memories,
-                export=export if exists else None,
-                saved=saved,
-                actions=actions,
-                keep_db=keep_db,
-                db_deleted=False,
-                crontab_removed=None,
-                notes=tuple(notes),
-            )
+            return plan
         with pid_lock(
             home / NIGHTLY_LOCK,
             busy=lambda pid: (
@@ -516,16 +515,9 @@ def uninstall(
     finally:
         if engine is not None:
             engine.close()
-    return UninstallReport(
-        home=home,
-        workspace=workspace,
+    return replace(
+        plan,
         dry_run=False,
-        database=database,
-        memories=memories,
-        export=export if exists else None,
-        saved=saved,
-        actions=actions,
-        keep_db=keep_db,
         db_deleted=exists and not keep_db,
         crontab_removed=crontab_removed,
         notes=tuple(notes),
@@ -864,10 +856,3 @@ def _matches_any(rel: str, patterns: tuple[str, ...]) -> bool:
 
 def _stamp(at: datetime) -> str:
     return at.strftime("%Y%m%dT%H%M%SZ")
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memoracle")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"

@@ -20,7 +20,6 @@ time (the SDK runs each call on a worker thread).
 
 from __future__ import annotations
 
-import importlib.metadata
 import inspect
 import ipaddress
 import json
@@ -41,7 +40,7 @@ from pydantic import Field, ValidationError
 
 from memoracle import checkpoint, health, serialize
 from memoracle.clock import Clock, SystemClock, parse_instant
-from memoracle.config import Settings, load
+from memoracle.config import Settings, installed_version, load
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.types import VISIBILITIES, Hit, Memory, Scope
@@ -502,7 +501,7 @@ def build_server(
         SERVER_NAME,
         title="memoracle long-term memory",
         instructions=INSTRUCTIONS,
-        version=_version(),
+        version=installed_version(),
         lifespan=lifespan,
         log_level="WARNING",
     )
@@ -654,10 +653,3 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memoracle")
-    except importlib.metadata.PackageNotFoundError:
-        return "0"

@@ -33,7 +33,7 @@ from pathlib import Path
 from memoracle import health, serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
-from memoracle.files import os_lock, pid_lock, write_atomically
+from memoracle.files import os_lock, pid_lock, read_text, write_atomically
 from memoracle.graph import log as graph_log
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
@@ -57,6 +57,7 @@ __all__ = [
     "NightlyReport",
     "append_daily_notes",
     "note_lock",
+    "NIGHTLY_LOCK",
     "archive",
     "archive_daily_notes",
     "clean_old_files",
@@ -77,6 +78,7 @@ MEMORY_FILE = "MEMORY.md"
 SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
 NOTES_LOCK = "notes.lock"  # in HOME; see note_lock
+NIGHTLY_LOCK = "nightly.lock"  # in HOME, the pid of the run under way
 NOTE_LOCK_WAIT_SECONDS = 30.0
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
@@ -235,8 +237,8 @@ def render_memory_md(
     nothing is written or changed; the change is added to `preview`."""
     path = engine.settings.files_dir / MEMORY_FILE
     last_path = engine.settings.home / LAST_BLOCK
-    current = _read(path)
-    last = _read(last_path)
+    current = read_text(path)
+    last = read_text(last_path)
     added: list[str] = []
     forgotten: list[str] = []
     try:
@@ -340,7 +342,7 @@ def append_daily_notes(
         path = engine.settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
         try:
             with nullcontext() if dry_run else note_lock(engine.settings.home):
-                existing = _read(path)
+                existing = read_text(path)
                 updated = append_entries(existing, day, memories)
                 if updated != (existing or ""):
                     if not dry_run:
@@ -470,12 +472,12 @@ def write_snapshot(
     files = engine.settings.files_dir
     today = engine.clock.now().astimezone(engine.zone).date()
     parts: list[str] = [f"# Session start — {today:%Y-%m-%d}"]
-    block = _read(engine.settings.home / LAST_BLOCK)
+    block = read_text(engine.settings.home / LAST_BLOCK)
     if block:
         parts.append(block.strip())
     for day in (today, today - timedelta(days=1)):
         try:
-            note = _read(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
+            note = read_text(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
         except WorkspaceError as exc:  # the snapshot goes without it
             log.warning("%s", exc)
             continue
@@ -488,7 +490,7 @@ def write_snapshot(
     path = files / SNAPSHOT_FILE
     if not dry_run:
         write_atomically(path, text)
-    elif preview is not None and (before := _read(path)) != text:
+    elif preview is not None and (before := read_text(path)) != text:
         preview.append(FileChange(path, before, text))
     return path
 
@@ -660,7 +662,7 @@ def write_topic_files(
         path = engine.settings.files_dir / relative
         if not dry_run:
             write_atomically(path, text)
-        elif preview is not None and (before := _read(path)) != text:
+        elif preview is not None and (before := read_text(path)) != text:
             preview.append(FileChange(path, before, text))
         pointers.append((entity.name, relative))
     return pointers
@@ -930,7 +932,7 @@ def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
     if dry_run:
         yield
         return
-    path = home / "nightly.lock"
+    path = home / NIGHTLY_LOCK
     with pid_lock(
         path,
         busy=lambda pid: (
@@ -939,17 +941,3 @@ def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
         ),
     ):
         yield
-
-
-def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as exc:
-        raise WorkspaceError(
-            f"{path}: not UTF-8 text (byte {exc.start + 1}); it was left as it is."
-        ) from None
-    except OSError as exc:
-        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror or exc}).") from None

@@ -13,7 +13,6 @@ is not empty), progress. The rows themselves are `store.transfer`'s.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from memoracle.clock import Clock, SystemClock
+from memoracle.config import installed_version
 from memoracle.engine import Engine
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError
 from memoracle.files import write_atomically
@@ -88,7 +88,7 @@ def export(
             "type": HEADER,
             "format": FORMAT,
             "schema_version": store.schema_version,
-            "memoracle_version": _version(),
+            "memoracle_version": installed_version(),
             "exported_at": now.isoformat(),
             "embedding_model": _configured_model(engine, store),
             "vectors": vectors,
@@ -224,13 +224,13 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     if fmt > FORMAT:
         raise InvalidInput(
             f"{path} is in export format {fmt}, written by {by}; this memoracle"
-            f" ({_version()}) reads format {FORMAT} at most. Upgrade memoracle"
+            f" ({installed_version()}) reads format {FORMAT} at most. Upgrade memoracle"
             " (pip install -U memoracle) and import again. Nothing was imported."
         )
     if schema > schema_now:
         raise InvalidInput(
             f"{path} was exported from a store at schema version {schema} by {by}; this"
-            f" memoracle ({_version()}) knows schema version {schema_now} at most. Upgrade"
+            f" memoracle ({installed_version()}) knows schema version {schema_now} at most. Upgrade"
             " memoracle (pip install -U memoracle) and import again. Nothing was imported."
         )
     if not isinstance(counts, dict) or not all(
@@ -292,13 +292,6 @@ def _unpack(source: Engine | Store) -> tuple[Store, Engine | None]:
     if isinstance(source, Engine):
         return source.store, source
     return source, None
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memoracle")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _configured_model(engine: Engine | None, store: Store) -> dict[str, Any]:
