@@ -134,7 +134,7 @@ def _crontab() -> str:
     found = shutil.which("crontab")
     if found is None:
         raise WorkspaceError(
-            "There is no crontab program on this machine, so nothing was installed. Run"
+            "There is no crontab program on this machine, so your crontab was not changed. Run"
             " `memoracle daemon` under your service manager, or install the units of"
             " `memoracle schedule print --systemd`."
         )
