@@ -23,9 +23,32 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         "slots per statement",
         "graph",
         "held writes",
+        "child key indexes",
     ]
     assert rows == list(enumerate(names, 1))
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_every_foreign_key_has_an_index_on_its_child_column(store: Store) -> None:
+    # Without one, a transaction holding a deferred violation (an import) scans the
+    # child table for every parent row inserted after it: an import goes quadratic.
+    conn = sqlite3.connect(store.path)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    unindexed = []
+    for table in tables:
+        leading = {
+            conn.execute(f"PRAGMA index_info({index[1]})").fetchone()[2]
+            for index in conn.execute(f"PRAGMA index_list({table})")
+        }
+        leading |= {r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[5] == 1}
+        for fk in conn.execute(f"PRAGMA foreign_key_list({table})"):
+            if fk[3] not in leading:
+                unindexed.append(f"{table}.{fk[3]}")
+    assert unindexed == []
+    plan = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE superseded_by = ?", (1,)
+    ).fetchall()
+    assert "memories_superseded_by" in str(plan)
 
 
 def test_reopen_is_idempotent(tmp_path: Path, clock: FixedClock) -> None:

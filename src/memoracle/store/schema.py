@@ -401,6 +401,23 @@ def m008_held(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_child_key_indexes(conn: sqlite3.Connection) -> None:
+    """Index the two foreign keys whose child column had none: `memories.superseded_by`
+    and `relation_memories.memory_id`. While a transaction holds a deferred foreign-key
+    violation (an import meets a memory superseded by a newer one, whose line comes
+    later), SQLite looks for the children of every memory inserted after it, and
+    without an index each look is a scan of the table: an import of 33k memories took
+    190 s, 7.7 s with the indexes."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX memories_superseded_by ON memories (superseded_by)
+            WHERE superseded_by IS NOT NULL;
+        CREATE INDEX relation_memories_memory ON relation_memories (memory_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -410,6 +427,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (6, "slots per statement", m006_slots_per_statement),
     (7, "graph", m007_graph),
     (8, "held writes", m008_held),
+    (9, "child key indexes", m009_child_key_indexes),
 )
 LATEST = MIGRATIONS[-1][0]
 
