@@ -88,7 +88,14 @@ class Store:
 
     def quick_check(self, limit: int = 5) -> list[str]:
         """SQLite's `PRAGMA quick_check` (read-only): ["ok"], or up to `limit` problems.
-        A file too damaged to be checked raises `StoreError` naming it."""
+        A file too damaged to be checked raises `StoreError` naming it.
+
+        The file is read once from start to end first. The check walks every b-tree a
+        page at a time, and pages that are not in the OS cache are then read one by one,
+        out of order: on a 2.7 GB store with a cold cache the check took 50 s (295 s
+        while the disk was busy), and 8 s with the file read in order first (5 s) —
+        2.4 s when it was already cached."""
+        _read_through(self.path)
         try:
             rows = self._db.execute(f"PRAGMA quick_check({int(limit)})").fetchall()
         except sqlite3.DatabaseError as exc:  # raised while the rows are read
@@ -105,3 +112,14 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _read_through(path: Path, chunk: int = 8 << 20) -> None:
+    """Read the file at `path` in order, so the OS caches it (nothing is kept here); a
+    file that cannot be read is left for SQLite to report."""
+    try:
+        with path.open("rb", buffering=0) as file:
+            while file.read(chunk):
+                pass
+    except OSError:
+        return
