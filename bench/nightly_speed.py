@@ -9,18 +9,26 @@ headings, exact and near duplicates merged, contradictions settled, the graph re
 until the store holds the asked number of memories, whatever their status. Every text
 then gets a random unit vector of the default model's size (`recall_speed.fill_vectors`).
 
-The store is copied, then `nightly` runs on the copy twice: the first night is the
-catching up of a store that never had one (a whole history of faded memories archived,
-the store compared for near-duplicates, notes and MEMORY.md written); then a day of new
-turns (one every 5 minutes) is captured and the next night shows the steady state, a
-night after a night. The configuration is the default one.
+A store larger than `--lived` (50,000 by default) would take hours to live that way:
+it is the store lived to `--lived` memories, whose cold tier is then carried back in
+time through the export/import door until it holds the asked number
+(`cold_history.py` says how, and what that leaves out).
 
-    python bench/nightly_speed.py [--memories 100000,1000000] [--keep DIR]
+The store is copied, then `nightly` runs on the copy twice: the night after the last
+notes, with the weekly quick check made due (the week's worst night); then a day of new
+turns (one every 5 minutes) is captured and the next night shows a usual one. With
+`--cold` the OS page cache is dropped before each night (Linux, root), as a store left
+alone since the evening is at 3 a.m. The configuration is otherwise the default one.
+
+    python bench/nightly_speed.py [--memories 100000,1000000] [--lived 50000] [--keep DIR]
+                                  [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import shutil
 import sys
@@ -31,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import write_results
+from cold_history import extend
 from recall_speed import TEMPLATES, fill_vectors, text
 
 from memoracle import nightly
@@ -91,10 +100,14 @@ def write_note(path: Path, day: date, rng: random.Random) -> Path:
     return path
 
 
-def night(home: Path, days: int, night_number: int) -> dict[str, Any]:
+def night(home: Path, days: int, night_number: int, *, cold: bool) -> dict[str, Any]:
     """The nightly run `night_number` days after the last day of notes, after capturing
-    the turns of the days between (none before the first night)."""
-    settings = load(home, env={})
+    the turns of the days between (none before the first night). The first night also
+    runs the weekly quick check (due every day for it), so the two nights show the
+    week's worst and a usual one. With `cold`, the OS page cache is dropped just before
+    the run, as a store untouched since the evening would be at 3 a.m."""
+    overrides = {"lifecycle.integrity_every_days": 1} if night_number == 1 else {}
+    settings = load(home, env={}, overrides=overrides)
     end = datetime.combine(START + timedelta(days=days), datetime.min.time(), tzinfo=UTC)
     clock = FixedClock(end + timedelta(days=night_number, hours=3))
     steps: dict[str, float] = {}
@@ -107,6 +120,8 @@ def night(home: Path, days: int, night_number: int) -> dict[str, Any]:
         ]  # fmt: skip
         engine.capture(new)
         stats = engine.stats()
+        if cold:
+            drop_os_cache()
         started = time.perf_counter()
         report = nightly.run_nightly(
             engine, on_step=lambda step, counts, seconds: steps.update({step: seconds})
@@ -124,28 +139,56 @@ def night(home: Path, days: int, night_number: int) -> dict[str, Any]:
     }
 
 
+def drop_os_cache() -> None:
+    """Write dirty pages out and drop the OS page cache (Linux, as root)."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as exc:
+        raise SystemExit(f"--cold: cannot drop the page cache ({exc}); run as root") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", default="100000,1000000")
+    parser.add_argument(
+        "--lived", type=int, default=50_000, help="larger stores: this one, carried back"
+    )
     parser.add_argument("--keep", type=Path, help="build the stores here, or reuse them")
+    parser.add_argument("--cold", action="store_true", help="drop the OS cache before a night")
     args = parser.parse_args()
     counts = [int(s) for s in args.memories.split(",")]
     results: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         keep = args.keep or Path(tmp)
-        missing = [n for n in counts if not (keep / f"memories-{n}" / "bench-days").exists()]
+        lived = sorted({n if n <= args.lived else args.lived for n in counts})
+        missing = [n for n in lived if not (keep / f"memories-{n}" / "bench-days").exists()]
         if missing:
             started = time.perf_counter()
             build(Path(tmp) / "building", missing, keep, random.Random(max(missing)))
             print(f"built {missing} memories in {time.perf_counter() - started:.0f} s")
+        built: dict[int, Any] = {n: "lived" for n in lived}
+        for count in (n for n in counts if n > args.lived):
+            target = keep / f"memories-{count}"
+            if not (target / "bench-days").exists():
+                source = keep / f"memories-{args.lived}"
+                days = int((source / "bench-days").read_text())
+                started = time.perf_counter()
+                how = extend(source, target, memories=count, days=days)
+                how["seconds"] = round(time.perf_counter() - started, 1)
+                (target / "bench-built.json").write_text(json.dumps({"lived": args.lived, **how}))
+                (target / "bench-days").write_text(f"{days}\n")
+                print(f"carried {count:,} back from {args.lived:,} memories in {how['seconds']} s")
+            built[count] = json.loads((target / "bench-built.json").read_text())
         for count in counts:
             source = keep / f"memories-{count}"
             days = int((source / "bench-days").read_text())
             home = Path(tmp) / f"night-{count}"
             shutil.copytree(source, home)
-            first, second = night(home, days, 1), night(home, days, 2)
-            results[count] = {"days": days, "first": first, "second": second}
-            for name, r in (("night after the notes", first), ("next night", second)):
+            first, second = (night(home, days, n, cold=args.cold) for n in (1, 2))
+            results[count] = {"days": days, "built": built[count], "cold": args.cold,
+                              "first": first, "second": second}  # fmt: skip
+            for name, r in (("night after the notes, quick check", first), ("next night", second)):
                 steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())
                 print(
                     f"{r['memories']:>9,} memories, {name}: {r['seconds']:.1f} s"
