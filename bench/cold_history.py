@@ -79,7 +79,10 @@ def write_extended(lived: Path, out: Path, *, memories: int, span: timedelta) ->
         lines = _lines(lived)
         next(lines)  # the old header
         for line in lines:
-            kind = TYPE.match(line)[1]  # type: ignore[index]
+            match = TYPE.match(line)
+            if match is None:
+                raise SystemExit(f"{lived}: a line that is not an export row: {line[:80]}")
+            kind = match[1]
             if kind != section:
                 _write_copies(file, cold.get(section or "", []), section, copies, ids, span)
                 section = kind

@@ -118,7 +118,7 @@ def _read_through(path: Path, chunk: int = 8 << 20) -> None:
     """Read the file at `path` in order, so the OS caches it (nothing is kept here); a
     file that cannot be read is left for SQLite to report."""
     try:
-        with path.open("rb", buffering=0) as file:
+        with open(path, "rb", buffering=0) as file:
             while file.read(chunk):
                 pass
     except OSError:

@@ -407,7 +407,7 @@ def m009_child_key_indexes(conn: sqlite3.Connection) -> None:
     violation (an import meets a memory superseded by a newer one, whose line comes
     later), SQLite looks for the children of every memory inserted after it, and
     without an index each look is a scan of the table: an import of 33k memories took
-    190 s, 7.7 s with the indexes."""
+    190 s, 8.5 s with the indexes."""
     _run_script(
         conn,
         """
