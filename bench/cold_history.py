@@ -12,13 +12,16 @@ copy the furthest back), with their rows and references renumbered, until the fi
 holds the asked number; the file is imported into a new store (`memoracle import`:
 every reference and row count checked before it commits).
 
-What is not copied: live memories, runs, held writes, vectors (a copy has its
-original's text, so its vector is already in the file); the `archive/*.jsonl` files of
-the lived home are not written for the copies.
+Each copy's text is its original's with the copy's number appended ("… [3]"), so every
+copy is a text of its own, with its own vector (a random unit vector, as the lived
+store's texts have), as years of distinct memories would be. What is not copied: live
+memories, runs, held writes; the `archive/*.jsonl` files of the lived home are not
+written for the copies.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -28,9 +31,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+
 from memoracle import transfer
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.store.memories import search_text
+from memoracle.text import content_hash
 
 TYPE = re.compile(r'^\{"type": "(\w+)"')  # how the export starts each line
 TIMES = {"valid_from", "valid_to"}  # time fields not named *_at
@@ -72,6 +79,12 @@ def write_extended(lived: Path, out: Path, *, memories: int, span: timedelta) ->
         raise SystemExit(f"{lived}: no archived memory to carry back; live the store longer")
     copies = max(0, -(-(memories - totals["memories"]) // len(archived)))
     header["counts"] = _counts(header["counts"], cold, copies)
+    model = header["embedding_model"]
+    if header["vectors"]:  # a vector for each copy's text
+        added = sum(len(_texts(cold["memory"], k, span)) for k in range(1, copies + 1))
+        header["counts"]["vectors"] += added
+        models = header["vector_models"]
+        models.setdefault(model["id"], {"dim": model["dim"], "count": 0})["count"] += added
     ids = _Renumber(totals["max_memory"], totals["max_audit"], archived)
     with out.open("w", encoding="utf-8") as file:
         file.write(json.dumps(header) + "\n")
@@ -88,6 +101,8 @@ def write_extended(lived: Path, out: Path, *, memories: int, span: timedelta) ->
                 section = kind
             file.write(line)
         _write_copies(file, cold.get(section or "", []), section, copies, ids, span)
+        if header["vectors"]:  # the last section of an export
+            _write_vectors(file, cold["memory"], copies, span, model["id"], model["dim"])
     return copies
 
 
@@ -151,14 +166,53 @@ def _write_copies(
             if kind == "memory":
                 copy["id"] = ids.memory(copy["id"], k)
                 copy["superseded_by"] = ids.memory(copy["superseded_by"], k)
+                copy.update(_text(copy["text"], k))
             elif kind == "archive":
                 copy["memory_id"] = ids.memory(copy["memory_id"], k)
-                copy["record"]["id"] = copy["memory_id"]
-                copy["record"]["superseded_by"] = ids.memory(copy["record"].get("superseded_by"), k)
+                row = copy["record"]
+                row["id"] = copy["memory_id"]
+                row["superseded_by"] = ids.memory(row.get("superseded_by"), k)
+                row.update(_text(row["text"], k))
+                row["search_text"] = search_text(row["text"], row["subject"], row["object"])
             else:
                 copy["id"] = ids.next_audit()
                 copy["memory_id"] = ids.memory(copy["memory_id"], k)
             file.write(json.dumps(copy) + "\n")
+
+
+def _text(text: str, k: int) -> dict[str, str]:
+    """Copy `k`'s text of `text`, and its hash."""
+    return {"text": f"{text} [{k}]", "content_hash": content_hash(f"{text} [{k}]")}
+
+
+def _texts(memories: list[dict[str, Any]], k: int, span: timedelta) -> dict[str, str]:
+    """Copy `k`'s texts: {content hash: when the first memory saying it was made}."""
+    found: dict[str, str] = {}
+    for memory in memories:
+        found.setdefault(_text(memory["text"], k)["content_hash"], memory["created_at"])
+    return {h: _shifted(at, span * k, "created_at") for h, at in found.items()}
+
+
+def _write_vectors(
+    file: TextIO,
+    memories: list[dict[str, Any]],
+    copies: int,
+    span: timedelta,
+    model: str,
+    dim: int,
+) -> None:
+    """A random unit vector for each copy's text (the lived store's texts have random
+    ones too: `recall_speed.fill_vectors`)."""
+    rng = np.random.default_rng(0)
+    for k in range(1, copies + 1):
+        texts = _texts(memories, k, span)
+        vectors = rng.standard_normal((len(texts), dim)).astype("<f4")
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        for (content, created_at), vector in zip(texts.items(), vectors, strict=True):
+            line = {"type": "vector", "content_hash": content, "model_id": model, "dim": dim,
+                    "created_at": created_at,
+                    "vector": base64.b64encode(vector.tobytes()).decode("ascii")}  # fmt: skip
+            file.write(json.dumps(line) + "\n")
 
 
 def _shifted(value: Any, back: timedelta, key: str = "") -> Any:

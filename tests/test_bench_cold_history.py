@@ -12,6 +12,7 @@ from memoracle import nightly, transfer
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.text import content_hash
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import cold_history  # noqa: E402
@@ -35,8 +36,11 @@ def test_carried_back_store_imports_with_every_reference_kept(
     archived = nightly.archive(engine, plan, actor="nightly")
     assert archived == 3 and lyon.status == "active"
     assert (paris.superseded_by, rome.superseded_by) == (rome.id, lyon.id)
+    engine.reindex()
+    assert engine.searcher.embedder is not None
+    model = engine.searcher.embedder.model_id
     lived = tmp_path / "lived.jsonl"
-    transfer.export(engine, lived)
+    transfer.export(engine, lived, vectors=True)
     total = len(engine.list_memories(status=None, limit=100))
 
     out = tmp_path / "extended.jsonl"
@@ -53,8 +57,10 @@ def test_carried_back_store_imports_with_every_reference_kept(
         for k in (1, 2):
             copies = {m.text: m for m in every if m.id > total * k and m.id <= total * (k + 1)}
             assert len(copies) == archived
-            paris_k, rome_k = copies[paris.text], copies[rome.text]
+            paris_k, rome_k = copies[f"I live in Paris. [{k}]"], copies[f"I live in Rome. [{k}]"]
             assert {m.status for m in copies.values()} == {"archived"}
+            assert paris_k.content_hash == content_hash(paris_k.text)
+            assert list(big.store.index.vectors_for(model, [paris_k.content_hash]))
             assert paris_k.observed_at == paris.observed_at - span * k
             assert paris_k.superseded_by == rome_k.id  # within the copy
             assert rome_k.superseded_by == lyon.id  # a live memory is not copied
