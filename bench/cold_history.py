@@ -35,6 +35,7 @@ import numpy as np
 
 from memoracle import transfer
 from memoracle.config import load
+from memoracle.embed import to_blob
 from memoracle.engine import Engine
 from memoracle.store.memories import search_text
 from memoracle.text import content_hash
@@ -80,8 +81,12 @@ def write_extended(lived: Path, out: Path, *, memories: int, span: timedelta) ->
     copies = max(0, -(-(memories - totals["memories"]) // len(archived)))
     header["counts"] = _counts(header["counts"], cold, copies)
     model = header["embedding_model"]
-    if header["vectors"]:  # a vector for each copy's text
-        added = sum(len(_texts(cold["memory"], k, span)) for k in range(1, copies + 1))
+    # A vector for each copy's text, when the export has vectors: {hash: created_at}.
+    texts = (
+        [_texts(cold["memory"], k, span) for k in range(1, copies + 1)] if header["vectors"] else []
+    )
+    added = sum(map(len, texts))
+    if added:
         header["counts"]["vectors"] += added
         models = header["vector_models"]
         models.setdefault(model["id"], {"dim": model["dim"], "count": 0})["count"] += added
@@ -101,8 +106,7 @@ def write_extended(lived: Path, out: Path, *, memories: int, span: timedelta) ->
                 section = kind
             file.write(line)
         _write_copies(file, cold.get(section or "", []), section, copies, ids, span)
-        if header["vectors"]:  # the last section of an export
-            _write_vectors(file, cold["memory"], copies, span, model["id"], model["dim"])
+        _write_vectors(file, texts, model["id"], model["dim"])  # an export's last section
     return copies
 
 
@@ -193,25 +197,17 @@ def _texts(memories: list[dict[str, Any]], k: int, span: timedelta) -> dict[str,
     return {h: _shifted(at, span * k, "created_at") for h, at in found.items()}
 
 
-def _write_vectors(
-    file: TextIO,
-    memories: list[dict[str, Any]],
-    copies: int,
-    span: timedelta,
-    model: str,
-    dim: int,
-) -> None:
+def _write_vectors(file: TextIO, texts: list[dict[str, str]], model: str, dim: int) -> None:
     """A random unit vector for each copy's text (the lived store's texts have random
     ones too: `recall_speed.fill_vectors`)."""
     rng = np.random.default_rng(0)
-    for k in range(1, copies + 1):
-        texts = _texts(memories, k, span)
-        vectors = rng.standard_normal((len(texts), dim)).astype("<f4")
+    for copy in texts:
+        vectors = rng.standard_normal((len(copy), dim))
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        for (content, created_at), vector in zip(texts.items(), vectors, strict=True):
+        for (content, created_at), vector in zip(copy.items(), vectors, strict=True):
             line = {"type": "vector", "content_hash": content, "model_id": model, "dim": dim,
                     "created_at": created_at,
-                    "vector": base64.b64encode(vector.tobytes()).decode("ascii")}  # fmt: skip
+                    "vector": base64.b64encode(to_blob(vector)).decode("ascii")}  # fmt: skip
             file.write(json.dumps(line) + "\n")
 
 
