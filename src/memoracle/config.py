@@ -94,7 +94,8 @@ class EmbeddingSettings:
     endpoint: str = _opt("http://127.0.0.1:11434", "Endpoint for ollama/openai providers.")
     ann_threshold: int = _opt(
         50_000,
-        "Vectors from which an HNSW graph (the ann extra, built by reindex) replaces exact search.",
+        "Searchable vectors (archived memories' left out) from which an HNSW graph (the ann"
+        " extra, built by reindex) replaces exact search.",
     )
 
 

@@ -15,7 +15,7 @@ from memoracle.embed import to_blob
 from memoracle.engine import Engine
 from memoracle.recall.vectors import VectorSet, ann_file, build_graph, load_vectors, top_up
 from memoracle.store import Store
-from memoracle.types import Turn
+from memoracle.types import NewMemory, Turn
 
 DIM = 16
 
@@ -25,12 +25,22 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
-def _put(store: Store, clock: FixedClock, hashes: list[str], vectors: np.ndarray) -> None:
+def _put(store: Store, clock: FixedClock, hashes: list[str], vectors: np.ndarray) -> list[int]:
+    """A memory for each hash (its text's, as far as the vectors know) with its vector;
+    returns the memory ids."""
     with store.transaction():
+        ids = [
+            store.memories.insert(
+                NewMemory("fact", f"fact {h}", "semantic", "capture", clock.now(), h),
+                now=clock.now(),
+            )
+            for h in hashes
+        ]
         store.index.put_vectors(
             [(h, "m", DIM, to_blob(v)) for h, v in zip(hashes, vectors, strict=True)],
             now=clock.now(),
         )
+    return ids
 
 
 def test_exact_search_grows_in_place_and_matches_brute_force() -> None:
@@ -62,12 +72,37 @@ def test_load_skips_corrupt_blobs_and_tops_up_what_others_added(
     rng = np.random.default_rng(3)
     _put(store, clock, ["a", "b"], _unit(rng, 2))
     with store.transaction():
+        store.memories.insert(
+            NewMemory("fact", "fact bad", "semantic", "capture", clock.now(), "bad"),
+            now=clock.now(),
+        )
         store.index.put_vectors([("bad", "m", DIM, b"\x00" * 7)], now=clock.now())
     with caplog.at_level(logging.WARNING):
         found = load_vectors(store.index, "m", DIM, ann_path=tmp_path / "x", ann_threshold=10**9)
     assert sorted(found.hashes) == ["a", "b"] and "corrupt" in caplog.text
     _put(store, clock, ["c", "d"], _unit(rng, 2))
     assert top_up(found, store.index) == 2 and len(found) == 4
+
+
+def test_archived_memories_vectors_are_left_out_until_restored(
+    store: Store, clock: FixedClock, tmp_path: Path
+) -> None:
+    vectors = _unit(np.random.default_rng(5), 4)
+    ids = _put(store, clock, ["a", "b", "c", "d"], vectors)
+    with store.transaction():
+        for memory_id in ids[2:]:
+            store.memories.set_status(memory_id, "archived", now=clock.now())
+    found = load_vectors(store.index, "m", DIM, ann_path=tmp_path / "x", ann_threshold=10**9)
+    assert sorted(found.hashes) == ["a", "b"] and found.searchable == 2
+    assert "c" not in {h for h, _ in found.nearest(vectors[2], 4)}  # takes no live hit's place
+    with store.transaction():
+        store.memories.set_status(ids[2], "active", now=clock.now())  # restored
+    assert store.index.searchable_vector_count("m") == 3
+    assert top_up(found, store.index) == 1 and found.nearest(vectors[2], 1)[0][0] == "c"
+    with store.transaction():
+        store.memories.set_status(ids[0], "archived", now=clock.now())
+    top_up(found, store.index)
+    assert len(found) == 3 and found.searchable == 2 and found.stale_rows == 1
 
 
 def test_model_ids_become_safe_file_names(tmp_path: Path) -> None:
@@ -122,3 +157,29 @@ def test_reindex_builds_the_graph_and_search_uses_it(settings: Settings, clock: 
         outcome = engine.search("tulips", k=3)
         assert outcome.mode == "hybrid" and outcome.hits
         assert engine.searcher._set is not None and engine.searcher._set.ann is not None
+
+
+def test_reindex_rebuilds_the_graph_once_a_quarter_of_it_is_archived(
+    settings: Settings, clock: FixedClock
+) -> None:
+    pytest.importorskip("faiss")
+    small = replace(settings, embedding=replace(settings.embedding, ann_threshold=5))
+    Engine.init(small, clock=clock)
+    with Engine.open(small, clock=clock) as engine:
+        ids = [engine.remember(f"{n} tulips grow by the fence.")[0].id for n in range(8)]
+        engine.reindex()
+        path = ann_file(small.home, engine.index_status().model or "")
+        built = path.stat().st_mtime_ns
+    with Engine.open(small, clock=clock) as engine:
+        assert not engine.searcher.build_graph_if_needed()  # nothing archived: kept
+        with engine.store.transaction():
+            for memory_id in ids[:2]:  # a quarter
+                engine.store.memories.set_status(memory_id, "archived", now=clock.now())
+    with Engine.open(small, clock=clock) as engine:
+        before = engine.searcher._vectors()
+        assert before is not None and before.stale_rows * 4 >= len(before)
+        engine.reindex()
+        after = engine.searcher._set
+        assert after is not None and after.ann is not None and after.stale_rows == 0
+        assert len(after) == engine.store.index.searchable_vector_count(after.model_id)
+        assert path.stat().st_mtime_ns != built

@@ -128,7 +128,10 @@ class Searcher:
                 ann_path=ann_file(self.settings.home, model_id),
                 ann_threshold=self.settings.embedding.ann_threshold,
             )
-        elif version != self._version and self.store.index.vector_count(model_id) != len(found):
+        elif (
+            version != self._version
+            and self.store.index.searchable_vector_count(model_id) != found.searchable
+        ):
             top_up(found, self.store.index)
         self._version = version
         return found
@@ -138,7 +141,10 @@ class Searcher:
         if self.embedder is None:
             return "exact"
         model_id = self.embedder.model_id
-        if self.store.index.vector_count(model_id) < self.settings.embedding.ann_threshold:
+        if (
+            self.store.index.searchable_vector_count(model_id)
+            < self.settings.embedding.ann_threshold
+        ):
             return "exact"
         if not ann_available():
             return "unavailable"
@@ -146,14 +152,16 @@ class Searcher:
 
     def build_graph_if_needed(self) -> bool:
         """Build and save the HNSW graph when the store should have one and it is
-        missing or would not load; return whether one was built."""
+        missing, would not load, or holds a quarter of rows whose memories were archived
+        since (they take places among the nearest and are then dropped); return whether
+        one was built."""
         state = self.ann_state()
         if self.embedder is None or state not in ("missing", "hnsw"):
             return False
         if state == "hnsw":
             found = self._vectors()
-            if found is not None and found.ann is not None:
-                return False  # loaded, and completed from the store
+            if found is not None and found.ann is not None and found.stale_rows * 4 < len(found):
+                return False  # loaded, completed from the store, mostly searchable
         model_id, dim = self.embedder.model_id, self.embedder.dim
         path = ann_file(self.settings.home, model_id)
         self._set = build_graph(self.store.index, model_id, dim, path)

@@ -1,15 +1,17 @@
 """The vectors of one embedding model, in memory, for nearest-neighbour search.
 
-Owns `VectorSet`: the content hashes that have a vector and the nearest of them to a
-query — by an exact float32 matrix searched with numpy (grown in place as vectors are
-added), or, from `embedding.ann_threshold` vectors up with the `ann` extra installed, by
-an HNSW graph (`ann.HnswIndex`) kept in a file under HOME/index/ so that the next process
-loads it instead of rebuilding it. `load_vectors` builds either from the store.
+Owns `VectorSet`: the content hashes of searchable texts (not archived memories, see
+`Index.searchable_vectors`) that have a vector, and the nearest of them to a query — by
+an exact float32 matrix searched with numpy (grown in place as vectors are added), or,
+from `embedding.ann_threshold` vectors up with the `ann` extra installed, by an HNSW
+graph (`ann.HnswIndex`) kept in a file under HOME/index/ so that the next process loads
+it instead of rebuilding it. `load_vectors` builds either from the store.
 
 The BLOBs in SQLite stay canonical: the file is derived, checked against the store when
-loaded, completed with what it lacks, and rebuilt when it is damaged. What it leaves to
-others: which items stand behind a hash and who may see them (`store.index`), embedding
-(`embed`), and fusing the lists (`hybrid`).
+loaded, completed with what it lacks, and rebuilt when it is damaged or a quarter of its
+rows were archived since it was built. What it leaves to others: which items stand
+behind a hash and who may see them (`store.index`), embedding (`embed`), and fusing the
+lists (`hybrid`).
 """
 
 from __future__ import annotations
@@ -45,10 +47,18 @@ class VectorSet:
         self.hashes: list[str] = []
         self.rows: dict[str, int] = {}
         self.unsaved = 0  # rows added to the graph since its file was written
+        # Searchable texts with a vector, as last counted in the store: fewer than the
+        # rows once memories were archived (search drops their hits by status).
+        self.searchable = 0
         self._buffer: Matrix = np.empty((0, dim), np.float32)
 
     def __len__(self) -> int:
         return len(self.hashes)
+
+    @property
+    def stale_rows(self) -> int:
+        """Rows whose text is no longer searchable (archived since they were added)."""
+        return max(0, len(self.hashes) - self.searchable)
 
     @property
     def matrix(self) -> Matrix:
@@ -74,6 +84,7 @@ class VectorSet:
             return 0
         rows = np.asarray(vectors, np.float32)[fresh]
         start = len(self.hashes)
+        self.searchable += len(fresh)
         if self.ann is not None:
             self.ann.add(rows)
             self.unsaved += len(fresh)
@@ -130,12 +141,13 @@ def ann_file(home: Path, model_id: str) -> Path:
 def load_vectors(
     index: Index, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
 ) -> VectorSet:
-    """Every stored vector of `model_id`: the HNSW graph from `ann_path` when there are
+    """The vectors of `model_id` that search can use (`Index.searchable_vectors`): the
+    HNSW graph from `ann_path` when there are
     at least `ann_threshold` vectors, faiss is installed and the graph has been built
     (`build_graph`, run by `memoracle reindex`: building takes minutes, never a search's
     time); else an exact matrix. Corrupt BLOBs and vectors of another dimension are
     skipped and logged: lexical search still works."""
-    count = index.vector_count(model_id)
+    count = index.searchable_vector_count(model_id)
     if count >= ann_threshold and ann_available():
         if ann_path.exists():
             graph = _load_graph(index, model_id, dim, ann_path)
@@ -153,7 +165,7 @@ def load_vectors(
     bad = 0
     hashes: list[str] = []
     blobs: list[bytes] = []
-    for h, stored_dim, blob in index.all_vectors(model_id):
+    for h, stored_dim, blob in index.searchable_vectors(model_id):
         if stored_dim != dim or len(blob) != 4 * dim:
             bad += 1
             continue
@@ -164,6 +176,7 @@ def load_vectors(
             hashes, blobs = [], []
     bad += _put_many(found, hashes, blobs)
     _report(bad, model_id)
+    found.searchable = count
     return found
 
 
@@ -181,7 +194,7 @@ def _put_many(found: VectorSet, hashes: list[str], blobs: list[bytes]) -> int:
 
 
 def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
-    """An HNSW graph of every stored vector of `model_id`, saved to `path` (the `ann`
+    """An HNSW graph of the searchable vectors of `model_id`, saved to `path` (the `ann`
     extra must be installed). About a millisecond a vector on two cores."""
     found = VectorSet(model_id, dim, ann=HnswIndex(dim))
     top_up(found, index)
@@ -208,9 +221,11 @@ def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet 
 
 
 def top_up(found: VectorSet, index: Index) -> int:
-    """Add the vectors the store has and `found` lacks (another process embedded them,
-    or the graph file is older than the store); return how many were added."""
-    missing = [h for h in index.vector_hashes(found.model_id) if h not in found.rows]
+    """Add the searchable vectors the store has and `found` lacks (another process
+    embedded them, restored their memories, or the graph file is older than the store),
+    and count them again; return how many were added."""
+    searchable = index.searchable_vector_hashes(found.model_id)
+    missing = [h for h in searchable if h not in found.rows]
     if len(missing) > LOAD_BATCH:
         log.info("adding %d vectors of %s", len(missing), found.model_id)
     added = bad = 0
@@ -228,6 +243,7 @@ def top_up(found: VectorSet, index: Index) -> int:
         if hashes:
             added += found.add(hashes, np.stack(vectors))
     _report(bad, found.model_id)
+    found.searchable = len(searchable)
     return added
 
 

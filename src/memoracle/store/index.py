@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time
-from memoracle.types import Scope
+from memoracle.types import STATUSES, Scope
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,21 @@ def _scope_clauses(scope: Scope, alias: str) -> tuple[list[str], list[Any]]:
 
 
 _TABLES = {"memories": "memories", "episodes": "episodes"}  # never interpolate input
+
+# The distinct texts a search can return, whose vectors the in-memory set holds: every
+# memory but archived ones (a cold-tier memory is found again only by `restore`) and
+# every message turn. Archived vectors stay stored, for a restore, but a store that has
+# archived for years holds far more of them than of live ones.
+_SEARCHABLE = (
+    "SELECT content_hash FROM memories WHERE status IN ("
+    + ", ".join(f"'{s}'" for s in STATUSES if s != "archived")
+    + ") UNION SELECT content_hash FROM episodes"
+    " WHERE kind = 'message' AND content_hash IS NOT NULL"
+)
+_HAS_VECTOR = (
+    "EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_model_hash"
+    " WHERE v.model_id = ? AND v.content_hash = t.content_hash)"
+)
 
 
 class Index:
@@ -257,21 +272,31 @@ class Index:
             [(h, m, d, b, stamp) for h, m, d, b in rows],
         )
 
-    def all_vectors(self, model_id: str) -> Iterator[tuple[str, int, bytes]]:
-        """Every (content_hash, dim, blob) stored for `model_id`."""
+    def searchable_vectors(self, model_id: str) -> Iterator[tuple[str, int, bytes]]:
+        """(content_hash, dim, blob) of `model_id` for every searchable text."""
         for h, dim, blob in self._db.execute(
-            "SELECT content_hash, dim, vector FROM vectors WHERE model_id = ?", (model_id,)
+            f"SELECT v.content_hash, v.dim, v.vector FROM ({_SEARCHABLE}) AS t"
+            " JOIN vectors v ON v.content_hash = t.content_hash AND v.model_id = ?",
+            (model_id,),
         ):
             yield str(h), int(dim), bytes(blob)
 
-    def vector_hashes(self, model_id: str) -> list[str]:
-        """The content hashes that have a vector for `model_id` (no BLOBs read)."""
+    def searchable_vector_hashes(self, model_id: str) -> list[str]:
+        """The searchable texts' content hashes that have a vector for `model_id`."""
         return [
             str(r[0])
             for r in self._db.execute(
-                "SELECT content_hash FROM vectors WHERE model_id = ?", (model_id,)
+                f"SELECT t.content_hash FROM ({_SEARCHABLE}) AS t WHERE {_HAS_VECTOR}",
+                (model_id,),
             )
         ]
+
+    def searchable_vector_count(self, model_id: str) -> int:
+        """How many searchable texts have a vector for `model_id`."""
+        row = self._db.execute(
+            f"SELECT count(*) FROM ({_SEARCHABLE}) AS t WHERE {_HAS_VECTOR}", (model_id,)
+        ).fetchone()
+        return int(row[0])
 
     def vectors_for(self, model_id: str, hashes: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
         """(content_hash, dim, blob) of `model_id` for each of `hashes` that has one."""
@@ -284,12 +309,6 @@ class Index:
                 (model_id, *chunk),
             ):
                 yield str(h), int(dim), bytes(blob)
-
-    def vector_count(self, model_id: str) -> int:
-        row = self._db.execute(
-            "SELECT count(*) FROM vectors WHERE model_id = ?", (model_id,)
-        ).fetchone()
-        return int(row[0])
 
     def vector_models(self) -> dict[str, tuple[int, int]]:
         """model_id -> (dim, number of vectors)."""
