@@ -1685,7 +1685,9 @@ def explain(
 def reindex(as_json: bool) -> None:
     """Embed every memory and turn that has no vector for the configured model.
 
-    Run it after changing embedding.model; until then search is lexical-only.
+    Run it after changing embedding.model; until then search is lexical-only. With
+    the ann extra and embedding.ann_threshold searchable vectors or more, it also
+    builds the HNSW graph, and rebuilds it once a quarter of its rows were archived.
 
     \b
     Example:
