@@ -13,7 +13,14 @@ from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.embed import to_blob
 from memoracle.engine import Engine
-from memoracle.recall.vectors import VectorSet, ann_file, build_graph, load_vectors, top_up
+from memoracle.recall.vectors import (
+    VectorSet,
+    ann_file,
+    build_graph,
+    catch_up,
+    load_vectors,
+    top_up,
+)
 from memoracle.store import Store
 from memoracle.types import NewMemory, Turn
 
@@ -87,22 +94,27 @@ def test_load_skips_corrupt_blobs_and_tops_up_what_others_added(
 def test_archived_memories_vectors_are_left_out_until_restored(
     store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
-    vectors = _unit(np.random.default_rng(5), 4)
-    ids = _put(store, clock, ["a", "b", "c", "d"], vectors)
-    with store.transaction():
-        for memory_id in ids[2:]:
-            store.memories.set_status(memory_id, "archived", now=clock.now())
+    vectors = _unit(np.random.default_rng(5), 5)
+    ids = _put(store, clock, ["a", "b", "c", "d", "e"], vectors)
+    store.archive.move([(i, "manual", None) for i in ids[2:]], now=clock.now(), actor="test")
     found = load_vectors(store.index, "m", DIM, ann_path=tmp_path / "x", ann_threshold=10**9)
-    assert sorted(found.hashes) == ["a", "b"] and found.searchable == 2
-    assert "c" not in {h for h, _ in found.nearest(vectors[2], 4)}  # takes no live hit's place
-    with store.transaction():
-        store.memories.set_status(ids[2], "active", now=clock.now())  # restored
+    assert sorted(found.hashes) == ["a", "b"]
+    assert "c" not in {h for h, _ in found.nearest(vectors[2], 5)}  # takes no live hit's place
+    assert catch_up(found, store.index) == 0
+
+    store.archive.restore(ids[2], now=clock.now(), actor="test")  # its vector is stored
     assert store.index.searchable_vector_count("m") == 3
-    assert top_up(found, store.index) == 1 and found.nearest(vectors[2], 1)[0][0] == "c"
-    with store.transaction():
-        store.memories.set_status(ids[0], "archived", now=clock.now())
-    top_up(found, store.index)
-    assert len(found) == 3 and found.searchable == 2 and found.stale_rows == 1
+    assert catch_up(found, store.index) == 1 and found.nearest(vectors[2], 1)[0][0] == "c"
+
+    with store.transaction():  # said again: a new memory with an archived memory's text
+        store.memories.insert(
+            NewMemory("fact", "fact d", "semantic", "capture", clock.now(), "d"), now=clock.now()
+        )
+    assert catch_up(found, store.index) == 1 and found.nearest(vectors[3], 1)[0][0] == "d"
+
+    _put(store, clock, ["f"], _unit(np.random.default_rng(6), 1))  # another process embedded
+    assert catch_up(found, store.index) == 1 and sorted(found.hashes) == ["a", "b", "c", "d", "f"]
+    assert catch_up(found, store.index) == 0  # nothing new: nothing read but the marks
 
 
 def test_model_ids_become_safe_file_names(tmp_path: Path) -> None:
@@ -177,9 +189,8 @@ def test_reindex_rebuilds_the_graph_once_a_quarter_of_it_is_archived(
                 engine.store.memories.set_status(memory_id, "archived", now=clock.now())
     with Engine.open(small, clock=clock) as engine:
         before = engine.searcher._vectors()
-        assert before is not None and before.stale_rows * 4 >= len(before)
+        assert before is not None and len(before) == 8  # loaded from the file as it was
         engine.reindex()
         after = engine.searcher._set
-        assert after is not None and after.ann is not None and after.stale_rows == 0
-        assert len(after) == engine.store.index.searchable_vector_count(after.model_id)
+        assert after is not None and after.ann is not None and len(after) == 6
         assert path.stat().st_mtime_ns != built

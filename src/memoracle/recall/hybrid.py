@@ -31,10 +31,10 @@ from memoracle.recall.vectors import (
     VectorSet,
     ann_file,
     build_graph,
+    catch_up,
     load_vectors,
     save_quietly,
     stored_vectors,
-    top_up,
 )
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory, Scores
@@ -106,8 +106,10 @@ class Searcher:
         return done
 
     def _append(self, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
+        """Add what this process just stored: the store's count is not another's doing."""
         if self._set is not None and self._set.model_id == self._model_id():
             self._set.add(hashes, vectors)
+            self._set.stored += len(hashes)
 
     def _model_id(self) -> str | None:
         return self.embedder.model_id if self.embedder is not None else None
@@ -128,11 +130,8 @@ class Searcher:
                 ann_path=ann_file(self.settings.home, model_id),
                 ann_threshold=self.settings.embedding.ann_threshold,
             )
-        elif (
-            version != self._version
-            and self.store.index.searchable_vector_count(model_id) != found.searchable
-        ):
-            top_up(found, self.store.index)
+        elif version != self._version:
+            catch_up(found, self.store.index)
         self._version = version
         return found
 
@@ -160,8 +159,11 @@ class Searcher:
             return False
         if state == "hnsw":
             found = self._vectors()
-            if found is not None and found.ann is not None and found.stale_rows * 4 < len(found):
-                return False  # loaded, completed from the store, mostly searchable
+            if found is not None and found.ann is not None:
+                searchable = self.store.index.searchable_vector_count(found.model_id)
+                archived = len(found) - searchable
+                if archived * 4 < len(found):
+                    return False  # loaded, completed from the store, mostly searchable
         model_id, dim = self.embedder.model_id, self.embedder.dim
         path = ann_file(self.settings.home, model_id)
         self._set = build_graph(self.store.index, model_id, dim, path)

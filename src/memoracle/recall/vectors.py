@@ -47,18 +47,16 @@ class VectorSet:
         self.hashes: list[str] = []
         self.rows: dict[str, int] = {}
         self.unsaved = 0  # rows added to the graph since its file was written
-        # Searchable texts with a vector, as last counted in the store: fewer than the
-        # rows once memories were archived (search drops their hits by status).
-        self.searchable = 0
+        # What the store held when this set was last completed from it (`catch_up`):
+        # the model's stored vectors, this process's own additions counted in, and the
+        # newest memory, episode and audit ids. Rows archived since stay in the set
+        # (search drops their hits by status) until it is loaded or built again.
+        self.stored = 0
+        self.seen = (0, 0, 0)
         self._buffer: Matrix = np.empty((0, dim), np.float32)
 
     def __len__(self) -> int:
         return len(self.hashes)
-
-    @property
-    def stale_rows(self) -> int:
-        """Rows whose text is no longer searchable (archived since they were added)."""
-        return max(0, len(self.hashes) - self.searchable)
 
     @property
     def matrix(self) -> Matrix:
@@ -84,7 +82,6 @@ class VectorSet:
             return 0
         rows = np.asarray(vectors, np.float32)[fresh]
         start = len(self.hashes)
-        self.searchable += len(fresh)
         if self.ann is not None:
             self.ann.add(rows)
             self.unsaved += len(fresh)
@@ -142,11 +139,11 @@ def load_vectors(
     index: Index, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
 ) -> VectorSet:
     """The vectors of `model_id` that search can use (`Index.searchable_vectors`): the
-    HNSW graph from `ann_path` when there are
-    at least `ann_threshold` vectors, faiss is installed and the graph has been built
-    (`build_graph`, run by `memoracle reindex`: building takes minutes, never a search's
-    time); else an exact matrix. Corrupt BLOBs and vectors of another dimension are
-    skipped and logged: lexical search still works."""
+    HNSW graph from `ann_path` when there are at least `ann_threshold` of them, faiss is
+    installed and the graph has been built (`build_graph`, run by `memoracle reindex`:
+    building takes minutes, never a search's time); else an exact matrix. Corrupt BLOBs
+    and vectors of another dimension are skipped and logged: lexical search still works."""
+    stored, seen = index.vector_count(model_id), index.marks()
     count = index.searchable_vector_count(model_id)
     if count >= ann_threshold and ann_available():
         if ann_path.exists():
@@ -176,7 +173,7 @@ def load_vectors(
             hashes, blobs = [], []
     bad += _put_many(found, hashes, blobs)
     _report(bad, model_id)
-    found.searchable = count
+    found.stored, found.seen = stored, seen
     return found
 
 
@@ -221,29 +218,46 @@ def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet 
 
 
 def top_up(found: VectorSet, index: Index) -> int:
-    """Add the searchable vectors the store has and `found` lacks (another process
-    embedded them, restored their memories, or the graph file is older than the store),
-    and count them again; return how many were added."""
-    searchable = index.searchable_vector_hashes(found.model_id)
-    missing = [h for h in searchable if h not in found.rows]
+    """Add every searchable vector the store has and `found` lacks (another process
+    embedded them, or the graph file is older than the store); return how many were
+    added. Lists every searchable text: `catch_up` is the cheap way between searches."""
+    stored, seen = index.vector_count(found.model_id), index.marks()
+    missing = [h for h in index.searchable_vector_hashes(found.model_id) if h not in found.rows]
     if len(missing) > LOAD_BATCH:
         log.info("adding %d vectors of %s", len(missing), found.model_id)
+    added = _add_stored(found, index, missing)
+    found.stored, found.seen = stored, seen
+    return added
+
+
+def catch_up(found: VectorSet, index: Index) -> int:
+    """Complete `found` after the store changed: `top_up` when another process stored
+    vectors; else only the texts stored or restored since it last looked, whose vector
+    may be stored already (the text of an archived memory). Returns how many were added."""
+    if index.vector_count(found.model_id) != found.stored:
+        return top_up(found, index)
+    hashes, found.seen = index.searchable_since(found.seen)
+    fresh = [h for h in hashes if h not in found.rows]
+    return _add_stored(found, index, fresh)
+
+
+def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
+    """Add the stored vectors of those of `hashes` that have a sound one; return how
+    many were added."""
     added = bad = 0
-    for start in range(0, len(missing), LOAD_BATCH):
-        hashes: list[str] = []
+    for start in range(0, len(hashes), LOAD_BATCH):
+        chunk: list[str] = []
         vectors: list[Matrix] = []
-        chunk = missing[start : start + LOAD_BATCH]
-        for h, stored_dim, blob in index.vectors_for(found.model_id, chunk):
+        for h, stored_dim, blob in index.vectors_for(found.model_id, hashes[start:][:LOAD_BATCH]):
             vector = _decode(stored_dim, blob, found.dim)
             if vector is None:
                 bad += 1
                 continue
-            hashes.append(h)
+            chunk.append(h)
             vectors.append(vector)
-        if hashes:
-            added += found.add(hashes, np.stack(vectors))
+        if chunk:
+            added += found.add(chunk, np.stack(vectors))
     _report(bad, found.model_id)
-    found.searchable = len(searchable)
     return added
 
 

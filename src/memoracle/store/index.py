@@ -291,6 +291,42 @@ class Index:
             )
         ]
 
+    def vector_count(self, model_id: str) -> int:
+        """How many vectors are stored for `model_id`, searchable or not (an index count:
+        a change since the last look means some process stored new ones)."""
+        row = self._db.execute(
+            "SELECT count(*) FROM vectors INDEXED BY vectors_model_hash WHERE model_id = ?",
+            (model_id,),
+        ).fetchone()
+        return int(row[0])
+
+    def marks(self) -> tuple[int, int, int]:
+        """The newest (memory id, episode id, audit id): pass them to `searchable_since`."""
+        row = self._db.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM memories),"
+            " (SELECT coalesce(max(id), 0) FROM episodes),"
+            " (SELECT coalesce(max(id), 0) FROM audit)"
+        ).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def searchable_since(
+        self, after: tuple[int, int, int]
+    ) -> tuple[list[str], tuple[int, int, int]]:
+        """Content hashes of texts that may have become searchable after `after` =
+        `marks()` of an earlier look: memories and message turns stored since, and
+        memories restored from the cold tier since (their vector may already be stored,
+        under an archived text); and the marks reached. Reads only rows past the marks."""
+        memory_mark, episode_mark, audit_mark = marks = self.marks()
+        rows = self._db.execute(
+            "SELECT content_hash FROM memories WHERE id > ? AND id <= ? AND status != 'archived'"
+            " UNION SELECT content_hash FROM episodes WHERE id > ? AND id <= ?"
+            " AND kind = 'message' AND content_hash IS NOT NULL"
+            " UNION SELECT m.content_hash FROM audit a JOIN memories m ON m.id = a.memory_id"
+            " WHERE a.id > ? AND a.id <= ? AND a.action = 'restore' AND m.status != 'archived'",
+            (after[0], memory_mark, after[1], episode_mark, after[2], audit_mark),
+        ).fetchall()
+        return [str(r[0]) for r in rows], marks
+
     def searchable_vector_count(self, model_id: str) -> int:
         """How many searchable texts have a vector for `model_id`."""
         row = self._db.execute(
