@@ -3,10 +3,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from memoracle.clock import FixedClock
 from memoracle.store import Store, schema
 from memoracle.text import content_hash
-from memoracle.types import Scope, Turn
+from memoracle.types import NewMemory, Scope, Turn
 
 
 def _turn(store: Store, clock: FixedClock, text: str, key: str) -> None:
@@ -51,3 +53,39 @@ def test_migration_2_backfills_episode_hashes(tmp_path: Path, clock: FixedClock)
         (content_hash("Hello there"), "Hello there")
     ]
     store.close()
+
+
+@pytest.mark.parametrize("cold", [2, 40], ids=["mostly-live", "mostly-archived"])
+def test_searchable_vectors_leave_out_texts_only_archived_memories_hold(
+    store: Store, clock: FixedClock, cold: int
+) -> None:
+    """Found from either side (live texts or every vector), the same texts: a live
+    memory's or a turn's, even when an archived memory or another model shares them."""
+
+    def memory(text: str) -> int:
+        new = NewMemory("fact", text, "semantic", "capture", clock.now(), content_hash(text))
+        return store.memories.insert(new, now=clock.now())
+
+    with store.transaction():
+        live = [memory(f"live {i}") for i in range(3)]
+        archived = [memory(f"cold {i}") for i in range(cold)]
+        archived += [memory("live 0"), memory("said in a turn")]  # texts live elsewhere
+        memory("cold 0 without a vector")
+    _turn(store, clock, "said in a turn", "t1")
+    _turn(store, clock, "a turn", "t2")
+    texts = [f"live {i}" for i in range(3)] + [f"cold {i}" for i in range(cold)]
+    texts += ["said in a turn", "a turn"]
+    with store.transaction():
+        store.index.put_vectors(
+            [(content_hash(t), "m", 2, t.encode()[:8].ljust(8)) for t in texts], now=clock.now()
+        )
+        store.index.put_vectors([(content_hash("cold 1"), "other", 2, b"x" * 8)], now=clock.now())
+    store.archive.move([(i, "manual", None) for i in archived], now=clock.now(), actor="test")
+    assert len(live) == 3
+
+    expected = {content_hash(t) for t in texts if not t.startswith("cold")}
+    assert set(store.index.searchable_vector_hashes("m")) == expected
+    assert {h for h, _, _ in store.index.searchable_vectors("m")} == expected
+    assert store.index.searchable_vector_count("m") == len(expected) == 5
+    assert store.index.vector_count("m") == 5 + cold
+    assert store.index.searchable_vector_count("other") == 0
