@@ -246,9 +246,10 @@ def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
     many were added."""
     added = bad = 0
     for start in range(0, len(hashes), LOAD_BATCH):
+        batch = hashes[start : start + LOAD_BATCH]
         chunk: list[str] = []
         vectors: list[Matrix] = []
-        for h, stored_dim, blob in index.vectors_for(found.model_id, hashes[start:][:LOAD_BATCH]):
+        for h, stored_dim, blob in index.vectors_for(found.model_id, batch):
             vector = _decode(stored_dim, blob, found.dim)
             if vector is None:
                 bad += 1
