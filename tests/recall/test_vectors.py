@@ -194,3 +194,21 @@ def test_reindex_rebuilds_the_graph_once_a_quarter_of_it_is_archived(
         after = engine.searcher._set
         assert after is not None and after.ann is not None and len(after) == 6
         assert path.stat().st_mtime_ns != built
+
+
+def test_a_text_said_again_in_this_process_reaches_the_set(
+    settings: Settings, clock: FixedClock
+) -> None:
+    """SQLite's data_version misses one's own writes: the set catches up on them too."""
+    text = "The spare key is under the blue flowerpot."
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        first, _ = engine.remember(text)
+        engine.reindex()
+        engine.store.archive.move([(first.id, "manual", None)], now=clock.now(), actor="test")
+    with Engine.open(settings, clock=clock) as engine:
+        found = engine.searcher._vectors()
+        assert found is not None and first.content_hash not in found.rows
+        again, inserted = engine.remember(text)  # its vector is stored: nothing to embed
+        assert inserted and again.content_hash == first.content_hash
+        assert engine.searcher._vectors() is found and first.content_hash in found.rows

@@ -73,6 +73,7 @@ class Searcher:
         self.embedder = embedder
         self._set: VectorSet | None = None
         self._version = -1  # the database's data_version when the vectors were last checked
+        self._own = -1  # and this connection's own changes then
         self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
 
     # -- vectors -----------------------------------------------------------------------
@@ -115,12 +116,13 @@ class Searcher:
         return self.embedder.model_id if self.embedder is not None else None
 
     def _vectors(self) -> VectorSet | None:
-        """This model's vectors in memory: loaded once, then topped up when another
-        process added some. Corrupt blobs are skipped (and logged)."""
+        """This model's vectors in memory: loaded once, then caught up when the store
+        changed (another process, or this one, stored or restored texts). Corrupt blobs
+        are skipped (and logged)."""
         if self.embedder is None:
             return None
         model_id, dim = self.embedder.model_id, self.embedder.dim
-        version = self.store.data_version()
+        version, own = self.store.data_version(), self.store.own_changes()
         found = self._set
         if found is None or found.model_id != model_id:
             found = self._set = load_vectors(
@@ -132,7 +134,9 @@ class Searcher:
             )
         elif version != self._version:
             catch_up(found, self.store.index)
-        self._version = version
+        elif own != self._own:  # this process's vectors are in the set already
+            catch_up(found, self.store.index, others=False)
+        self._version, self._own = version, own
         return found
 
     def ann_state(self) -> str:
@@ -167,7 +171,7 @@ class Searcher:
         model_id, dim = self.embedder.model_id, self.embedder.dim
         path = ann_file(self.settings.home, model_id)
         self._set = build_graph(self.store.index, model_id, dim, path)
-        self._version = self.store.data_version()
+        self._version, self._own = self.store.data_version(), self.store.own_changes()
         return True
 
     def close(self) -> None:

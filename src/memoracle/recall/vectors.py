@@ -230,11 +230,13 @@ def top_up(found: VectorSet, index: Index) -> int:
     return added
 
 
-def catch_up(found: VectorSet, index: Index) -> int:
+def catch_up(found: VectorSet, index: Index, *, others: bool = True) -> int:
     """Complete `found` after the store changed: `top_up` when another process stored
     vectors; else only the texts stored or restored since it last looked, whose vector
-    may be stored already (the text of an archived memory). Returns how many were added."""
-    if index.vector_count(found.model_id) != found.stored:
+    may be stored already (the text of an archived memory). `others=False`: only this
+    process wrote, and its vectors were added as it stored them (the count is not read).
+    Returns how many were added."""
+    if others and index.vector_count(found.model_id) != found.stored:
         return top_up(found, index)
     hashes, found.seen = index.searchable_since(found.seen)
     fresh = [h for h in hashes if h not in found.rows]

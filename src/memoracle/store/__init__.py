@@ -74,6 +74,11 @@ class Store:
         """Changes when another connection commits (SQLite's PRAGMA data_version)."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
+    def own_changes(self) -> int:
+        """Rows this connection has written since it opened (SQLite's total_changes):
+        what `data_version` does not see."""
+        return self._db.conn.total_changes
+
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo:
         """A verified copy of the committed database in `folder`, named for `now`
         (`memoracle-20261202T143000Z.db`); see `backup.backup`. Call it outside a write
