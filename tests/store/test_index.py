@@ -55,7 +55,7 @@ def test_migration_2_backfills_episode_hashes(tmp_path: Path, clock: FixedClock)
     store.close()
 
 
-@pytest.mark.parametrize("cold", [2, 40], ids=["mostly-live", "mostly-archived"])
+@pytest.mark.parametrize("cold", [1, 40], ids=["mostly-live", "mostly-archived"])
 def test_searchable_vectors_leave_out_texts_only_archived_memories_hold(
     store: Store, clock: FixedClock, cold: int
 ) -> None:
@@ -74,13 +74,15 @@ def test_searchable_vectors_leave_out_texts_only_archived_memories_hold(
         memory("live, with no vector yet")
     _turn(store, clock, "said in a turn", "t1")
     _turn(store, clock, "a turn", "t2")
+    for i in range(10):  # turns not embedded yet: live texts without a vector
+        _turn(store, clock, f"turn {i}", f"new {i}")
     texts = [f"live {i}" for i in range(3)] + [f"cold {i}" for i in range(cold)]
     texts += ["said in a turn", "a turn"]
     with store.transaction():
         store.index.put_vectors(
             [(content_hash(t), "m", 2, t.encode()[:8].ljust(8)) for t in texts], now=clock.now()
         )
-        store.index.put_vectors([(content_hash("cold 1"), "other", 2, b"x" * 8)], now=clock.now())
+        store.index.put_vectors([(content_hash("cold 0"), "other", 2, b"x" * 8)], now=clock.now())
     store.archive.move([(i, "manual", None) for i in archived], now=clock.now(), actor="test")
 
     expected = {content_hash(t) for t in texts if not t.startswith("cold")}
