@@ -33,10 +33,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from memoracle import transfer
 from memoracle.config import load
 from memoracle.embed import to_blob
 from memoracle.engine import Engine
+from memoracle.jobs import transfer
 from memoracle.store.memories import search_text
 from memoracle.text import content_hash
 

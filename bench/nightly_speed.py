@@ -42,10 +42,10 @@ from _common import write_results
 from cold_history import extend
 from recall_speed import TEMPLATES, fill_vectors, text
 
-from memoracle import nightly
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.jobs import nightly
 from memoracle.types import Turn
 
 START = date(2020, 1, 1)

@@ -92,35 +92,35 @@ FORBIDDEN = {
         "memoracle.capture",
         "memoracle.ingest",
     ),
-    "memoracle.engine": ("memoracle.cli", "memoracle.nightly"),
-    "memoracle.nightly": ("memoracle.cli",),
+    "memoracle.engine": ("memoracle.cli", "memoracle.jobs.nightly"),
+    "memoracle.jobs.nightly": ("memoracle.cli",),
     "memoracle.graph": (
         "memoracle.store",
         "memoracle.engine",
         "memoracle.cli",
         "memoracle.ingest",
-        "memoracle.nightly",
+        "memoracle.jobs.nightly",
     ),
-    "memoracle.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.canary": ("memoracle.cli", "memoracle.nightly", "memoracle.store"),
-    "memoracle.health": (
+    "memoracle.jobs.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.jobs.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.jobs.canary": ("memoracle.cli", "memoracle.jobs.nightly", "memoracle.store"),
+    "memoracle.jobs.health": (
         "memoracle.cli",
-        "memoracle.nightly",
+        "memoracle.jobs.nightly",
         "memoracle.capture",
         "memoracle.ingest",
     ),
     "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
-    "memoracle.bench": ("memoracle.store", "memoracle.cli"),
-    "memoracle.serialize": ("memoracle.engine", "memoracle.cli", "memoracle.nightly"),
-    "memoracle.schedule": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.checkpoint": ("memoracle.cli", "memoracle.store"),
-    "memoracle.transfer": ("memoracle.cli", "memoracle.nightly"),
-    "memoracle.openclaw": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.install": ("memoracle.cli", "memoracle.capture"),
+    "memoracle.jobs.bench": ("memoracle.store", "memoracle.cli"),
+    "memoracle.serialize": ("memoracle.engine", "memoracle.cli", "memoracle.jobs.nightly"),
+    "memoracle.jobs.schedule": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.jobs.checkpoint": ("memoracle.cli", "memoracle.store"),
+    "memoracle.jobs.transfer": ("memoracle.cli", "memoracle.jobs.nightly"),
+    "memoracle.openclaw.workspace": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
+    "memoracle.openclaw.install": ("memoracle.cli", "memoracle.capture"),
     "memoracle.mcp_server": (
         "memoracle.cli",
-        "memoracle.nightly",
+        "memoracle.jobs.nightly",
         "memoracle.store",
         "memoracle.capture",
         "memoracle.ingest",
@@ -142,7 +142,7 @@ def test_imports_point_one_way(path: Path) -> None:
 def test_only_store_opens_our_database() -> None:
     # ingest/openclaw_sqlite.py reads a *copy* of OpenClaw's own database, not ours;
     # bench.py builds its BM25 baseline in a throwaway in-memory database.
-    allowed = {"memoracle.ingest.openclaw_sqlite", "memoracle.bench"}
+    allowed = {"memoracle.ingest.openclaw_sqlite", "memoracle.jobs.bench"}
     users = {
         _name(p)
         for p in MODULES

@@ -8,10 +8,10 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from memoracle import nightly, transfer
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.jobs import nightly, transfer
 from memoracle.text import content_hash
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

@@ -1,4 +1,4 @@
-"""`memoracle.bench.run_locomo` on a LoCoMo-format fixture of our own (two conversations,
+"""`memoracle.jobs.bench.run_locomo` on a LoCoMo-format fixture of our own (two conversations,
 three sessions each, questions of every category, malformed evidence ids)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memoracle.bench import (
+from memoracle.errors import InvalidInput
+from memoracle.jobs.bench import (
     LocomoReport,
     QuestionResult,
     format_report,
@@ -18,7 +19,6 @@ from memoracle.bench import (
     session_of,
     within_budget,
 )
-from memoracle.errors import InvalidInput
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
 KS = (5, 10, 20)

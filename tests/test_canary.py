@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memoracle import canary
-from memoracle.canary import Canary, CanaryResult, ProbeReport
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
+from memoracle.jobs import canary
+from memoracle.jobs.canary import Canary, CanaryResult, ProbeReport
 
 ENTRY = {"query": "q", "expect": "e", "added_at": "2026-05-15T09:30:00+00:00"}
 

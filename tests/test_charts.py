@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memoracle import charts, health
 from memoracle.engine import Engine
 from memoracle.errors import WorkspaceError
+from memoracle.jobs import charts, health
 
 SVG = "{http://www.w3.org/2000/svg}"
 T0 = datetime(2026, 1, 1, 3, 0, tzinfo=UTC)

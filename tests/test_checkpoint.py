@@ -137,7 +137,7 @@ def test_a_checkpoint_waits_for_the_nightly_runs_hold_on_the_daily_notes(
 ) -> None:
     """The nightly run and a checkpoint read a daily note and write it whole again; each
     holds HOME/notes.lock meanwhile, so neither loses the other's lines."""
-    from memoracle import nightly
+    from memoracle.jobs import nightly
 
     monkeypatch.setattr(nightly, "NOTE_LOCK_WAIT_SECONDS", 0.2)
     with nightly.note_lock(home):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memoracle import doctor, health, nightly
 from memoracle.engine import Engine
+from memoracle.jobs import doctor, health, nightly
 
 
 def test_every_warning_health_can_raise_has_advice() -> None:

@@ -8,10 +8,10 @@ import sqlite3
 
 import pytest
 
-from memoracle import nightly
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.errors import NotFound
+from memoracle.jobs import nightly
 
 
 def test_remembered_memories_feed_the_graph_and_any_name_finds_an_entity(

@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 import pytest
 
-from memoracle import canary, health, nightly
 from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import WorkspaceError
+from memoracle.jobs import canary, health, nightly
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER
 from memoracle.types import IndexStatus
 

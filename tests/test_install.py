@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from memoracle import install as installer
-from memoracle import nightly, schedule, transfer
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, StoreError, WorkspaceError
-from memoracle.openclaw import AGENTS_BEGIN, AGENTS_END
+from memoracle.jobs import nightly, schedule, transfer
+from memoracle.openclaw import install as installer
+from memoracle.openclaw.workspace import AGENTS_BEGIN, AGENTS_END
 
 INSTALLED_AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 MEMORY_MD = (

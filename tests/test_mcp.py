@@ -24,10 +24,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from memoracle.checkpoint import CheckpointItem, items_of
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.jobs.checkpoint import CheckpointItem, items_of
 from memoracle.mcp_server import Kind, MemoryTools, _sees_scope
 from memoracle.types import KINDS, Scope
 

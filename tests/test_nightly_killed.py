@@ -27,7 +27,7 @@ RUN = textwrap.dedent(
     import sys
     from datetime import datetime
     from pathlib import Path
-    from memoracle import nightly
+    from memoracle.jobs import nightly
     from memoracle.clock import FixedClock
     from memoracle.config import load
     from memoracle.engine import Engine

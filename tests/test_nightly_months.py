@@ -34,10 +34,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from memoracle import nightly
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
+from memoracle.jobs import nightly
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER, extract_block
 from memoracle.types import KINDS, Memory, Turn

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memoracle import openclaw
 from memoracle.capture.noise import is_noise
 from memoracle.config import Settings, load
 from memoracle.errors import InvalidInput, NotFound
+from memoracle.openclaw import workspace as openclaw
 
 EXE = "/opt/memoracle env/bin/memoracle"  # a space: every command must quote it
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoracle import pointers
+from memoracle.jobs import pointers
 
 MEMORY_MD = """\
 # MEMORY.md

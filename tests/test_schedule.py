@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from memoracle import schedule
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.jobs import schedule
 
 
 def test_cron_lines_name_each_job_and_this_home(settings: Settings) -> None:

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from memoracle import nightly, transfer
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError, WriteHeld
+from memoracle.jobs import nightly, transfer
 from memoracle.store import Store
 from memoracle.store import transfer as rows
 from memoracle.text import content_hash

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memoracle import nightly
 from memoracle.cli import main
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
+from memoracle.jobs import nightly
 from memoracle.types import Turn
 
 INJECTIONS = {

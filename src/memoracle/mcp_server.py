@@ -38,11 +38,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memoracle import checkpoint, health, serialize
+from memoracle import serialize
 from memoracle.clock import Clock, SystemClock, parse_instant
 from memoracle.config import Settings, installed_version, load
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
+from memoracle.jobs import checkpoint, health
 from memoracle.types import VISIBILITIES, Hit, Memory, Scope
 
 __all__ = ["DEFAULT_PORT", "MemoryTools", "build_server", "run"]

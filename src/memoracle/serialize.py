@@ -29,9 +29,9 @@ from memoracle.types import (
 )
 
 if TYPE_CHECKING:  # these sit above the engine; only their report types are read here
-    from memoracle.checkpoint import CheckpointReport
-    from memoracle.install import InstallReport, UninstallReport
-    from memoracle.transfer import ExportReport, ImportReport
+    from memoracle.jobs.checkpoint import CheckpointReport
+    from memoracle.jobs.transfer import ExportReport, ImportReport
+    from memoracle.openclaw.install import InstallReport, UninstallReport
 
 JSON_VERSION = 1
 

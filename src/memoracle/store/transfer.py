@@ -1,4 +1,4 @@
-"""The whole store as records and back: the SQL behind `memoracle.transfer`, which owns
+"""The whole store as records and back: the SQL behind `memoracle.jobs.transfer`, which owns
 the file (its header, lines, progress and refusals).
 
 A record is one JSON-ready dict per row of a data table, keyed by column name, with a

@@ -24,26 +24,26 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import (
-    canary,
-    charts,
-    checkpoint,
-    doctor,
-    health,
-    install,
-    nightly,
-    openclaw,
-    pointers,
-    schedule,
-    serialize,
-    transfer,
-)
-from memoracle.bench import format_report, report_json, run_locomo
+from memoracle import serialize
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError
 from memoracle.graph import log as graph_log
+from memoracle.jobs import (
+    canary,
+    charts,
+    checkpoint,
+    doctor,
+    health,
+    nightly,
+    pointers,
+    schedule,
+    transfer,
+)
+from memoracle.jobs.bench import format_report, report_json, run_locomo
+from memoracle.openclaw import install
+from memoracle.openclaw import workspace as openclaw
 from memoracle.recall.ann import INSTALL_HINT
 from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
 
@@ -2192,6 +2192,3 @@ def demo() -> None:
                 f"Look closer: memoracle --home {home} get m_1"
             )
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

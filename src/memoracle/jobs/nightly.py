@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from memoracle import health, serialize
+from memoracle import serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
 from memoracle.files import os_lock, pid_lock, read_text, write_atomically
 from memoracle.graph import log as graph_log
+from memoracle.jobs import health
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.lifecycle.scoring import PROMOTE_AT, activation, rank
 from memoracle.render.daily import append_entries

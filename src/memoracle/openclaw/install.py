@@ -37,15 +37,20 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memoracle import schedule, transfer
 from memoracle.clock import Clock
 from memoracle.config import Settings, installed_version, set_key
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.files import pid_lock, write_atomically
 from memoracle.ingest.markdown import daily_note_day
-from memoracle.nightly import NIGHTLY_LOCK  # no night runs during an uninstall
-from memoracle.openclaw import AGENTS_BEGIN, FLUSH_PROMPT_KEY, MCP_SERVER_NAME, check_workspace
+from memoracle.jobs import schedule, transfer
+from memoracle.jobs.nightly import NIGHTLY_LOCK  # no night runs during an uninstall
+from memoracle.openclaw.workspace import (
+    AGENTS_BEGIN,
+    FLUSH_PROMPT_KEY,
+    MCP_SERVER_NAME,
+    check_workspace,
+)
 from memoracle.render.daily import SECTIONS
 from memoracle.store import require_fts5
 from memoracle.types import IngestReport

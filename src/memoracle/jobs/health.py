@@ -26,11 +26,11 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memoracle import canary, pointers
 from memoracle.config import installed_version
 from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.files import write_atomically
+from memoracle.jobs import canary, pointers
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.types import STATUSES

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memoracle import nightly
 from memoracle.engine import Engine
-from memoracle.health import HealthReport, HealthWarning
+from memoracle.jobs import nightly
+from memoracle.jobs.health import HealthReport, HealthWarning
 
 __all__ = ["ADVICE", "Advice", "Finding", "explain", "fix"]
 
