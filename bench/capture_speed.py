@@ -1,4 +1,4 @@
-"""Capture latency per turn: rules + store, no embeddings (SPEC §12: p50 ≤ 2 ms, p95 ≤ 5 ms).
+"""Capture latency per turn: rules + store, no embeddings (targets: p50 ≤ 2 ms, p95 ≤ 5 ms).
 
 Replays every LoCoMo turn (5,882 realistic chat turns) through `Engine.capture`, one
 turn per call and per transaction, as an agent host would after each turn. In the same

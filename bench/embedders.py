@@ -348,7 +348,7 @@ def print_tables(results: dict[str, dict[str, Any]]) -> None:
             for row in rows
         ]
         print(f"{label:<16} " + " ".join(f"{c:>20}" for c in cells))
-    print("\ntarget (SPEC §12, full system): turn-level recall@10 over categories 1-4 >= 0.75")
+    print("\ntarget (full system): turn-level recall@10 over categories 1-4 >= 0.75")
 
 
 def main() -> None:

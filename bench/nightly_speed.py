@@ -1,4 +1,4 @@
-"""Nightly run time over stores of 100k and 1M memories (SPEC §12: nightly over 100k
+"""Nightly run time over stores of 100k and 1M memories (targets: nightly over 100k
 memories ≤ 30 s, over 1M ≤ 5 min), step by step.
 
 Each store is built through the import door: daily notes of `PER_DAY` bullets a day, in

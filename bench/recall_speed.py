@@ -1,4 +1,4 @@
-"""Recall and search latency at 10k, 100k and 1M turns (SPEC §12: recall p50 ≤ 15 ms,
+"""Recall and search latency at 10k, 100k and 1M turns (targets: recall p50 ≤ 15 ms,
 p95 ≤ 40 ms and resident memory ≤ 500 MB at 100k; p95 ≤ 150 ms at 1M with the ANN index).
 
 Builds a store from N synthetic agent turns in realistic shapes (preferences, events,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
+import pytest
 
 import memoracle
 from memoracle.cli import main
@@ -52,3 +54,37 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     namespace: dict[str, object] = {"print": lambda *args: None}
     exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102
     assert (tmp_path / "agent-memory" / "memoracle.db").exists()
+
+
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    found = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title)))
+    return found
+
+
+@pytest.mark.parametrize(
+    "page",
+    sorted(
+        [ROOT / "README.md", ROOT / "BENCHMARKS.md", *ROOT.glob("docs/*.md")]
+        + [p for p in ROOT.glob("integrations/**/*.md") if "node_modules" not in p.parts]
+    ),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_every_link_resolves_inside_the_repository(page: Path) -> None:
+    broken = []
+    for target in _LINK.findall(page.read_text(encoding="utf-8")):
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        inside = dest == ROOT or ROOT in dest.parents
+        if not inside or not dest.exists():
+            broken.append(target)
+        elif anchor and dest.is_file() and anchor not in _anchors(dest):
+            broken.append(target)
+    assert not broken, f"{page.relative_to(ROOT)} links to what is not in the repository"

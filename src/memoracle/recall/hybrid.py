@@ -1,6 +1,6 @@
 """Hybrid search: a query in, ranked hits out, each with its scores per signal.
 
-Owns the order of operations (SPEC §4): FTS5 BM25 over memories and episodes (AND of
+Owns the order of operations (docs/retrieval.md): FTS5 BM25 over memories and episodes (AND of
 the content words first, OR after; common words over their newest matches only, see
 `Searcher._lexical`), vector similarity over the same items, the memories naming the
 entities the query names or their graph neighbours (`expand`), Reciprocal Rank

@@ -1,5 +1,5 @@
 """The knowledge graph's tables: entities, their aliases, relations, and the memories
-that state each (SPEC §7).
+that state each (docs/graph.md).
 
 An entity is a canonical key ("anna") with a display name, a type from the ontology
 and the names it was seen under; a relation is (source entity, type, target entity).
