@@ -38,12 +38,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memoracle import serialize
 from memoracle.clock import Clock, SystemClock, parse_instant
 from memoracle.config import Settings, installed_version, load
 from memoracle.engine import Engine, recall_anyway
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint, health
+from memoracle.serialize import records, reports
 from memoracle.types import VISIBILITIES, Hit, Memory, Scope
 
 __all__ = ["DEFAULT_PORT", "MemoryTools", "build_server", "run"]
@@ -199,7 +199,7 @@ class MemoryTools:
         text = block.text or "Nothing in memory fits this message yet."
         if block.degraded:
             text += f"\n(note: {block.degraded})"
-        return _result(text, serialize.recall_block(block))
+        return _result(text, records.recall_block(block))
 
     def memory_search(
         self,
@@ -243,8 +243,8 @@ class MemoryTools:
         lines = [_hit_line(h, zone) for h in outcome.hits] or ["No match."]
         if outcome.note:
             lines.append(f"(note: {outcome.note})")
-        data = serialize.envelope(
-            mode=outcome.mode, note=outcome.note, hits=[serialize.hit(h) for h in outcome.hits]
+        data = records.envelope(
+            mode=outcome.mode, note=outcome.note, hits=[records.hit(h) for h in outcome.hits]
         )
         return _result("\n".join(lines), data)
 
@@ -259,14 +259,14 @@ class MemoryTools:
         with self._call() as engine:
             memory = self._visible(engine, id)
             turns = [e for e in engine.episodes_of(memory) if _sees_scope(self.scope, e.scope)]
-        shaped = serialize.memory(memory, episodes=turns)
+        shaped = records.memory(memory, episodes=turns)
         text = f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}"
         if memory.superseded_by:
             text += f"\nsuperseded by m_{memory.superseded_by}"
         for turn in turns:
             text += f"\nfrom {turn.ref} ({turn.at:%Y-%m-%d}) {turn.speaker or turn.role}: "
             text += " ".join(turn.text.split())[:300]
-        return _result(text, serialize.envelope(memory=shaped))
+        return _result(text, records.envelope(memory=shaped))
 
     def memory_remember(
         self,
@@ -297,7 +297,7 @@ class MemoryTools:
                 text, kind=kind, scope=self.scope, source="agent", actor=ACTOR
             )
         verb = "Remembered" if inserted else "Already known (strengthened)"
-        data = serialize.envelope(inserted=inserted, memory=serialize.memory(memory))
+        data = records.envelope(inserted=inserted, memory=records.memory(memory))
         return _result(f"{verb}: {memory.ref} {memory.kind}: {memory.text}", data)
 
     def memory_forget(
@@ -321,7 +321,7 @@ class MemoryTools:
             if was == "forgotten"
             else f"Forgot {memory.ref}: {memory.text}"
         )
-        data = serialize.envelope(dry_run=False, memories=[serialize.memory(memory)])
+        data = records.envelope(dry_run=False, memories=[records.memory(memory)])
         return _result(text, data)
 
     def memory_checkpoint(
@@ -362,7 +362,7 @@ class MemoryTools:
             )
             if report.store_failed:
                 self._drop()  # the next call opens the database again
-        return _result("\n".join(checkpoint.describe(report)), serialize.checkpoint_report(report))
+        return _result("\n".join(checkpoint.describe(report)), reports.checkpoint_report(report))
 
     def memory_status(self) -> CallToolResult:
         """How big and how healthy long-term memory is: counts of memories by status and
@@ -385,7 +385,7 @@ class MemoryTools:
             *(f"- [{w.code}] {w.message}" for w in report.warnings),
             f"scope: {_scope_text(self.scope)}",
         ]
-        data = serialize.envelope(
+        data = records.envelope(
             scope=asdict(self.scope),
             stats=asdict(stats),
             index=asdict(index),

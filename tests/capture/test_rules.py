@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from memoracle.capture.prefilter import passes, required_literals
 from memoracle.capture.rules import (
     DIRECTIVES,
     FAMILIES,
     RuleFileError,
     available_languages,
     default_rules,
-    fold,
     load_rules,
     parse_language,
 )
 from memoracle.errors import InvalidInput
+from memoracle.language.prefilter import passes, required_literals
+from memoracle.language.words import fold_chars
 from memoracle.types import KINDS
 
 GOLD = Path(__file__).parent / "data" / "capture_gold.jsonl"
@@ -181,8 +181,8 @@ def test_empty_directory(tmp_path: Path) -> None:
 
 def test_fold_keeps_length_and_straightens() -> None:
     text = "I’m “fine”\u00a0— ёлка"
-    assert len(fold(text)) == len(text)
-    assert fold(text) == 'I\'m "fine" — елка'
+    assert len(fold_chars(text)) == len(text)
+    assert fold_chars(text) == 'I\'m "fine" — елка'
 
 
 # --- the prefilter ---------------------------------------------------------------------
@@ -225,7 +225,7 @@ def _gold_texts() -> list[str]:
 
 def test_gates_never_hide_a_match() -> None:
     """Every gate is a necessary condition of its regex (checked on real sentences)."""
-    texts = [fold(text) for text in _gold_texts()]
+    texts = [fold_chars(text) for text in _gold_texts()]
     for code in LANGS:
         rules = default_rules().get(code)
         matchers = [rule.patterns for rule in rules.rules]
@@ -242,7 +242,7 @@ def test_gates_never_hide_a_match() -> None:
 
 
 def test_trigram_index_finds_every_passing_entry() -> None:
-    texts = [fold(text).casefold() for text in _gold_texts()]
+    texts = [fold_chars(text).casefold() for text in _gold_texts()]
     for code in LANGS:
         rules = default_rules().get(code)
         for text in texts:

@@ -42,15 +42,15 @@ import re
 from dataclasses import replace
 
 from memoracle.capture.lang import detect_language
-from memoracle.capture.prefilter import passes
 from memoracle.capture.rules import (
     ASSISTANT_KINDS,
     DIRECTIVES,
     LanguageRules,
     Rule,
     default_rules,
-    fold,
 )
+from memoracle.language.prefilter import passes
+from memoracle.language.words import fold_chars
 from memoracle.types import Candidate, Extraction
 
 __all__ = ["HEDGE_FACTOR", "MAX_SENTENCE_CHARS", "extract", "split_sentences"]
@@ -115,7 +115,7 @@ def _remember_tail(sentence: str, rules: LanguageRules) -> int | None:
     is the directive and points at the previous one); None without one."""
     if rules.remember_tail is None:
         return None
-    folded = fold(sentence)
+    folded = fold_chars(sentence)
     found = rules.remember_tail.search(folded, folded.casefold())
     if found is None:
         return None
@@ -133,7 +133,7 @@ def _remembered(
     if outcome in ("question", "hypothetical", "too_long", "assistant"):
         return outcome
     content = _TRIM_CONTENT.sub("", text)
-    if not content or _vague(fold(content).casefold(), rules):
+    if not content or _vague(fold_chars(content).casefold(), rules):
         return outcome
     family = rules.family("remember")
     importance, confidence = (family[0].importance, family[0].confidence) if family else (0.8, 0.9)
@@ -201,7 +201,7 @@ def _sentence(
 ) -> Candidate | str:
     if len(text) > MAX_SENTENCE_CHARS:
         return "too_long"
-    folded = fold(text)
+    folded = fold_chars(text)
     if _LETTER.search(folded) is None:
         return "smalltalk"
     lowered = folded.casefold()
@@ -367,7 +367,7 @@ def _candidate(
     if "object" in groups and match.group("object") is not None:
         start, end = match.span("object")
         raw = _TRIM_OBJECT.sub("", text[body_start + start : body_start + end])
-        if not raw or _vague(fold(raw).casefold(), rules):
+        if not raw or _vague(fold_chars(raw).casefold(), rules):
             return None
         obj = raw
     predicate = rule.predicate
@@ -413,7 +413,7 @@ def _first_person(text: str, rules: LanguageRules, owner: str) -> str | None:
 def _owned(subject: str, rules: LanguageRules, owner: str) -> str:
     """ "my sister" said by Caroline -> "Caroline's sister"."""
     if rules.possessive is not None:
-        folded = fold(subject)
+        folded = fold_chars(subject)
         mine = rules.possessive.match(folded, folded.casefold())
         if mine is not None:
             return f"{owner}'s {subject[mine.end() :]}"
@@ -422,7 +422,7 @@ def _owned(subject: str, rules: LanguageRules, owner: str) -> str:
 
 def _predicate_name(raw: str, rules: LanguageRules) -> str:
     """ "my favorite color" -> "favorite_color"; "my dog's name" -> "dog_name"."""
-    folded = fold(raw).strip()
+    folded = fold_chars(raw).strip()
     if rules.possessive is not None:
         mine = rules.possessive.match(folded, folded.casefold())
         if mine is not None:

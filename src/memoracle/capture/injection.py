@@ -35,7 +35,7 @@ is tried. File format (``en.toml`` is the commented reference)::
                 imperative is already a signal)
 
 Patterns match case-insensitively, ``^``/``$`` at line edges, against the visible text:
-invisible characters removed, quotes and "ё" folded (`rules.fold`), full-width and
+invisible characters removed, quotes and "ё" folded (`language.words.fold_chars`), full-width and
 mathematical letters read as ASCII. A malformed file raises `InjectionRuleError`
 naming the file and the rule.
 
@@ -72,9 +72,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from memoracle import datafiles
-from memoracle.capture.rules import fold
 from memoracle.errors import InvalidInput
+from memoracle.language import datafiles
+from memoracle.language.words import fold_chars
 
 __all__ = [
     "LEVELS",
@@ -506,9 +506,9 @@ class _View(NamedTuple):
 
 def _view(text: str) -> _View:
     if text.isascii():
-        return _View(fold(text) if "`" in text else text)  # fold's only ASCII change
+        return _View(fold_chars(text) if "`" in text else text)  # fold's only ASCII change
     if _SPECIAL_RUN.search(text) is None:
-        return _View(fold(text))
+        return _View(fold_chars(text))
     letters = _as_ascii()
     parts: list[str] = []
     starts, shifts = [0], [0]
@@ -547,7 +547,9 @@ def _view(text: str) -> _View:
                 hits.append(_Hit("invisible-characters", False, first, stop))
                 payloads.append((shown, first, stop, False))
     parts.append(text[position:])
-    return _View(fold("".join(parts)), tuple(starts), tuple(shifts), tuple(hits), tuple(payloads))
+    return _View(
+        fold_chars("".join(parts)), tuple(starts), tuple(shifts), tuple(hits), tuple(payloads)
+    )
 
 
 @functools.cache

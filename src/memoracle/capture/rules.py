@@ -25,7 +25,7 @@ File format, in short (``en.toml`` is the commented reference)::
 Named groups a rule may use: ``subject``, ``predicate``, ``object`` (the triple) and
 ``content`` (what a remember/forget rule is about; required for those two kinds).
 Every regex is matched case-insensitively unless the rule asks otherwise, against text
-whose curly quotes, odd spaces and "ё" are folded (see `fold`).
+whose curly quotes, odd spaces and "ё" are folded (see `language.words.fold_chars`).
 
 A malformed file raises `RuleFileError` naming the file and, where there is one, the
 rule id. `load_rules` checks every file fully; `default_rules`, the packaged files read
@@ -46,9 +46,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from memoracle import datafiles
-from memoracle.capture.prefilter import Gate, Matcher
 from memoracle.errors import InvalidInput
+from memoracle.language import datafiles
+from memoracle.language.prefilter import Gate, Matcher
 
 __all__ = [
     "ASSISTANT_KINDS",
@@ -63,7 +63,6 @@ __all__ = [
     "RuleSet",
     "available_languages",
     "default_rules",
-    "fold",
     "load_rules",
     "parse_language",
 ]
@@ -148,29 +147,6 @@ _FLAGS: Mapping[str, re.RegexFlag] = MappingProxyType(
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 _PREDICATE = re.compile(r"[^\W\d]\w*")
 _LANG_CODE = re.compile(r"[a-z]{2,3}")
-
-# Same-length folds, so spans found in folded text are spans of the original.
-_FOLD = str.maketrans(
-    {
-        "\u2019": "'",
-        "\u2018": "'",
-        "\u02bc": "'",
-        "\u00b4": "'",
-        "`": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u00a0": " ",
-        "\u202f": " ",
-        "\u2009": " ",
-        "\u0451": "\u0435",
-        "\u0401": "\u0415",
-    }
-)
-
-
-def fold(text: str) -> str:
-    """Curly quotes to straight, odd spaces to " ", ё to е; same length as `text`."""
-    return text.translate(_FOLD)
 
 
 class RuleFileError(InvalidInput):

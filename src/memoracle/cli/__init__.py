@@ -24,7 +24,6 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle import serialize
 from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
 from memoracle.config import Settings, load, toml_value
 from memoracle.engine import Engine, recall_anyway
@@ -45,6 +44,7 @@ from memoracle.jobs.bench import format_report, report_json, run_locomo
 from memoracle.openclaw import install
 from memoracle.openclaw import workspace as openclaw
 from memoracle.recall.ann import INSTALL_HINT
+from memoracle.serialize import records, reports
 from memoracle.types import KINDS, STATUSES, IngestWarning, Memory, Scope, Turn
 
 SAMPLE_SESSION = "sample-session.jsonl"
@@ -209,7 +209,7 @@ def init(openclaw_workspace: Path | None, as_json: bool) -> None:
             settings, clock=_ctx().clock(settings), openclaw_workspace=openclaw_workspace
         )
     if as_json:
-        _echo_json(serialize.init_report(report))
+        _echo_json(records.init_report(report))
         return
     click.echo(f"workspace  {report.home}")
     click.echo(f"database   {report.database} (schema v{report.schema_version})")
@@ -240,7 +240,7 @@ def config_show(as_json: bool) -> None:
     rows = settings.items()
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 home=str(settings.home),
                 config_file=str(settings.config_path),
                 settings={k: {"value": _jsonable(v), "source": s} for k, v, s, _ in rows},
@@ -339,8 +339,8 @@ def capture(
         results = engine.capture_many(batches)
         zone = engine.zone
     if as_json:
-        shaped = [serialize.capture_result(r) for r in results]
-        _echo_json(serialize.envelope(results=shaped) if many else shaped[0])
+        shaped = [records.capture_result(r) for r in results]
+        _echo_json(records.envelope(results=shaped) if many else shaped[0])
         return
     for result in results:
         if result.duplicate_turn:
@@ -498,7 +498,7 @@ def ingest(
             list(paths), fmt=fmt, scope=scope, on_progress=on_progress, on_warning=on_warning
         )
     if as_json:
-        _echo_json(serialize.ingest_report(report))
+        _echo_json(records.ingest_report(report))
     else:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.format_counts.items()))
         click.echo(f"read {report.files} file(s) ({kinds or 'none'})")
@@ -559,7 +559,7 @@ def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
         )
         zone = engine.zone
     if as_json:
-        _echo_json(serialize.envelope(memories=[serialize.memory(m) for m in found]))
+        _echo_json(records.envelope(memories=[records.memory(m) for m in found]))
         return
     for m in found:
         click.echo(_memory_line(m, zone))
@@ -582,9 +582,9 @@ def get(ref: str, as_json: bool) -> None:
         memory = engine.get(ref)
         episodes = engine.episodes_of(memory)
     if as_json:
-        _echo_json(serialize.envelope(memory=serialize.memory(memory, episodes=episodes)))
+        _echo_json(records.envelope(memory=records.memory(memory, episodes=episodes)))
         return
-    shaped = serialize.memory(memory)
+    shaped = records.memory(memory)
     click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
     for key in ("subject", "predicate", "object", "source", "rule", "lang"):
         if shaped[key]:
@@ -629,7 +629,7 @@ def remember(
         memory, inserted = engine.remember(text, kind=kind, scope=scope)
         zone = engine.zone
     if as_json:
-        _echo_json(serialize.envelope(inserted=inserted, memory=serialize.memory(memory)))
+        _echo_json(records.envelope(inserted=inserted, memory=records.memory(memory)))
         return
     click.echo(("added   " if inserted else "seen    ") + _memory_line(memory, zone))
 
@@ -660,9 +660,7 @@ def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> 
             found = engine.forget_matching(query, dry_run=dry_run)
         zone = engine.zone
     if as_json:
-        _echo_json(
-            serialize.envelope(dry_run=dry_run, memories=[serialize.memory(m) for m in found])
-        )
+        _echo_json(records.envelope(dry_run=dry_run, memories=[records.memory(m) for m in found]))
         return
     verb = "would forget" if dry_run else "forgot"
     for m in found:
@@ -684,7 +682,7 @@ def stats(as_json: bool) -> None:
     with _engine_errors(), _ctx().engine() as engine:
         s = engine.stats()
     if as_json:
-        _echo_json(serialize.stats(s))
+        _echo_json(records.stats(s))
         return
     click.echo(f"workspace   {s.home}")
     click.echo(
@@ -769,7 +767,7 @@ def dedup_command(
         zone = engine.settings.zone
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 fixed=mode == "fix",
                 backup=str(backup) if backup else None,
                 groups=[
@@ -840,7 +838,7 @@ def archive_command(mode: str | None, min_age_days: int, as_json: bool) -> None:
         zone = engine.settings.zone
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 dry_run=mode == "dry-run",
                 backup=str(backup) if backup else None,
                 archived=[
@@ -872,7 +870,7 @@ def restore(ref: str, as_json: bool) -> None:
         memory = engine.restore(ref)
         zone = engine.settings.zone
     if as_json:
-        _echo_json(serialize.envelope(memory=serialize.memory(memory)))
+        _echo_json(records.envelope(memory=records.memory(memory)))
         return
     click.echo(_memory_line(memory, zone))
 
@@ -910,7 +908,7 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     md = report.memory_md
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 dry_run=report.dry_run,
                 backup=str(report.backup) if report.backup else None,
                 steps=report.steps,
@@ -1064,8 +1062,8 @@ def audit_command(
             stored = engine.confirm_held(confirm)
             if as_json:
                 _echo_json(
-                    serialize.envelope(
-                        confirmed=confirm, memories=[serialize.memory(m) for m in stored]
+                    records.envelope(
+                        confirmed=confirm, memories=[records.memory(m) for m in stored]
                     )
                 )
             else:
@@ -1076,7 +1074,7 @@ def audit_command(
         if reject:
             engine.reject_held(reject)
             if as_json:
-                _echo_json(serialize.envelope(rejected=reject))
+                _echo_json(records.envelope(rejected=reject))
             else:
                 click.echo(f"rejected {reject}: it stays out of memory")
             return
@@ -1084,9 +1082,9 @@ def audit_command(
         entries = [] if only_held else engine.audit_entries(since=start)
     if as_json:
         _echo_json(
-            serialize.envelope(
-                held=[serialize.held(h) for h in held],
-                entries=[serialize.audit_entry(e) for e in entries],
+            records.envelope(
+                held=[records.held(h) for h in held],
+                entries=[records.audit_entry(e) for e in entries],
             )
         )
         return
@@ -1239,7 +1237,7 @@ def doctor_command(as_json: bool) -> None:
     findings = doctor.explain(report)
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 status=report.status,
                 findings=[
                     {
@@ -1320,7 +1318,7 @@ def graph_entities(type_: str | None, limit: int, as_json: bool) -> None:
     with _engine_errors(), _ctx().engine() as engine:
         found = engine.graph_entities(type_=type_, limit=limit)
     if as_json:
-        _echo_json(serialize.envelope(entities=[serialize.entity(e) for e in found]))
+        _echo_json(records.envelope(entities=[records.entity(e) for e in found]))
         return
     for e in found:
         click.echo(f"{e.memories:>5}  {e.type:<14} {e.name}  ({e.key})")
@@ -1342,7 +1340,7 @@ def graph_relations(limit: int, as_json: bool) -> None:
     with _engine_errors(), _ctx().engine() as engine:
         found = engine.graph_relations(limit=limit)
     if as_json:
-        _echo_json(serialize.envelope(relations=[serialize.relation(r) for r in found]))
+        _echo_json(records.envelope(relations=[records.relation(r) for r in found]))
         return
     for r in found:
         click.echo(f"{r.memories:>5}  {r.source} {r.relation} {r.target}")
@@ -1365,10 +1363,10 @@ def graph_show(name: str, as_json: bool) -> None:
         view = engine.graph_show(name)
     if as_json:
         _echo_json(
-            serialize.envelope(
-                entity=serialize.entity(view.entity),
-                relations=[serialize.relation(r) for r in view.relations],
-                memories=[serialize.memory(m) for m in view.memories],
+            records.envelope(
+                entity=records.entity(view.entity),
+                relations=[records.relation(r) for r in view.relations],
+                memories=[records.memory(m) for m in view.memories],
             )
         )
         return
@@ -1409,7 +1407,7 @@ def graph_compact(dry_run: bool, min_gain: float, as_json: bool) -> None:
         report = graph_log.compact(engine, min_gain=min_gain / 100, dry_run=dry_run)
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 path=str(report.path),
                 dry_run=report.dry_run,
                 compacted=report.compacted,
@@ -1495,7 +1493,7 @@ def pending(as_json: bool) -> None:
         disputes = engine.pending()
         zone = engine.settings.zone
     if as_json:
-        _echo_json(serialize.envelope(pending=[serialize.dispute(d) for d in disputes]))
+        _echo_json(records.envelope(pending=[records.dispute(d) for d in disputes]))
         return
     if not disputes:
         click.echo("nothing pending")
@@ -1529,7 +1527,7 @@ def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bo
         memory = engine.resolve(ref, confirm=decision == "confirm", replacement=replacement)
         zone = engine.settings.zone
     if as_json:
-        _echo_json(serialize.envelope(memory=serialize.memory(memory)))
+        _echo_json(records.envelope(memory=records.memory(memory)))
         return
     click.echo(_memory_line(memory, zone))
 
@@ -1551,10 +1549,10 @@ def score(limit: int, as_json: bool) -> None:
         zone = engine.settings.zone
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 memories=len(ranked),
                 promote=sum(s.promote for _, s in ranked),
-                ranking=[serialize.memory_score(m, s) for m, s in ranked[:limit]],
+                ranking=[records.memory_score(m, s) for m, s in ranked[:limit]],
             )
         )
         return
@@ -1593,10 +1591,10 @@ def search(
         outcome = engine.search(query, k=k, scope=scope, kinds=kinds, as_of=when)
     if as_json:
         _echo_json(
-            serialize.envelope(
+            records.envelope(
                 mode=outcome.mode,
                 note=outcome.note,
-                hits=[serialize.hit(h) for h in outcome.hits],
+                hits=[records.hit(h) for h in outcome.hits],
             )
         )
         return
@@ -1642,7 +1640,7 @@ def recall(
             settings, message, budget=budget, scope=scope, clock=ctx.clock(settings)
         )
     if as_json:
-        _echo_json(serialize.recall_block(block))
+        _echo_json(records.recall_block(block))
         return
     if block.degraded:
         click.echo(f"note: {block.degraded}", err=True)
@@ -1672,7 +1670,7 @@ def explain(
     with _engine_errors(), _ctx().engine() as engine:
         found = engine.explain(ref, query=query, scope=scope)
     if as_json:
-        _echo_json(serialize.explanation(found))
+        _echo_json(records.explanation(found))
         return
     click.echo(f"{found.ref} for {found.query!r}:")
     for reason in found.reasons:
@@ -1697,7 +1695,7 @@ def reindex(as_json: bool) -> None:
         done = engine.reindex(on_progress=on_progress)
         status = engine.index_status()
     if as_json:
-        _echo_json(serialize.envelope(embedded=done, **asdict(status)))
+        _echo_json(records.envelope(embedded=done, **asdict(status)))
         return
     searched = {
         "hnsw": "searched by the HNSW graph",
@@ -1749,7 +1747,7 @@ def checkpoint_command(
       echo "- Decided to ship on Monday" | memoracle checkpoint --text -
     """
     ctx = _ctx()
-    reports: list[checkpoint.CheckpointReport] = []
+    done: list[checkpoint.CheckpointReport] = []
     problems: list[str] = []
     if session_file is not None and openclaw_agent is not None:
         problems.append(f"--openclaw-agent {openclaw_agent} ignored: --session-file was given.")
@@ -1769,19 +1767,19 @@ def checkpoint_command(
                 except EngineError as exc:  # the text, if any, is still saved
                     problems.append(str(exc))
             if transcript is not None:
-                reports.append(
+                done.append(
                     checkpoint.save_session(
                         settings, transcript, engine=opened, clock=clock, scope=scope
                     )
                 )
             if text is not None:
                 said = _read_stdin() if text == "-" else text
-                reports.append(
+                done.append(
                     checkpoint.save(
                         settings, said, engine=opened, clock=clock, scope=scope, session=session
                     )
                 )
-            if not reports and not problems:
+            if not done and not problems:
                 problems.append(
                     "Nothing to save: pass --text TEXT (or - for stdin), --session-file PATH"
                     " or --openclaw-agent ID."
@@ -1794,12 +1792,12 @@ def checkpoint_command(
         )
     if as_json:
         _echo_json(
-            serialize.envelope(
-                checkpoints=[serialize.checkpoint_report(r) for r in reports], problems=problems
+            records.envelope(
+                checkpoints=[reports.checkpoint_report(r) for r in done], problems=problems
             )
         )
     else:
-        for report in reports:
+        for report in done:
             for line in checkpoint.describe(report):
                 click.echo(line, err=line.startswith("problem: "))
     for problem in problems:
@@ -1838,7 +1836,7 @@ def install_command(workspace: Path, yes: bool, dry_run: bool, force: bool, as_j
             settings, workspace, clock=ctx.clock(settings), dry_run=dry_run, force=force
         )
     if as_json:
-        _echo_json(serialize.install_report(report))
+        _echo_json(reports.install_report(report))
         return
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -1921,7 +1919,7 @@ def uninstall_command(
         )
     if dry_run:
         if as_json:
-            _echo_json(serialize.uninstall_report(plan))
+            _echo_json(reports.uninstall_report(plan))
         else:
             _echo_uninstall(plan)
             click.echo("nothing changed (dry run)")
@@ -1943,7 +1941,7 @@ def uninstall_command(
             settings, keep_db=keep_db, export_path=export_path, dry_run=False, clock=clock
         )
     if as_json:
-        _echo_json(serialize.uninstall_report(done))
+        _echo_json(reports.uninstall_report(done))
         return
     _echo_uninstall(done)
     if done.crontab_removed is not None:
@@ -1985,7 +1983,7 @@ def openclaw_snippets(agent: str | None, as_json: bool) -> None:
         settings = _ctx().settings()
         found = openclaw.snippets(settings, executable=_executable(), openclaw_agent=agent)
     if as_json:
-        _echo_json(serialize.envelope(**openclaw.as_json(found)))
+        _echo_json(records.envelope(**openclaw.as_json(found)))
         return
     click.echo(openclaw.render_text(found))
 
@@ -2008,7 +2006,7 @@ def export_command(path: Path, vectors: bool, as_json: bool) -> None:
     with _engine_errors(), _ctx().engine() as engine, _progress("exporting") as on_progress:
         report = transfer.export(engine, path, vectors=vectors, on_progress=on_progress)
     if as_json:
-        _echo_json(serialize.export_report(report))
+        _echo_json(reports.export_report(report))
         return
     rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
     click.echo(f"exported {report.lines} line(s), {report.bytes} bytes, to {report.path}")
@@ -2033,7 +2031,7 @@ def import_command(path: Path, as_json: bool) -> None:
     with _engine_errors(), _ctx().engine() as engine, _progress("importing") as on_progress:
         report = transfer.import_(engine, path, on_progress=on_progress)
     if as_json:
-        _echo_json(serialize.import_report(report))
+        _echo_json(reports.import_report(report))
         return
     rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
     click.echo(
@@ -2127,7 +2125,7 @@ def bench_locomo(
             path, ks=cutoffs, budget=budget, embedder=embedder, limit=limit, on_progress=on_progress
         )
     if as_json:
-        _echo_json(serialize.envelope(**report_json(report)))
+        _echo_json(records.envelope(**report_json(report)))
         return
     click.echo(format_report(report))
 
@@ -2191,4 +2189,3 @@ def demo() -> None:
                 f"\n{s.memories} memories from {s.episodes} episodes in {s.sessions} sessions. "
                 f"Look closer: memoracle --home {home} get m_1"
             )
-

@@ -97,14 +97,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from memoracle import datafiles
 from memoracle.capture.dates import parse_timewords
 from memoracle.capture.extract import MAX_SENTENCE_CHARS, split_sentences
 from memoracle.capture.lang import detect_language
-from memoracle.capture.prefilter import Gate, Matcher, passes, required_literals
-from memoracle.capture.rules import LanguageRules, default_rules, fold
+from memoracle.capture.rules import LanguageRules, default_rules
 from memoracle.errors import InvalidInput
 from memoracle.graph.ontology import Ontology, default_ontology
+from memoracle.language import datafiles
+from memoracle.language.prefilter import Gate, Matcher, passes, required_literals
+from memoracle.language.words import fold_chars
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Vocabulary, default_slots, value_key
 
 __all__ = [
@@ -229,7 +230,7 @@ class LanguageGraph:
 
     `entries` holds the role patterns, then each rule's, in file order; `candidates`
     narrows them, by the first three letters of each gate literal, to those that can
-    match a sentence (capture's prefilter, as in `capture.rules`).
+    match a sentence (the language prefilter, as in `capture.rules`).
     """
 
     code: str
@@ -282,7 +283,7 @@ class _Name:
 @dataclass(frozen=True)
 class _Piece:
     """A sentence of the text, whatever the language: `text` folded
-    (`capture.rules.fold`, same length as said), `offset` where it starts in the whole
+    (`language.words.fold_chars`, same length as said), `offset` where it starts in the whole
     text, `first_word` where its first word starts, its three-letter `trigrams`."""
 
     text: str
@@ -293,7 +294,7 @@ class _Piece:
 
     @classmethod
     def of(cls, said: str, offset: int) -> _Piece:
-        text = fold(said)
+        text = fold_chars(said)
         lowered = text.casefold()
         opening = _OPENING.match(text)
         return cls(
@@ -386,7 +387,7 @@ class GraphRules:
         return self._cached_key(name)
 
     def _key(self, name: str) -> str:
-        words = _POSSESSIVE.sub("", fold(name).strip()).split()
+        words = _POSSESSIVE.sub("", fold_chars(name).strip()).split()
         start = 0
         for index, word in enumerate(words[:-1]):
             if (
@@ -1041,7 +1042,7 @@ def _rule(
 
 def _lower(word: str) -> str:
     """How word lists compare: folded (ё, quotes) and case-folded, accents kept."""
-    return fold(word).casefold()
+    return fold_chars(word).casefold()
 
 
 def _plain(word: str) -> str:

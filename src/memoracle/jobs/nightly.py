@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from memoracle import serialize
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError, WriteHeld
 from memoracle.files import os_lock, pid_lock, read_text, write_atomically
@@ -47,6 +46,7 @@ from memoracle.render.memory_md import (
     render_block,
     tagged_line,
 )
+from memoracle.serialize import records
 from memoracle.store.archive import ArchivedMemory
 from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet, Memory
@@ -514,15 +514,13 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     JSON object a line: views of the store for tools that read JSONL."""
     folder = engine.settings.files_dir / "knowledge-graph"
     facts = [
-        json.dumps(serialize.memory(m), ensure_ascii=False, sort_keys=True)
+        json.dumps(records.memory(m), ensure_ascii=False, sort_keys=True)
         for status in ("active", "disputed")
         for m in engine.all_memories(status)
     ]
-    entities = [
-        json.dumps(serialize.entity(e), ensure_ascii=False) for e in engine.graph_entities()
-    ]
+    entities = [json.dumps(records.entity(e), ensure_ascii=False) for e in engine.graph_entities()]
     relations = [
-        json.dumps(serialize.relation(r), ensure_ascii=False) for r in engine.graph_relations()
+        json.dumps(records.relation(r), ensure_ascii=False) for r in engine.graph_relations()
     ]
     written = []
     for name, lines in (

@@ -8,7 +8,7 @@ memory with every provenance and an audit entry (`engine` + `store`), the `memor
 dedup` flags and exit codes (`cli`), and embedding (`embed`: vectors come in ready, one
 model for all).
 
-Words are `recall.query.content_words` (NFKC, ё→е, case and accents folded, EN/RU/FR/ES
+Words are `language.words.content_words` (NFKC, ё→е, case and accents folded, EN/RU/FR/ES
 stop words dropped) cut to six letters, one plural "s" and one vowel ending dropped:
 "квартиру"/"квартира" and "meeting"/"meetings" meet (so do "data"/"date": crude and
 cheap, and every other signal has to agree too). Each entity (below) becomes one word
@@ -90,7 +90,7 @@ import numpy.typing as npt
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
-from memoracle.recall.query import content_words, fold
+from memoracle.language.words import content_words, fold
 from memoracle.text import for_hash, for_index
 from memoracle.types import DateMention
 
@@ -519,7 +519,7 @@ def _profile(text: str) -> _Profile:
     """Words per segment, each entity replaced by one word for its value
     ("amount:eur:1200" for "€1,200" and "1200 €"), entities by kind, negation.
 
-    Content words are `recall.query.content_words` of the whole text (one stop-word
+    Content words are `language.words.content_words` of the whole text (one stop-word
     language for all its segments), stemmed (`_stem`); capitalised ones are also names
     when the text has case to read (neither all lower nor all upper case).
     """

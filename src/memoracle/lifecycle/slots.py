@@ -73,7 +73,7 @@ File format (``en.toml`` is the commented reference)::
 Named groups: ``value`` (required unless the rule fixes it), ``subject`` (absent: the
 speaker), ``topic`` ("{topic}" / "{thing}" in the attribute), ``other`` (the rejected
 alternative). Patterns match case-insensitively one sentence whose quotes and ё are
-folded (`capture.rules.fold`); write case-sensitive parts as ``(?-i:…)``. Rules run in
+folded (`language.words.fold_chars`); write case-sensitive parts as ``(?-i:…)``. Rules run in
 file order and every rule may add slots, but a value already claimed by an earlier rule
 is not claimed again ("we moved to Postgres 16" is a tool, not a home).
 """
@@ -93,12 +93,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from memoracle import datafiles
 from memoracle.capture.extract import split_sentences
 from memoracle.capture.lang import detect_language
-from memoracle.capture.prefilter import Gate, Matcher, passes
-from memoracle.capture.rules import LanguageRules, default_rules, fold
+from memoracle.capture.rules import LanguageRules, default_rules
 from memoracle.errors import InvalidInput
+from memoracle.language import datafiles
+from memoracle.language.prefilter import Gate, Matcher, passes
+from memoracle.language.words import fold_chars
 from memoracle.text import for_index
 
 __all__ = [
@@ -240,7 +241,7 @@ class LanguageSlots:
 
     `entries` flattens the rules' patterns to (rule index, regex, gate) in rule order;
     `candidates` narrows them, by the first three letters of each gate literal, to those
-    that can match a sentence (capture's prefilter, as in `capture.rules`).
+    that can match a sentence (the language prefilter, as in `capture.rules`).
     """
 
     code: str
@@ -344,7 +345,7 @@ class SlotBook:
     def _sentence(
         self, sentence: str, language: LanguageSlots, capture: LanguageRules | None, owner: str
     ) -> Iterator[Slot]:
-        folded = fold(sentence)
+        folded = fold_chars(sentence)
         lowered = folded.casefold()
         if _not_a_claim(folded, lowered, capture):
             return
@@ -846,7 +847,7 @@ def _negated(match: re.Match[str], folded: str, language: LanguageSlots) -> bool
 def _subject(said: str, language: LanguageSlots, owner: str, vocabulary: Vocabulary) -> str | None:
     """ "I" -> owner, "Anna's" / "my wife Anna" -> "anna", "my wife" -> "user's wife",
     "She" -> None (who?). Names lose case endings like values do ("Анны" -> "анн")."""
-    words = _NAME_WORD.findall(fold(said))
+    words = _NAME_WORD.findall(fold_chars(said))
     if words and words[-1].casefold() in ("s", "'s"):
         words = words[:-1]
     lowered = [_fold_words(word) for word in words]

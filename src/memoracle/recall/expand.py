@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoracle.graph.extract import canonical_key
+from memoracle.language.words import content_words, fold
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.recall.query import content_words, fold
 from memoracle.store import Store, View
 from memoracle.text import fts_terms
 

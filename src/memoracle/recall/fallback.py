@@ -26,8 +26,9 @@ from datetime import date
 from pathlib import Path
 
 from memoracle.errors import InvalidInput
+from memoracle.language.words import content_words, fold  # as search folds
 from memoracle.recall.budget import TokenCounter, format_line, pack
-from memoracle.recall.query import content_words, fold, stem  # as search folds and stems
+from memoracle.recall.query import stem  # and stems
 from memoracle.text import clean, for_hash, fts_terms
 from memoracle.types import VISIBILITIES, RecallBlock, RecallLine
 
@@ -80,7 +81,7 @@ def recall_from_files(
     """The recall block for `message`, found by plain-text search of the Markdown files.
 
     `files_dir` is `Settings.files_dir`. Lines sharing a content word with `message`
-    (`query.content_words`, folded for case and accents, long words also by their stem)
+    (`language.words.content_words`, folded for case and accents, long words also by their stem)
     are ranked by the sum of those words' IDF over all candidate lines; ties go to the
     newer daily note, then MEMORY.md, then the earlier line. Each is formatted with
     `format_line`, its ref ``MEMORY.md:12`` or ``memory/2026-11-30.md:4`` and its date

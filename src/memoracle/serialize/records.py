@@ -1,14 +1,16 @@
-"""The stable JSON shapes of every `--json` output (and, later, of MCP tool results).
+"""The stable JSON shapes of the engine's values: memories, episodes, hits, recall
+blocks, entities, relations, held writes, audit entries, scores, stats.
 
-One function per value type; the doors call these and never build dicts of their own,
-so the CLI and MCP answer with the same fields. docs/json.md documents them.
+One function per value type; the doors (and the nightly's JSONL exports) call these and
+never build dicts of their own, so the CLI, MCP and the files agree on the fields.
+docs/json.md documents them. The reports of jobs and doors are `reports`'.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.store.audit import AuditEntry
@@ -27,11 +29,6 @@ from memoracle.types import (
     Relation,
     Stats,
 )
-
-if TYPE_CHECKING:  # these sit above the engine; only their report types are read here
-    from memoracle.jobs.checkpoint import CheckpointReport
-    from memoracle.jobs.transfer import ExportReport, ImportReport
-    from memoracle.openclaw.install import InstallReport, UninstallReport
 
 JSON_VERSION = 1
 
@@ -237,96 +234,3 @@ def audit_entry(e: AuditEntry) -> dict[str, Any]:
         "memory": f"m_{e.memory_id}" if e.memory_id is not None else None,
         "detail": e.detail,
     }
-
-
-def export_report(r: ExportReport) -> dict[str, Any]:
-    """What `memoracle export` wrote."""
-    return envelope(
-        path=str(r.path),
-        format=r.format,
-        schema_version=r.schema_version,
-        lines=r.lines,
-        bytes=r.bytes,
-        vectors=r.vectors,
-        counts=dict(r.counts),
-    )
-
-
-def import_report(r: ImportReport) -> dict[str, Any]:
-    """What `memoracle import` stored, and whether the vectors need `reindex`."""
-    return envelope(
-        path=str(r.path),
-        format=r.format,
-        schema_version=r.schema_version,
-        memoracle_version=r.memoracle_version,
-        exported_at=r.exported_at,
-        embedding_model=dict(r.embedding_model),
-        lines=r.lines,
-        counts=dict(r.counts),
-        needs_reindex=r.needs_reindex,
-    )
-
-
-def checkpoint_report(r: CheckpointReport) -> dict[str, Any]:
-    """What a checkpoint saved, noted, held back, and what went wrong."""
-    return envelope(
-        ok=r.ok,
-        session=r.session,
-        items=r.items,
-        episodes=r.episodes,
-        already_stored=r.already_stored,
-        added=[memory(m) for m in r.added],
-        bumped=[memory(m) for m in r.bumped],
-        forgotten=[memory(m) for m in r.forgotten],
-        held=r.held,
-        skipped=r.skipped,
-        note={"path": r.note, "section": r.section, "lines": r.noted},
-        problems=r.problems,
-    )
-
-
-def install_report(r: InstallReport) -> dict[str, Any]:
-    """What `memoracle install` found, backed up and imported (or would, in a dry run)."""
-    return envelope(
-        home=str(r.home),
-        workspace=str(r.workspace),
-        manifest=str(r.manifest),
-        dry_run=r.dry_run,
-        already_installed=r.already_installed,
-        found=list(r.found),
-        backups=[
-            {"path": b.path, "backup": str(b.backup), "sha256": b.sha256, "bytes": b.bytes}
-            for b in r.backups
-        ],
-        imported=[str(p) for p in r.to_import],
-        ingest=asdict(r.ingest) if r.ingest is not None else None,
-        created=list(r.created),
-        warnings=list(r.warnings),
-    )
-
-
-def uninstall_report(r: UninstallReport) -> dict[str, Any]:
-    """What `memoracle uninstall` did to the workspace (or would, in a dry run)."""
-    return envelope(
-        home=str(r.home),
-        workspace=str(r.workspace),
-        dry_run=r.dry_run,
-        database=str(r.database),
-        memories=r.memories,
-        export=str(r.export) if r.export is not None else None,
-        saved=str(r.saved),
-        actions=[
-            {
-                "kind": a.kind,
-                "path": str(a.path),
-                "detail": a.detail,
-                "source": str(a.source) if a.source is not None else None,
-                "saved": str(a.saved) if a.saved is not None else None,
-            }
-            for a in r.actions
-        ],
-        keep_db=r.keep_db,
-        db_deleted=r.db_deleted,
-        crontab_removed=r.crontab_removed,
-        notes=list(r.notes),
-    )

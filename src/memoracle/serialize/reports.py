@@ -1,0 +1,107 @@
+"""The stable JSON shapes of what jobs and doors report: export, import, checkpoint,
+install, uninstall. A door-floor module (the reports' types sit above the engine); the
+engine's values are `records`'. docs/json.md documents them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from memoracle.jobs.checkpoint import CheckpointReport
+from memoracle.jobs.transfer import ExportReport, ImportReport
+from memoracle.openclaw.install import InstallReport, UninstallReport
+from memoracle.serialize.records import envelope, memory
+
+
+def export_report(r: ExportReport) -> dict[str, Any]:
+    """What `memoracle export` wrote."""
+    return envelope(
+        path=str(r.path),
+        format=r.format,
+        schema_version=r.schema_version,
+        lines=r.lines,
+        bytes=r.bytes,
+        vectors=r.vectors,
+        counts=dict(r.counts),
+    )
+
+
+def import_report(r: ImportReport) -> dict[str, Any]:
+    """What `memoracle import` stored, and whether the vectors need `reindex`."""
+    return envelope(
+        path=str(r.path),
+        format=r.format,
+        schema_version=r.schema_version,
+        memoracle_version=r.memoracle_version,
+        exported_at=r.exported_at,
+        embedding_model=dict(r.embedding_model),
+        lines=r.lines,
+        counts=dict(r.counts),
+        needs_reindex=r.needs_reindex,
+    )
+
+
+def checkpoint_report(r: CheckpointReport) -> dict[str, Any]:
+    """What a checkpoint saved, noted, held back, and what went wrong."""
+    return envelope(
+        ok=r.ok,
+        session=r.session,
+        items=r.items,
+        episodes=r.episodes,
+        already_stored=r.already_stored,
+        added=[memory(m) for m in r.added],
+        bumped=[memory(m) for m in r.bumped],
+        forgotten=[memory(m) for m in r.forgotten],
+        held=r.held,
+        skipped=r.skipped,
+        note={"path": r.note, "section": r.section, "lines": r.noted},
+        problems=r.problems,
+    )
+
+
+def install_report(r: InstallReport) -> dict[str, Any]:
+    """What `memoracle install` found, backed up and imported (or would, in a dry run)."""
+    return envelope(
+        home=str(r.home),
+        workspace=str(r.workspace),
+        manifest=str(r.manifest),
+        dry_run=r.dry_run,
+        already_installed=r.already_installed,
+        found=list(r.found),
+        backups=[
+            {"path": b.path, "backup": str(b.backup), "sha256": b.sha256, "bytes": b.bytes}
+            for b in r.backups
+        ],
+        imported=[str(p) for p in r.to_import],
+        ingest=asdict(r.ingest) if r.ingest is not None else None,
+        created=list(r.created),
+        warnings=list(r.warnings),
+    )
+
+
+def uninstall_report(r: UninstallReport) -> dict[str, Any]:
+    """What `memoracle uninstall` did to the workspace (or would, in a dry run)."""
+    return envelope(
+        home=str(r.home),
+        workspace=str(r.workspace),
+        dry_run=r.dry_run,
+        database=str(r.database),
+        memories=r.memories,
+        export=str(r.export) if r.export is not None else None,
+        saved=str(r.saved),
+        actions=[
+            {
+                "kind": a.kind,
+                "path": str(a.path),
+                "detail": a.detail,
+                "source": str(a.source) if a.source is not None else None,
+                "saved": str(a.saved) if a.saved is not None else None,
+            }
+            for a in r.actions
+        ],
+        keep_db=r.keep_db,
+        db_deleted=r.db_deleted,
+        crontab_removed=r.crontab_removed,
+        notes=list(r.notes),
+    )
