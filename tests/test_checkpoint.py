@@ -137,10 +137,10 @@ def test_a_checkpoint_waits_for_the_nightly_runs_hold_on_the_daily_notes(
 ) -> None:
     """The nightly run and a checkpoint read a daily note and write it whole again; each
     holds HOME/notes.lock meanwhile, so neither loses the other's lines."""
-    from memoracle.jobs import nightly
+    from memoracle import workspace
 
-    monkeypatch.setattr(nightly, "NOTE_LOCK_WAIT_SECONDS", 0.2)
-    with nightly.note_lock(home):
+    monkeypatch.setattr(workspace, "NOTE_LOCK_WAIT_SECONDS", 0.2)
+    with workspace.note_lock(home):
         out = _run(home, "--text", "I prefer tea.")
     assert out.exit_code == 0 and "notes.lock" in out.stderr
     assert "1 stored" in out.stdout  # the memory is stored; only the note waited too long

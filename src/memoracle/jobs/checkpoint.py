@@ -32,10 +32,10 @@ from memoracle.engine import Engine
 from memoracle.errors import EngineError, WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.ingest import read as read_transcript
-from memoracle.jobs.nightly import NOTES_DIR, note_lock
 from memoracle.render.daily import checkpoint as render_checkpoint
 from memoracle.render.memory_md import one_line
 from memoracle.types import CaptureResult, IngestWarning, Memory, Scope, Turn
+from memoracle.workspace import NOTES_DIR, note_lock
 
 __all__ = ["CheckpointItem", "CheckpointReport", "describe", "items_of", "save", "save_session"]
 

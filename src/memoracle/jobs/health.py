@@ -34,6 +34,7 @@ from memoracle.jobs import canary, pointers
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.types import STATUSES
+from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
 __all__ = [
     "HEALTH_FILE",
@@ -47,8 +48,6 @@ __all__ = [
 
 HEALTH_FILE = "health.json"
 HISTORY_FILE = "health-history.jsonl"  # under HOME, one report a line
-MEMORY_FILE = "MEMORY.md"  # in the workspace folder, as nightly writes it
-NOTES_DIR = "memory"  # daily notes, memory/YYYY-MM-DD.md; moved to memory/archive/ later
 INDEX_DIR = "index"  # HOME/index: the HNSW graph files
 NIGHTLY_MAX_AGE = timedelta(hours=48)  # a store with memories wants a nightly run this often
 BUDGET_WARN = 0.9  # share of MEMORY.md's block budget from which the block is nearly full

@@ -44,7 +44,6 @@ from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.files import pid_lock, write_atomically
 from memoracle.ingest.markdown import daily_note_day
 from memoracle.jobs import schedule, transfer
-from memoracle.jobs.nightly import NIGHTLY_LOCK  # no night runs during an uninstall
 from memoracle.openclaw.workspace import (
     AGENTS_BEGIN,
     FLUSH_PROMPT_KEY,
@@ -54,6 +53,7 @@ from memoracle.openclaw.workspace import (
 from memoracle.render.daily import SECTIONS
 from memoracle.store import require_fts5
 from memoracle.types import IngestReport
+from memoracle.workspace import NIGHTLY_LOCK  # no night runs during an uninstall
 
 __all__ = [
     "MANIFEST",

@@ -31,11 +31,10 @@ from memoracle.recall.budget import TokenCounter, format_line, pack
 from memoracle.recall.query import stem  # and stems
 from memoracle.text import clean, for_hash, fts_terms
 from memoracle.types import VISIBILITIES, RecallBlock, RecallLine
+from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
 __all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "recall_from_files"]
 
-MEMORY_FILE = "MEMORY.md"
-NOTES_DIR = "memory"
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """A file larger than this is skipped, never read into memory."""
 MAX_TOTAL_BYTES = 50 * 1024 * 1024

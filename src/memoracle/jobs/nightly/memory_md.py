@@ -1,0 +1,146 @@
+"""MEMORY.md's managed block read back and rewritten (`render_memory_md`): lines a
+person added become user-stated memories, lines they deleted become forgets, text outside
+the block is kept byte for byte."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoracle.engine import Engine
+from memoracle.errors import InvalidInput, WriteHeld
+from memoracle.files import read_text, write_atomically
+from memoracle.lifecycle.scoring import PROMOTE_AT
+from memoracle.render.memory_md import (
+    BlockError,
+    extract_block,
+    merge_into,
+    read_edits,
+    render_block,
+)
+from memoracle.workspace import (
+    LAST_BLOCK,
+    MEMORY_FILE,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file a dry run would write: its text now (None: it does not exist) and after."""
+
+    path: Path
+    before: str | None
+    after: str
+
+    def diff(self) -> str:
+        """The change as a unified diff."""
+        return "".join(
+            difflib.unified_diff(
+                (self.before or "").splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                fromfile="/dev/null" if self.before is None else str(self.path),
+                tofile=str(self.path),
+            )
+        )
+
+
+@dataclass(frozen=True)
+class MemoryMdReport:
+    path: Path
+    added: tuple[str, ...]  # refs of memories made from lines a person added
+    forgotten: tuple[str, ...]  # refs forgotten because a person deleted their line
+    memories: int  # memories offered to the block
+    lines: int
+    chars: int
+    changed: bool
+    problem: str | None = None  # why the file was left as it was (broken markers)
+
+
+def render_memory_md(
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    preview: list[FileChange] | None = None,
+    pointers: Sequence[tuple[str, str]] = (),
+) -> MemoryMdReport:
+    """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
+    become user-stated memories, deleted lines forgets), then rewrite the block from the
+    store: guardrails and every memory scoring `PROMOTE_AT` or more, within
+    `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
+    byte. `pointers` ((title, path) pairs) fill its Topics section. With `dry_run`,
+    nothing is written or changed; the change is added to `preview`."""
+    path = engine.settings.files_dir / MEMORY_FILE
+    last_path = engine.settings.home / LAST_BLOCK
+    current = read_text(path)
+    last = read_text(last_path)
+    added: list[str] = []
+    forgotten: list[str] = []
+    try:
+        has_block = current is not None and extract_block(current) is not None
+        edits = read_edits(current, last) if has_block and current and last else None
+    except BlockError as exc:  # a person broke a marker: their file stays as it is
+        return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=f"{path}: {exc}")
+    if edits is not None:
+        if not dry_run:
+            refused: list[str] = []
+            for text, kind in zip(edits.added, edits.added_kinds, strict=True):
+                try:
+                    memory, _ = engine.remember(
+                        text, kind=kind, source="user-stated", actor="memory-md"
+                    )
+                except InvalidInput as exc:  # too long, say: the line stays in the file
+                    refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
+                    continue
+                except WriteHeld as exc:  # looks like prompt injection: a person decides
+                    refused.append(f"the line {_quote(text)} is held for review ({exc})")
+                    continue
+                added.append(memory.ref)
+            if refused:  # the others are stored; once it is fixed, the next night goes on
+                return MemoryMdReport(
+                    path,
+                    tuple(added),
+                    (),
+                    0,
+                    0,
+                    0,
+                    False,
+                    problem=f"{path}: {'; '.join(refused)}; the file was left as it is.",
+                )
+            for ref in edits.forgotten:
+                forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
+        else:
+            added, forgotten = list(edits.added), list(edits.forgotten)
+    chosen = [m for m, s in engine.score() if m.kind == "guardrail" or s.total >= PROMOTE_AT]
+    render = engine.settings.render
+    block = render_block(
+        chosen,
+        max_lines=render.memory_md_max_lines,
+        max_chars=render.memory_md_max_chars,
+        pointers=pointers,
+    )
+    merged = merge_into(current, block)
+    changed = merged != current
+    if not dry_run:
+        if changed:
+            write_atomically(path, merged)
+        write_atomically(last_path, block)
+    elif changed and preview is not None:
+        preview.append(FileChange(path, current, merged))
+    return MemoryMdReport(
+        path,
+        tuple(added),
+        tuple(forgotten),
+        len(chosen),
+        block.count("\n"),
+        len(block),
+        changed,
+    )
+
+
+def _quote(text: str, width: int = 60) -> str:
+    return f"“{text[:width]}…”" if len(text) > width else f"“{text}”"

@@ -1,0 +1,312 @@
+"""`run_nightly`: the nightly steps in order over one engine, under HOME/nightly.lock,
+with a verified backup before the first bulk change and the run recorded. Every step is
+computed from time and idempotent: a missed night changes nothing and running twice
+equals running once."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memoracle.engine import Engine
+from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.files import pid_lock
+from memoracle.graph import log as graph_log
+from memoracle.jobs import health
+from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
+from memoracle.jobs.nightly.exports import (
+    export_jsonl,
+    write_entities_md,
+    write_snapshot,
+    write_topic_files,
+)
+from memoracle.jobs.nightly.memory_md import FileChange, MemoryMdReport, render_memory_md
+from memoracle.jobs.nightly.notes import (
+    DAILY_LOOKBACK_DAYS,
+    FIRST_LOOKBACK_DAYS,
+    append_daily_notes,
+    archive_daily_notes,
+    clean_old_files,
+)
+from memoracle.store.backup import newest_backup
+from memoracle.types import DuplicateSet
+from memoracle.workspace import (
+    NIGHTLY_LOCK,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class NightlyReport:
+    dry_run: bool
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)  # counts of each step run
+    backup: Path | None = None  # taken before the night's first bulk change, if any
+    backup_seconds: float | None = None
+    merged: int = 0  # near-duplicates merged into the memory kept
+    duplicates: list[DuplicateSet] = field(default_factory=list)
+    settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
+    archived: list[ArchiveCandidate] = field(default_factory=list)
+    memory_md: MemoryMdReport | None = None
+    daily_notes: list[Path] = field(default_factory=list)
+    notes_archived: list[Path] = field(default_factory=list)
+    cleaned: list[Path] = field(default_factory=list)  # old session logs and notes packed away
+    snapshot: Path | None = None
+    exports: list[Path] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)  # a dry run's files, as diffs
+    problems: list[str] = field(default_factory=list)  # steps that failed on a file, and why
+    health: health.HealthReport | None = None
+    seconds: float = 0.0
+
+
+STEPS: tuple[str, ...] = (
+    "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
+    "health",
+)  # fmt: skip
+"""The nightly steps, in order (decay needs no step: activation is computed from time).
+Archive comes first after the daily notes, so the rest of the night works on what stays
+live: at most about `lifecycle.max_facts` memories, however long the store's history
+(on a store's first night that is the difference between minutes and an hour). Reindex
+comes before dedup so every memory is compared with its vector, whenever the night runs
+(a search during the day may have embedded some texts, and not others); resolve comes
+before dedup so every memory has its slots, and a text with the same words but another
+value ("tea over coffee" after "coffee over tea") supersedes the old one instead of
+being merged into it."""
+
+
+OnStep = Callable[[str, dict[str, int], float], None]
+
+
+def run_nightly(
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    only: str | None = None,
+    actor: str = "nightly",
+    on_step: OnStep | None = None,
+) -> NightlyReport:
+    """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
+    their daily notes), reindex (missing vectors embedded, the HNSW graph built when
+    due), resolve (contradictions for memories that never had their slot looked for),
+    dedup (near-duplicates merged, never two that give a slot different values), graph
+    (entities and relations of memories never read for the knowledge graph), archive,
+    render (topic files, MEMORY.md's block, the session-start snapshot, the JSONL
+    exports), clean (old daily notes to memory/archive/, old session logs and year-old
+    notes packed away), health (health.json). A verified backup is taken before the
+    first step that changes `lifecycle.backup_min_changes` memories or more, or any at
+    all once the newest backup is `lifecycle.backup_every_days` old (a night's small
+    changes are in the audit log and undone one by one: `restore`, `resolve`); each step
+    is recorded in the runs table with its counts and time, and `on_step` hears of it.
+    One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
+    `only` runs one step. Every step is idempotent and
+    computed from the store and the clock, so a killed run is finished by the next.
+    A step that cannot read or write a file (a read-only folder, a note that is not
+    UTF-8) is recorded as failed, named in `problems`, and the night goes on; the next
+    run tries it again. Nothing is deleted."""
+    if only is not None and only not in STEPS:
+        raise InvalidInput(f"Unknown nightly step {only!r}; the steps are: {', '.join(STEPS)}.")
+    started = time.perf_counter()
+    report = NightlyReport(dry_run=dry_run)
+    with _nightly_lock(engine.settings.home, dry_run=dry_run):
+        for step in STEPS:
+            if only is not None and step != only:
+                continue
+            if step == "health" and not dry_run and only is None and not report.problems:
+                # The maintenance is done: recorded first, so health.json reports this run.
+                engine.record_run("nightly", {"milliseconds": _since(started)})
+            step_started = time.perf_counter()
+            run = None if dry_run else engine.start_run(f"nightly:{step}")
+            try:
+                counts = _STEP[step](engine, report, dry_run, actor)
+            except WorkspaceError as exc:  # a file it could not read or write: the night goes on
+                report.problems.append(f"{step}: {exc}")
+                if run is not None:
+                    engine.finish_run(run, "failed", {}, error=str(exc))
+                if on_step is not None:
+                    on_step(step, {"failed": 1}, time.perf_counter() - step_started)
+                continue
+            except BaseException as exc:
+                if run is not None:
+                    engine.finish_run(run, "failed", {}, error=f"{type(exc).__name__}: {exc}")
+                raise
+            seconds = time.perf_counter() - step_started
+            counts["milliseconds"] = int(seconds * 1000)
+            report.steps[step] = counts
+            if run is not None:
+                engine.finish_run(run, "ok", counts)
+            if on_step is not None:
+                on_step(step, counts, seconds)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _since(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    # Every day since the last finished summary, and at least the last few: a missed
+    # night is caught up.
+    days = DAILY_LOOKBACK_DAYS
+    last = engine.store.runs.last("nightly:summarize", status="ok")
+    if last is not None:
+        since = datetime.fromisoformat(last[0])
+        days = max(days, (engine.clock.now() - since).days + 1)
+    else:
+        days = max(days, FIRST_LOOKBACK_DAYS)
+    report.daily_notes = append_daily_notes(
+        engine, days=days, dry_run=dry_run, preview=report.changes
+    )
+    return {"notes": len(report.daily_notes)}
+
+
+def _before_changing(engine: Engine, report: NightlyReport, changes: int) -> None:
+    """Take the night's verified backup, if it has none yet, before a step changes
+    `changes` memories: when they are `lifecycle.backup_min_changes` or more, or when
+    the newest backup is older than `lifecycle.backup_every_days`."""
+    if report.dry_run or report.backup is not None or changes == 0:
+        return
+    life = engine.settings.lifecycle
+    if changes < life.backup_min_changes:
+        newest = newest_backup(engine.settings.home / "backups")
+        if newest is not None and engine.clock.now() - newest < timedelta(
+            days=life.backup_every_days
+        ):
+            return
+    info = engine.backup()
+    report.backup, report.backup_seconds = info.path, info.seconds
+
+
+def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    # The whole store on the first night, then what each day added (`through_id`).
+    last = engine.store.runs.latest("nightly:dedup", status="ok")
+    after = None if last is None else last.counts.get("through_id")
+    through = engine.store.memories.max_id()
+    duplicates = report.duplicates = engine.duplicates(after=after)
+    report.merged = sum(len(group.merge) for group in duplicates)
+    if not dry_run:
+        _before_changing(engine, report, report.merged)
+        engine.merge_duplicates(duplicates, actor=actor)
+    return {"groups": len(duplicates), "merged": report.merged, "through_id": through}
+
+
+def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if dry_run:
+        report.settled = len(engine.store.memories.without_slot(limit=1 << 62))
+    else:
+        backlog = engine.store.memories.without_slot(
+            limit=engine.settings.lifecycle.backup_min_changes
+        )
+        _before_changing(engine, report, len(backlog))  # settling may supersede some
+        report.settled = engine.settle_unslotted(actor=actor)
+    return {"settled": report.settled}
+
+
+def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if engine.searcher.embedder is None:
+        return {"embedded": 0}
+    return {"embedded": engine.index_status().missing if dry_run else engine.reindex()}
+
+
+def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    if dry_run:
+        return {"read": len(engine.store.graph.unread(limit=1 << 62))}
+    try:
+        read = engine.read_graph_backlog()
+    except InvalidInput as exc:  # the ontology file: named, and the night goes on
+        raise WorkspaceError(str(exc)) from None
+    try:
+        logged = graph_log.append(engine).appended
+    except InvalidInput as exc:  # a damaged line in the graph log
+        raise WorkspaceError(
+            f"{exc}. Move the graph log aside: the next run writes it again from the store."
+        ) from None
+    return {"read": read, "logged": logged}
+
+
+def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    report.archived = plan_archive(engine)
+    if not dry_run:
+        _before_changing(engine, report, len(report.archived))
+        archive(engine, report.archived, actor=actor)
+    return {"archived": len(report.archived)}
+
+
+def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    topics = write_topic_files(engine, dry_run=dry_run, preview=report.changes)
+    report.memory_md = render_memory_md(
+        engine, dry_run=dry_run, preview=report.changes, pointers=topics
+    )
+    report.snapshot = write_snapshot(engine, dry_run=dry_run, preview=report.changes)
+    report.exports = export_jsonl(engine, dry_run=dry_run)
+    report.exports.append(write_entities_md(engine, dry_run=dry_run))
+    md = report.memory_md
+    return {
+        "added": len(md.added),
+        "forgotten": len(md.forgotten),
+        "lines": md.lines,
+        "changed": int(md.changed),
+    }
+
+
+def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
+    report.cleaned = clean_old_files(engine, dry_run=dry_run)
+    return {"notes_moved": len(report.notes_archived), "cleaned": len(report.cleaned)}
+
+
+def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    # SQLite's quick check reads the whole file: weekly, unless the last one failed.
+    last = engine.store.runs.latest("nightly:integrity", status="ok")
+    every = timedelta(days=engine.settings.lifecycle.integrity_every_days)
+    passed = None if last is None else last.finished_at
+    if passed is not None and engine.clock.now() - passed >= every:
+        passed = None
+    report.health = health.check(engine, integrity_checked=passed)
+    database = report.health.fields.get("database")
+    checked = passed is None and isinstance(database, dict) and database["integrity"] == "ok"
+    if not dry_run:
+        health.write(engine, report.health)
+        if checked:
+            engine.record_run("nightly:integrity", {})
+    return {
+        "warnings": len(report.health.warnings),
+        "status": health.exit_code(report.health),
+        "integrity_checked": int(checked),
+    }
+
+
+_STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {
+    "summarize": _summarize,
+    "dedup": _dedup,
+    "resolve": _resolve,
+    "graph": _graph,
+    "reindex": _reindex,
+    "archive": _archive,
+    "render": _render,
+    "clean": _clean,
+    "health": _health,
+}
+
+
+@contextmanager
+def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
+    """HOME/nightly.lock holding our pid, for the run's length. A second run is refused
+    while the first one's process lives; a lock left by a dead process is taken over."""
+    if dry_run:
+        yield
+        return
+    path = home / NIGHTLY_LOCK
+    with pid_lock(
+        path,
+        busy=lambda pid: (
+            f"Another nightly run (pid {pid}) is working on {home}; "
+            f"wait for it, or remove {path} if that process is gone."
+        ),
+    ):
+        yield
