@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import platformdirs
 
 from memoracle.errors import InvalidInput
+from memoracle.files import write_atomically
 
 CONFIG_FILE = "config.toml"
 DB_FILE = "memoracle.db"
@@ -389,9 +390,7 @@ def set_key(path: Path, section: str, key: str, value: str) -> None:
                 break
         else:
             lines.insert(start, setting)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, "\n".join(lines) + "\n")
 
 
 def installed_version() -> str:

@@ -1,5 +1,6 @@
 """Writing the files memoracle renders (MEMORY.md, notes, health.json, charts, canary.json)
-so that a reader never sees half of one: `write_atomically`, and reading them back
+so that a reader never sees half of one: `write_atomically` for text, `replacing` for
+every other writer (backups, archives, indexes, logs), and reading them back
 (`read_text`); `pid_lock`, the lock file
 that keeps a second nightly run or daemon off a HOME; and `os_lock`, a short lock that
 two writers of the same file (the graph log, a daily note) take in turn."""
@@ -22,32 +23,67 @@ log = logging.getLogger(__name__)
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     """Write `text` (or its pieces, one after the other: a big file need not be one
-    string) to `path` as UTF-8, line endings as given: a temp file in the same folder,
-    then a rename. A failure raises `WorkspaceError` naming the file and leaves the old
-    file whole and no temp file behind."""
+    string) to `path` as UTF-8, line endings as given, through `replacing`. A failure
+    raises `WorkspaceError` naming the file and leaves the old file whole and no temp
+    file behind."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{path}: cannot write it ({exc.strerror or exc}); check the folder's permissions."
-        ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        with replacing(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
             if isinstance(text, str):
                 f.write(text)
             else:
                 f.writelines(text)
-        os.replace(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise WorkspaceError(
             f"{path}: cannot write it ({exc.strerror or exc}); check free space and the "
             "folder's permissions."
         ) from None
+
+
+@contextmanager
+def replacing(path: Path, *, temp: Path | None = None, durable: bool = False) -> Iterator[Path]:
+    """A temporary path beside `path` for the new file: when the block ends without an
+    exception it is renamed over `path`, so a reader sees the old file or the new one,
+    never half of one; on an exception it is removed and the exception goes on.
+
+    `temp` names the temporary file (a fixed name that a later run can find and remove
+    after a kill); by default a fresh one in the same folder, so two writers never share
+    it. `durable` syncs the new file and the folder to disk (backups, indexes, logs that
+    must survive a power cut), at the cost of two fsyncs."""
+    if temp is None:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        temp = Path(name)
+    try:
+        yield temp
+        if durable:
+            fsync_path(temp)
+        os.replace(temp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a written file's bytes to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (POSIX; Windows has no directory handles)."""
+    if sys.platform == "win32" or not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_text(path: Path) -> str | None:

@@ -2,7 +2,8 @@
 
 SQLite's unicode61 tokenizer folds case and, with remove_diacritics 2, accents; it does
 not apply NFKC or fold Russian ё into е. Both sides of a match (what is indexed and what
-is asked) go through `for_index` so full-width digits, ligatures and ё behave.
+is asked) go through `for_index` so full-width digits, ligatures and ё behave. Also
+the one Markdown comment stripper (`drop_comments`) the file readers share.
 """
 
 from __future__ import annotations
@@ -45,3 +46,27 @@ def clean(text: str) -> str:
     if text.isascii():
         return text.replace("\x00", "")
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").replace("\x00", "")
+
+
+def drop_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """`line` of a Markdown file without its HTML comments (``<!-- … -->``, which may
+    span lines), and whether a comment is still open at its end: pass that back in with
+    the next line."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(line):
+        if in_comment:
+            end = line.find("-->", pos)
+            if end < 0:
+                return "".join(out), True
+            pos = end + 3
+            in_comment = False
+        else:
+            start = line.find("<!--", pos)
+            if start < 0:
+                out.append(line[pos:])
+                break
+            out.append(line[pos:start])
+            pos = start + 4
+            in_comment = True
+    return "".join(out), in_comment

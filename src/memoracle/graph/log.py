@@ -41,7 +41,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -53,7 +52,7 @@ from typing import Any, Protocol
 from memoracle.clock import Clock, as_utc
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
-from memoracle.files import os_lock
+from memoracle.files import os_lock, replacing
 
 LOG_NAME = "graph-log.jsonl"
 FORMAT_VERSION = 1
@@ -399,53 +398,41 @@ def _compacted(state: GraphState) -> bytes:
 def _swap_in(path: Path, body: bytes, old: GraphState, *, backup: Path, expected_size: int) -> None:
     """Write `body` beside `path`, check that it replays to `old` (what the log at
     `path` replays to) and rename it over `path`; on any failure, remove it."""
-    temp = _write_temp(path, body)
+    fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    os.close(fd)
     try:
-        try:
-            new = _replay(temp, hint="")[0]
-        except InvalidInput as exc:
-            problems = [f"it does not read back: {exc}"]
-        else:
-            problems = differences(old, new, a_name="the old log", b_name="the compacted one")
-            if new.cut_line is not None:
-                problems.append("its last line is cut")
-        if problems:
-            raise WorkspaceError(
-                f"{path}: the compacted log would not replay to the same graph ("
-                + "; ".join(problems)
-                + f"). Nothing was changed; the old log is also in {backup}."
-            )
-        if path.stat().st_size != expected_size:  # an append without the lock
-            raise WorkspaceError(
-                f"{path}: the graph log changed while it was being compacted; nothing was "
-                "changed. Run the compaction again."
-            )
-        os.replace(temp, path)
+        with replacing(path, temp=Path(name), durable=True) as temp:
+            temp.write_bytes(body)
+            _validate(path, temp, old, backup=backup, expected_size=expected_size)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         raise WorkspaceError(
             f"{path}: cannot compact the graph log ({exc.strerror or exc}); the old log is "
             "as it was. Check free space and the folder's permissions."
         ) from None
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
-def _write_temp(path: Path, body: bytes) -> Path:
-    """`body` in a new temp file beside `path`, synced to disk."""
-    fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-    temp = Path(name)
+def _validate(path: Path, temp: Path, old: GraphState, *, backup: Path, expected_size: int) -> None:
+    """Refuse the compacted log at `temp` unless it replays to `old` and the log at
+    `path` is still the size it had when the compaction read it."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(body)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
+        new = _replay(temp, hint="")[0]
+    except InvalidInput as exc:
+        problems = [f"it does not read back: {exc}"]
+    else:
+        problems = differences(old, new, a_name="the old log", b_name="the compacted one")
+        if new.cut_line is not None:
+            problems.append("its last line is cut")
+    if problems:
+        raise WorkspaceError(
+            f"{path}: the compacted log would not replay to the same graph ("
+            + "; ".join(problems)
+            + f"). Nothing was changed; the old log is also in {backup}."
+        )
+    if path.stat().st_size != expected_size:  # an append without the lock
+        raise WorkspaceError(
+            f"{path}: the graph log changed while it was being compacted; nothing was "
+            "changed. Run the compaction again."
+        )
 
 
 def _backup(path: Path, folder: Path, now: datetime) -> tuple[Path, str]:
@@ -457,32 +444,25 @@ def _backup(path: Path, folder: Path, now: datetime) -> tuple[Path, str]:
     while dest.exists():  # two compactions in one second keep both copies
         n += 1
         dest = folder / f"graph-log-{stamp}.{n}.jsonl"
-    partial = dest.with_name(dest.name + ".partial")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         original = hashlib.sha256()
-        with open(path, "rb") as src, open(partial, "wb") as out:
-            while chunk := src.read(1 << 20):
-                original.update(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        if _sha256(partial) != original.hexdigest():
-            raise WorkspaceError(
-                f"{dest}: the backup of the graph log does not read back as written; "
-                "nothing was changed. Check the disk and free space."
-            )
-        os.replace(partial, dest)
-        _fsync_dir(folder)
+        partial = dest.with_name(dest.name + ".partial")
+        with replacing(dest, temp=partial, durable=True):
+            with open(path, "rb") as src, open(partial, "wb") as out:
+                while chunk := src.read(1 << 20):
+                    original.update(chunk)
+                    out.write(chunk)
+            if _sha256(partial) != original.hexdigest():
+                raise WorkspaceError(
+                    f"{dest}: the backup of the graph log does not read back as written; "
+                    "nothing was changed. Check the disk and free space."
+                )
     except OSError as exc:
-        partial.unlink(missing_ok=True)
         raise WorkspaceError(
             f"{dest}: cannot back up the graph log ({exc.strerror or exc}); nothing was "
             "changed. Check free space and the folder's permissions."
         ) from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
     return dest, original.hexdigest()
 
 
@@ -707,17 +687,6 @@ def _sha256(path: Path) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename in `folder` durable (POSIX; Windows has no directory handles)."""
-    if sys.platform == "win32":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _locked(home: Path) -> AbstractContextManager[None]:

@@ -33,6 +33,7 @@ from memoracle.ingest.callbacks import (
     too_big,
 )
 from memoracle.ingest.jsonlines import iter_lines
+from memoracle.text import drop_comments
 from memoracle.types import ImportedNote, IngestWarning
 
 # The block memoracle renders into MEMORY.md: its lines are views of stored memories.
@@ -197,7 +198,7 @@ def _read(
                 bullet = None
                 in_own_block = not _OWN_END.match(raw)
                 continue
-            text, in_comment = _drop_comments(raw, in_comment)
+            text, in_comment = drop_comments(raw, in_comment)
             if not text.strip():
                 continue  # only a comment (a Dreaming marker): the bullet goes on
             if m := _HEADING.match(text):
@@ -225,28 +226,6 @@ def _read(
     if (done := note(bullet)) is not None:
         yield done
     progress.finish()
-
-
-def _drop_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """`line` without HTML comments, and whether a comment is still open at its end."""
-    out: list[str] = []
-    pos = 0
-    while pos < len(line):
-        if in_comment:
-            end = line.find("-->", pos)
-            if end < 0:
-                return "".join(out), True
-            pos = end + 3
-            in_comment = False
-        else:
-            start = line.find("<!--", pos)
-            if start < 0:
-                out.append(line[pos:])
-                break
-            out.append(line[pos:start])
-            pos = start + 4
-            in_comment = True
-    return "".join(out), in_comment
 
 
 def _clean(text: str) -> str:

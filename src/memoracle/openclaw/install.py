@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import tarfile
-import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -41,7 +40,7 @@ from memoracle.clock import Clock
 from memoracle.config import Settings, installed_version, set_key
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
-from memoracle.files import pid_lock, write_atomically
+from memoracle.files import pid_lock, replacing, write_atomically
 from memoracle.ingest.markdown import daily_note_day
 from memoracle.jobs import schedule, transfer
 from memoracle.openclaw.workspace import (
@@ -813,14 +812,8 @@ def _move(path: Path, target: Path) -> None:
 def _write_bytes(path: Path, data: bytes) -> None:
     """`data` into `path` through a temp file in the same folder and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def _free(path: Path) -> Path:

@@ -28,10 +28,9 @@ import importlib
 import importlib.util
 import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memoracle.errors import EngineError, InvalidInput, NotFound
+from memoracle.files import replacing
 
 # Measured with bench/ann_speed.py on this 2-core box, 100k 512-d vectors around 2,000
 # topic centres, and around 200 (500 to a topic, as 2,000 topics would have at 1M):
@@ -219,11 +219,7 @@ class HnswIndex:
             if names.count(b"\n") != max(0, len(labels) - 1):
                 raise InvalidInput("ANN index labels must not contain a newline.")
         try:
-            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        except OSError as exc:
-            raise EngineError(f"Cannot write the ANN index {target}: {exc}") from exc
-        try:
-            with os.fdopen(fd, "wb") as f:
+            with replacing(target, durable=True) as temp, open(temp, "wb") as f:
                 f.write(b"\0" * _HEADER.size)
                 crc, size = 0, 0
 
@@ -242,15 +238,8 @@ class HnswIndex:
                 f.write(
                     _HEADER.pack(_MAGIC, self.dim, len(self), graph_bytes, count, len(names), crc)
                 )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temp, target)
-        except BaseException as exc:
-            with suppress(OSError):
-                os.unlink(temp)
-            if isinstance(exc, OSError | RuntimeError):
-                raise EngineError(f"Cannot write the ANN index {target}: {exc}") from exc
-            raise
+        except (OSError, RuntimeError) as exc:
+            raise EngineError(f"Cannot write the ANN index {target}: {exc}") from exc
 
     @classmethod
     def load(

@@ -29,7 +29,7 @@ from memoracle.errors import InvalidInput
 from memoracle.language.words import content_words, fold  # as search folds
 from memoracle.recall.budget import TokenCounter, format_line, pack
 from memoracle.recall.query import stem  # and stems
-from memoracle.text import clean, for_hash, fts_terms
+from memoracle.text import clean, drop_comments, for_hash, fts_terms
 from memoracle.types import VISIBILITIES, RecallBlock, RecallLine
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
@@ -223,7 +223,7 @@ def _candidates(text: str) -> Iterator[tuple[int, str, date | None]]:
             continue
         if in_fence:
             continue
-        line, in_comment = _drop_comments(raw, in_comment)
+        line, in_comment = drop_comments(raw, in_comment)
         line = line.strip()
         if not line or _HEADING.match(line):
             continue
@@ -234,26 +234,6 @@ def _candidates(text: str) -> Iterator[tuple[int, str, date | None]]:
             tagged = _day(tag.group(1))
         if line.strip():
             yield number, line.strip(), tagged
-
-
-def _drop_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """`line` without HTML comments, and whether a comment is still open at its end."""
-    out: list[str] = []
-    pos = 0
-    while pos < len(line):
-        if in_comment:
-            end = line.find("-->", pos)
-            if end < 0:
-                return "".join(out), True
-            pos, in_comment = end + 3, False
-        else:
-            start = line.find("<!--", pos)
-            if start < 0:
-                out.append(line[pos:])
-                break
-            out.append(line[pos:start])
-            pos, in_comment = start + 4, True
-    return "".join(out), in_comment
 
 
 def _day(text: str | None) -> date | None:

@@ -12,7 +12,6 @@ When to back up (before a bulk change) and where the folder is are the engine's.
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, StoreError
+from memoracle.files import replacing
 from memoracle.store.db import BUSY_TIMEOUT_MS
 
 # The tables whose row counts must match between the database and its copy.
@@ -54,17 +54,15 @@ def backup(source: Path, dest: Path) -> BackupInfo:
     partial = dest.with_name(dest.name + ".partial")
     try:
         _remove(partial)
-        counts = _copy(source, partial)
-        problems = _problems(partial, counts)
-        if problems:
-            raise StoreError(
-                f"{dest}: the backup failed verification ({'; '.join(problems[:3])}); the"
-                " copy was removed and the database left as it was. Check free space and"
-                " try again."
-            )
-        _fsync(partial)
-        os.replace(partial, dest)
-        _fsync_dir(dest.parent)
+        with replacing(dest, temp=partial, durable=True):
+            counts = _copy(source, partial)
+            problems = _problems(partial, counts)
+            if problems:
+                raise StoreError(
+                    f"{dest}: the backup failed verification ({'; '.join(problems[:3])}); the"
+                    " copy was removed and the database left as it was. Check free space and"
+                    " try again."
+                )
         size = dest.stat().st_size
     except sqlite3.Error as exc:
         _remove(partial)
@@ -157,25 +155,6 @@ def _problems(path: Path, expected: dict[str, int]) -> list[str]:
 
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in COUNTED}
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename durable; not possible (nor needed) on Windows."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove(path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memoracle.engine import Engine
 from memoracle.errors import WorkspaceError
-from memoracle.files import read_text, write_atomically
+from memoracle.files import read_text, replacing, write_atomically
 from memoracle.jobs.nightly.memory_md import FileChange
 from memoracle.render.daily import append_entries
 from memoracle.types import Memory
@@ -156,19 +156,17 @@ def _pack(paths: list[Path], root: Path, folder: Path, today: date) -> Path:
     while target.exists():
         n += 1
         target = folder / f"{today:%Y-%m-%d}-{n}.tar.gz"
-    tmp = target.with_name(f".{target.name}.part")
     try:
-        with tarfile.open(tmp, "w:gz") as tar:
+        with replacing(target, temp=target.with_name(f".{target.name}.part")) as tmp:
+            with tarfile.open(tmp, "w:gz") as tar:
+                for path in paths:
+                    tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
+            with tarfile.open(tmp, "r:gz") as tar:
+                sizes = {m.name: m.size for m in tar.getmembers()}
             for path in paths:
-                tar.add(path, arcname=str(path.relative_to(root)), recursive=False)
-        with tarfile.open(tmp, "r:gz") as tar:
-            sizes = {m.name: m.size for m in tar.getmembers()}
-        for path in paths:
-            if sizes.get(str(path.relative_to(root))) != path.stat().st_size:
-                raise WorkspaceError(f"{tmp}: {path} did not pack whole; nothing was removed.")
-        os.replace(tmp, target)
+                if sizes.get(str(path.relative_to(root))) != path.stat().st_size:
+                    raise WorkspaceError(f"{tmp}: {path} did not pack whole; nothing was removed.")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise WorkspaceError(
             f"{target}: cannot pack the old files ({exc.strerror or exc}); nothing was removed."
         ) from None
