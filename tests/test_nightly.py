@@ -298,7 +298,7 @@ def test_after_the_first_night_dedup_looks_only_at_what_each_day_added(
 def test_both_ways_of_comparing_a_day_find_the_same_duplicates(
     engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, ratio: int
 ) -> None:
-    monkeypatch.setattr("memoracle.engine.core.WHOLE_STORE_RATIO", ratio)
+    monkeypatch.setattr("memoracle.engine.upkeep.WHOLE_STORE_RATIO", ratio)
     for n in range(12):
         engine.remember(f"Sofia {n} booked the team offsite in Porto number {n}.", kind="fact")
     old, _ = engine.remember("Marc works at Ikea.", kind="fact")

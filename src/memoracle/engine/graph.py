@@ -1,0 +1,90 @@
+"""The knowledge graph's side of the engine: each stored memory read for entities and
+relations (`read_graph`), the backlog the nightly run catches up, and the graph reads
+(`graph_entities`, `graph_relations`, `graph_show`).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from memoracle.engine.state import EngineState
+from memoracle.errors import (
+    InvalidInput,
+    NotFound,
+)
+from memoracle.graph import extract as graph_rules
+from memoracle.types import (
+    Entity,
+    EntityView,
+    Relation,
+)
+
+log = logging.getLogger(__name__)
+
+
+def read_graph(
+    st: EngineState,
+    memory_id: int,
+    text: str,
+    *,
+    lang: str | None,
+    speaker: str | None,
+    now: datetime,
+) -> None:
+    """Store the entities and relations `text` names, linked to `memory_id`. With an
+    ontology file that does not load, the memory is left unread (the nightly graph
+    step names the problem) and capture goes on."""
+    try:
+        ontology = st.ontology
+    except InvalidInput as exc:
+        log.warning("knowledge graph not updated: %s", exc)
+        return
+    found = graph_rules.extract(text, lang=lang, speaker=speaker, ontology=ontology)
+    graph = st.store.graph
+    ids = {e.key: graph.entity(e.key, e.name, e.type, now=now) for e in found.entities}
+    relations = [
+        graph.relation(ids[r.source], r.relation, ids[r.target], now=now)
+        for r in found.relations
+        if r.source in ids and r.target in ids
+    ]
+    graph.link(memory_id, entities=ids.values(), relations=relations)
+
+
+def read_graph_backlog(st: EngineState) -> int:
+    """Read the live memories never read for the graph (stored before it existed, or
+    while the ontology file was broken). Returns how many were read; raises
+    `InvalidInput` for an ontology file that does not load."""
+    st.ontology  # noqa: B018 - fail before any write, naming the file and line
+    done = 0
+    while ids := st.store.graph.unread(limit=500):
+        now = st.clock.now()
+        with st.store.transaction():
+            for memory in st.store.memories.get_many(ids):
+                speaker = memory.subject if memory.subject not in (None, "user") else None
+                read_graph(st, memory.id, memory.text, lang=memory.lang, speaker=speaker, now=now)
+        done += len(ids)
+    return done
+
+
+def graph_entities(
+    st: EngineState, *, type_: str | None = None, limit: int = 1_000_000
+) -> list[Entity]:
+    """Entities named by live memories, most named first."""
+    return st.store.graph.entities(type_=type_, limit=limit)
+
+
+def graph_relations(st: EngineState, *, limit: int = 1_000_000) -> list[Relation]:
+    """Relations stated by live memories, most stated first."""
+    return st.store.graph.relations(limit=limit)
+
+
+def graph_show(st: EngineState, name: str, *, limit: int = 20) -> EntityView:
+    """One entity by any of its names ("Anna", "my wife Anna", "Anna's"): its type,
+    aliases, relations and the newest live memories naming it."""
+    key = graph_rules.canonical_key(name)
+    entity = st.store.graph.find(key) if key else None
+    if entity is None:
+        raise NotFound(f"No entity named {name!r}. Try: memoracle graph entities")
+    memories = st.store.memories.get_many(st.store.graph.memories_of([entity.id], limit=limit))
+    return EntityView(entity, tuple(st.store.graph.relations(entity=entity.id)), tuple(memories))

@@ -1,0 +1,163 @@
+"""Memories by hand: reading them (`list_memories`, `episodes_of`), stating one
+(`remember`), forgetting by id or by what they say, and the writes held back by the
+write audit (`held_writes`, `confirm_held`, `reject_held`, `audit_entries`).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from memoracle.capture.injection import classify
+from memoracle.capture.pipeline import prepare
+from memoracle.engine import write
+from memoracle.engine.scope import fill_scope
+from memoracle.engine.state import EngineState
+from memoracle.errors import (
+    InvalidInput,
+    WriteHeld,
+)
+from memoracle.store.audit import AuditEntry
+from memoracle.store.held import HeldWrite
+from memoracle.types import (
+    Episode,
+    Memory,
+    Scope,
+    Turn,
+)
+
+log = logging.getLogger(__name__)
+
+
+def held_writes(
+    st: EngineState, *, since: datetime | None = None, waiting: bool = False
+) -> list[HeldWrite]:
+    """Writes the write audit held back, newest first (see `confirm_held`)."""
+    return st.store.held.list(since=since, waiting=waiting)
+
+
+def audit_entries(
+    st: EngineState, *, since: datetime | None = None, limit: int = 1000
+) -> list[AuditEntry]:
+    """The audit log (every write through every door, with who made it), newest first."""
+    return st.store.audit.entries(since=since, limit=limit)
+
+
+def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list[Memory]:
+    """A person vouches for a held write: it is stored as it would have been (a
+    captured turn's memories found by the rules, its episode searchable again; a
+    stated text as one memory). Returns the memories stored or bumped."""
+    held = _waiting(st, ref)
+    now = st.clock.now()
+    with st.store.transaction():
+        st.store.held.decide(held.id, "confirm", now=now, actor=actor)
+        st.store.audit.append(at=now, actor=actor, action="confirm-held", detail={"held": held.ref})
+        if held.episode_id is not None:
+            episode = st.store.episodes.get(held.episode_id)
+            if episode is None:
+                return []
+            turn = Turn(
+                episode.role, episode.text, episode.at, episode.session_id,
+                episode.turn_id, speaker=episode.speaker, kind=episode.kind,
+                origin=episode.origin,
+            )  # fmt: skip
+            outcome = write.extract_turn(st, turn, episode.id, held.scope, actor, now)
+            ids = [*outcome.added, *outcome.bumped]
+        else:
+            new = write.stated(st, 
+                held.text, kind=held.kind, source=held.source,
+                observed_at=held.observed_at, scope=held.scope,
+            )  # fmt: skip
+            ids = [write.store_memory(st, new, now=now, actor=actor, origin=held.origin)[0]]
+    return st.store.memories.get_many(ids)
+
+
+def reject_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> HeldWrite:
+    """A person turns a held write down: it stays held, for the record."""
+    held = _waiting(st, ref)
+    now = st.clock.now()
+    with st.store.transaction():
+        st.store.held.decide(held.id, "reject", now=now, actor=actor)
+        st.store.audit.append(at=now, actor=actor, action="reject-held", detail={"held": held.ref})
+    return st.store.held.get(held.id)
+
+
+def _waiting(st: EngineState, ref: str | int) -> HeldWrite:
+    text = str(ref)
+    number = text[2:] if text.startswith("h_") else text
+    if not number.isdigit():
+        raise InvalidInput(f"{text!r} is not a held write's id (h_12, or 12).")
+    held = st.store.held.get(int(number))
+    if held.decision is not None:
+        raise InvalidInput(f"{held.ref} was already decided ({held.decision}).")
+    return held
+
+
+def episodes_of(st: EngineState, memory: Memory) -> list[Episode]:
+    found = (st.store.episodes.get(i) for i in memory.episode_ids)
+    return [e for e in found if e is not None]
+
+
+def list_memories(
+    st: EngineState, *, kind: str | None = None, status: str | None = "active", limit: int = 50
+) -> list[Memory]:
+    return st.store.memories.select(kind=kind, status=status, limit=limit)
+
+
+def remember(
+    st: EngineState,
+    text: str,
+    *,
+    kind: str | None = None,
+    scope: Scope | None = None,
+    source: str = "manual",
+    actor: str = "cli",
+) -> tuple[Memory, bool]:
+    """Store `text` as a memory as it is (secrets redacted). Returns (memory, inserted);
+    an exact duplicate is bumped instead."""
+    said = prepare(text).text.strip()
+    if not said:
+        raise InvalidInput("Nothing to remember: the text is empty.")
+    write.check_size(st, Turn(role="user", text=said), origin="remember")
+    now = st.clock.now()
+    new = write.stated(
+        st, said, kind=kind, source=source, observed_at=now, scope=fill_scope(st.settings, scope)
+    )
+    verdict = classify(said, lang=new.lang)
+    if verdict.level != "clean":
+        with st.store.transaction():
+            held = write.hold(st, 
+                said, level=verdict.level, reasons=verdict.reasons, kind=kind,
+                source=source, observed_at=now, scope=new.scope, actor=actor, now=now,
+            )  # fmt: skip
+        raise WriteHeld(write.held_message(held), held.ref)
+    with st.store.transaction():
+        memory_id, inserted = write.store_memory(st, new, now=now, actor=actor)
+    return st.get(memory_id), inserted
+
+
+def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str = "") -> Memory:
+    """Mark one memory forgotten (a status change with an audit entry, never a delete)."""
+    memory = st.get(ref)
+    if memory.status == "forgotten":
+        return memory
+    now = st.clock.now()
+    with st.store.transaction():
+        write.set_forgotten(
+            st, memory, now=now, actor=actor, detail={"reason": reason} if reason else {}
+        )
+    return st.get(memory.id)
+
+
+def forget_matching(
+    st: EngineState, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
+) -> list[Memory]:
+    """Forget every live memory containing all words of `query` (or list them, dry run)."""
+    found = st.store.memories.get_many(st.store.memories.match(query, limit=limit))
+    if dry_run or not found:
+        return found
+    now = st.clock.now()
+    with st.store.transaction():
+        for memory in found:
+            write.set_forgotten(st, memory, now=now, actor=actor, detail={"query": query})
+    return st.store.memories.get_many([m.id for m in found])

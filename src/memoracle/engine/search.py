@@ -1,0 +1,265 @@
+"""Retrieval over what a scope may see: hybrid search, the recall block (guardrails,
+fresh items, search hits; never over the token budget), `explain`, and the vector index's
+state (`index_status`, `reindex`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date, datetime, timedelta
+
+from memoracle.capture.dates import find_dates
+from memoracle.capture.lang import detect_language
+from memoracle.engine.scope import fill_scope
+from memoracle.engine.state import EngineState, parse_ref
+from memoracle.errors import (
+    InvalidInput,
+    NotFound,
+)
+from memoracle.ingest.callbacks import OnProgress
+from memoracle.recall.budget import format_line, pack
+from memoracle.recall.hybrid import SearchOutcome, TimeWindow
+from memoracle.recall.query import is_when_question
+from memoracle.store import View
+from memoracle.text import clean
+from memoracle.types import (
+    Episode,
+    Explanation,
+    Hit,
+    IndexStatus,
+    Memory,
+    RecallBlock,
+    RecallLine,
+    Scope,
+)
+
+log = logging.getLogger(__name__)
+
+EXPLAIN_DEPTH = 200
+RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
+FRESH_DEPTH = 50  # fresh memories offered to the second slot (30 % of 2,000 tokens holds ~30)
+# Longer queries are cut: a pasted document is not a question.
+MAX_QUERY_CHARS = 2000
+
+
+def index_status(st: EngineState) -> IndexStatus:
+    """Which embedding model the store's vectors belong to, and whether search can
+    use them: a model change makes search lexical-only until `reindex`."""
+    models = st.store.index.vector_models()
+    embedder = st.searcher.embedder
+    if embedder is None:
+        return IndexStatus(None, None, 0, 0, models, stale=False)
+    have = models.get(embedder.model_id, (embedder.dim, 0))[1]
+    missing = st.store.index.count_missing(embedder.model_id)
+    stale = have == 0 and any(m != embedder.model_id for m in models)
+    return IndexStatus(
+        embedder.model_id,
+        embedder.dim,
+        have,
+        missing,
+        models,
+        stale=stale,
+        ann=st.searcher.ann_state(),
+    )
+
+
+def reindex(st: EngineState, *, on_progress: OnProgress | None = None) -> int:
+    """Embed every live memory and turn that has no vector for the configured model,
+    then build the HNSW graph if the store is big enough for one and it is missing
+    or damaged (`embedding.ann_threshold`, the `ann` extra); returns how many texts
+    were embedded."""
+    searcher = st.searcher
+    if searcher.embedder is None:
+        raise InvalidInput("No embedding model is configured (embedding.provider).")
+    total = st.store.index.count_missing(searcher.embedder.model_id)
+    done = 0
+    while done < total:
+        step = searcher.embed_missing(now=st.clock.now(), limit=min(1024, total - done))
+        if step == 0:
+            break
+        done += step
+        if on_progress is not None:
+            on_progress(done, total)
+    st.vectors_stale = None
+    searcher.build_graph_if_needed()
+    return done
+
+
+def search(
+    st: EngineState,
+    query: str,
+    *,
+    k: int | None = None,
+    scope: Scope | None = None,
+    kinds: Sequence[str] = (),
+    as_of: datetime | None = None,
+) -> SearchOutcome:
+    """Hybrid search (SPEC §4) over what `scope` may see; only active memories unless
+    `as_of`, which returns what was active then."""
+    text = _query(st, query)
+    then = st.local_time(as_of) if as_of else None
+    view = View(fill_scope(st.settings, scope), tuple(kinds), then)
+    now = st.clock.now()
+    searcher = st.searcher
+    embedder = searcher.embedder
+    stale = _model_changed(st)
+    if stale:
+        searcher.embedder = None
+    try:
+        outcome = searcher.search(
+            text,
+            view=view,
+            k=k or st.settings.search.k,
+            now=then or now,
+            window=_window(st, text, now),
+            when_question=is_when_question(text),
+        )
+    finally:
+        searcher.embedder = embedder
+    if stale and embedder is not None:
+        return replace(
+            outcome,
+            note=f"embedding model changed to {embedder.model_id}: search is lexical-only "
+            "until you run: memoracle reindex",
+        )
+    return outcome
+
+
+def _model_changed(st: EngineState) -> bool:
+    """Vectors exist only for other models (checked once per process and reindex)."""
+    if st.vectors_stale is None:
+        embedder = st.searcher.embedder
+        models = st.store.index.vector_models()
+        st.vectors_stale = embedder is not None and embedder.model_id not in models and bool(models)
+    return st.vectors_stale
+
+
+def recall(
+    st: EngineState, message: str, *, budget: int | None = None, scope: Scope | None = None
+) -> RecallBlock:
+    """The block injected before a turn (SPEC §4): guardrails (10 %), items of the
+    last `recall.fresh_hours` by importance (30 %), search hits for `message` (60 %
+    plus what the others left). Never over `budget` tokens; each memory returned
+    gets its recall boost. A shared context sees no private item and no guardrail."""
+    budget = st.settings.recall.budget_tokens if budget is None else budget
+    if budget <= 0:
+        raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
+    settings = st.settings.recall
+    view = View(fill_scope(st.settings, scope))
+    now = st.clock.now()
+    index, memories = st.store.index, st.store.memories
+    guardrails = memories.get_many(index.guardrails(view))
+    fresh = memories.get_many(
+        index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=FRESH_DEPTH)
+    )
+    text = clean(message).strip()
+    outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
+    hits = {h.ref: h for h in outcome.hits} if outcome else {}
+    slots = [
+        (
+            "guardrail",
+            settings.guardrail_share,
+            [(m.ref, _line(st, m.ref, m, None)) for m in guardrails],
+        ),
+        ("fresh", settings.fresh_share, [(m.ref, _line(st, m.ref, m, None)) for m in fresh]),
+        (
+            "search",
+            settings.search_share,
+            [(h.ref, _line(st, h.ref, h.memory, h.episode)) for h in hits.values()],
+        ),
+    ]
+    packed = pack(slots, budget, st.token_counter)
+    recalled = [int(line.ref[2:]) for line in packed.lines if line.ref.startswith("m_")]
+    if recalled:
+        with st.store.transaction():
+            memories.touch(recalled, now=now, boost=settings.boost)
+    return RecallBlock(
+        text=packed.text,
+        lines=tuple(
+            RecallLine(line.slot, line.ref, line.text, line.tokens, hits.get(line.ref))  # type: ignore[arg-type]
+            for line in packed.lines
+        ),
+        budget=budget,
+        tokens=packed.tokens,
+        tokenizer=packed.tokenizer,
+        degraded=outcome.note if outcome else None,
+    )
+
+
+def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | None) -> str:
+    """'- [m_12 2023-05-07] Caroline: text': dated, tagged, and whose words."""
+    if memory is not None:
+        said = memory.details.get("dates") or []
+        when = (
+            date.fromisoformat(str(said[0]["start"])[:10])
+            if said and (memory.valid_from or memory.due_at)
+            else memory.observed_at.astimezone(st.zone).date()
+        )
+        who = memory.subject if memory.subject not in (None, "user", "assistant") else None
+        text = f"{who}: {memory.text}" if who else memory.text
+        if memory.kind == "task" and memory.due_at:
+            text = f"{text} (due {when.isoformat()})"
+        return format_line(ref, text, when)
+    assert episode is not None
+    who = episode.speaker or episode.role
+    return format_line(ref, f"{who}: {episode.text}", episode.at.astimezone(st.zone).date())
+
+
+def explain(st: EngineState, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
+    """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
+    text = ref.strip().lower()
+    source = "episode" if text.startswith("e") else "memory"
+    item_id = parse_ref(text, "e" if source == "episode" else "m")
+    if source == "memory":
+        st.get(item_id)
+    elif st.store.episodes.get(item_id) is None:
+        raise NotFound(f"No episode 'e_{item_id}'.")
+    outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope)
+    for rank, hit in enumerate(outcome.hits, 1):
+        if hit.source == source and hit.id == item_id:
+            return Explanation(hit.ref, query, rank, hit, _reasons(hit, rank, outcome.mode))
+    reasons = [
+        f"not among the first {EXPLAIN_DEPTH} hits ({outcome.mode} search)",
+        "it shares no content word with the query, is not among the nearest vectors, "
+        "is not active, is out of this scope, or is a faded weak match "
+        f"(activation under {st.settings.search.activation_threshold})",
+    ]
+    if outcome.note:
+        reasons.append(outcome.note)
+    return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
+
+
+def _query(st: EngineState, query: str) -> str:
+    text = clean(query).strip()
+    if not text:
+        raise InvalidInput('The query is empty. Try: memoracle search "what I said about …"')
+    if len(text) > MAX_QUERY_CHARS:
+        text = text[:MAX_QUERY_CHARS]
+    return text
+
+
+def _window(st: EngineState, query: str, now: datetime) -> TimeWindow | None:
+    found = find_dates(
+        query,
+        st.anchor_time(now),
+        detect_language(query),
+        day_first=st.settings.workspace.day_first,
+    )
+    return TimeWindow(found[0].start, found[0].end) if found else None
+
+
+def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
+    sc = hit.scores
+    lines = [f"rank {rank} ({mode} search), final score {sc.final:.4f}"]
+    lines.append(
+        f"lexical (BM25) rank {sc.lexical_rank}" if sc.lexical_rank else "no lexical match"
+    )
+    if sc.vector_rank:
+        lines.append(f"vector rank {sc.vector_rank}, cosine similarity {sc.similarity:.3f}")
+    else:
+        lines.append("not among the nearest vectors")
+    lines.append(f"rank fusion (RRF) {sc.rrf:.4f}")
+    lines.append(f"recency weight {sc.recency:.3f}, activation weight {sc.activation:.3f}")
+    return tuple(lines)

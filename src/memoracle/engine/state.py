@@ -1,0 +1,112 @@
+"""What every part of the engine shares: the settings, the store, the clock and the
+lazily built searcher, token counter and ontology (`EngineState`, which `Engine` is), and
+the small lookups they all use — a memory by id, the caller's scope filled in from the
+settings, a turn's time in the workspace zone, a run recorded. `parse_ref` reads ids.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from memoracle.clock import Clock
+from memoracle.config import Settings
+from memoracle.embed import Embedder, make_embedder
+from memoracle.errors import (
+    InvalidInput,
+    NotFound,
+)
+from memoracle.graph.ontology import Ontology, load_ontology
+from memoracle.recall.budget import TokenCounter, default_counter
+from memoracle.recall.hybrid import Searcher
+from memoracle.store import Store
+from memoracle.types import (
+    Memory,
+)
+
+log = logging.getLogger(__name__)
+
+ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
+
+
+def parse_ref(ref: str | int, prefix: str = "m") -> int:
+    """'m_42', 'm42' or '42' -> 42; anything else is InvalidInput."""
+    text = str(ref).strip().lower()
+    for head in (f"{prefix}_", prefix):
+        if text.startswith(head):
+            text = text[len(head) :]
+            break
+    if not text.isdigit():
+        raise InvalidInput(f"Not a {prefix}_ id: {ref!r}. Ids look like {prefix}_42.")
+    return int(text)
+
+
+class EngineState:
+    """The engine's shared state and the lookups every part uses; `Engine` is one."""
+
+    def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.zone = settings.zone
+        self._searcher: Searcher | None = None
+        self._token_counter: TokenCounter | None = None
+        self.vectors_stale: bool | None = None  # the store's vectors are another model's
+        self._ontology: Ontology | None = None
+
+    def local_time(self, at: datetime) -> datetime:
+        """A time without an offset is a wall-clock time in the workspace timezone."""
+        return at if at.tzinfo is not None else at.replace(tzinfo=self.zone)
+
+    def anchor_time(self, at: datetime) -> datetime:
+        """Where relative dates are counted from: the turn's own offset if it said one,
+        else the workspace timezone (a bare UTC stamp says nothing about the speaker)."""
+        return at.astimezone(self.zone) if at.utcoffset() == timedelta(0) else at
+
+    def start_run(self, kind: str) -> int:
+        """Open a job record (nightly steps): its start time; `finish_run` closes it."""
+        with self.store.transaction():
+            return self.store.runs.start(kind, now=self.clock.now())
+
+    def finish_run(
+        self, run: int, status: str, counts: dict[str, int], error: str | None = None
+    ) -> None:
+        with self.store.transaction():
+            self.store.runs.finish(
+                run, now=self.clock.now(), status=status, counts=counts, error=error
+            )
+
+    def get(self, ref: str | int) -> Memory:
+        memory_id = parse_ref(ref)
+        memory = self.store.memories.get(memory_id)
+        if memory is None:
+            raise NotFound(f"No memory 'm_{memory_id}'. Try: memoracle list, or memoracle search")
+        return memory
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = Searcher(self.store, self.settings, self._embedder())
+        return self._searcher
+
+    def _embedder(self) -> Embedder | None:
+        e = self.settings.embedding
+        if e.provider in ("", "none"):
+            return None
+        name = e.model if e.provider == "local" else e.provider
+        return make_embedder(name, endpoint=e.endpoint, model=e.model)
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        if self._token_counter is None:
+            self._token_counter = default_counter()
+        return self._token_counter
+
+    @property
+    def ontology(self) -> Ontology:
+        """The entity and relation types: the defaults, plus HOME/ontology.yaml if it
+        exists (`InvalidInput` naming its file and line when it is wrong)."""
+        if self._ontology is None:
+            path = self.settings.home / ONTOLOGY_FILE
+            self._ontology = load_ontology(path if path.exists() else None)
+        return self._ontology

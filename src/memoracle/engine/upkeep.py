@@ -1,0 +1,361 @@
+"""What keeps the store healthy: near-duplicate groups and their merge, slots settled
+for memories that have none, disputes and their resolution, scores, backups and
+restores, run records and stats.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memoracle.capture.pipeline import prepare
+from memoracle.embed import from_blob
+from memoracle.engine import write
+from memoracle.engine.scope import fill_scope
+from memoracle.engine.state import EngineState, parse_ref
+from memoracle.engine.write import CONFIRM_STEP
+from memoracle.errors import (
+    EngineError,
+    InvalidInput,
+)
+from memoracle.lifecycle import dedup, scoring
+from memoracle.lifecycle.dedup import DedupScore
+from memoracle.lifecycle.scoring import MemoryScore
+from memoracle.lifecycle.slots import slots_of
+from memoracle.recall.query import fts_queries
+from memoracle.store import View
+from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.memories import LIVE
+from memoracle.text import clean
+from memoracle.types import (
+    Dispute,
+    DuplicateSet,
+    Memory,
+    NewMemory,
+    Scope,
+    Stats,
+)
+
+log = logging.getLogger(__name__)
+
+BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
+DEDUP_CANDIDATES = 20  # old memories FTS offers the nightly dedup for each new one
+# Past one new memory in this many live ones, comparing the whole live store is cheaper
+# than asking FTS for each new one (measured at 40k: FTS costs 0.5 µs per live memory per
+# new one, the whole store about 4e-8·n² seconds).
+WHOLE_STORE_RATIO = 12
+
+
+def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSet]:
+    """Near-duplicate groups among live memories (SPEC §6 dedup: Jaccard, containment,
+    entity overlap, segments, and vector similarity where vectors exist; threshold
+    `lifecycle.dedup_threshold`), compared within one owner, subject and kind. Each
+    group keeps its fullest text (then the most used, then the oldest).
+
+    With `after` (a memory id), only the memories stored since are looked at: each
+    against the others and the `DEDUP_CANDIDATES` live memories FTS finds for it, and
+    only groups holding one of them are returned (when they are many, more than one
+    in `WHOLE_STORE_RATIO` of the live ones, the whole store is compared instead:
+    that is then cheaper). The nightly run compares the whole store once, then this
+    way, so a night costs what the day added."""
+    live_count = sum(n for (status, _), n in st.store.memories.counts().items()
+                     if status in LIVE)  # fmt: skip
+    if after is not None and (
+        st.store.memories.count_after(after, LIVE) * WHOLE_STORE_RATIO <= live_count
+    ):
+        live = _fresh_and_near(st, after)
+    else:
+        live = [m for status in LIVE for m in all_memories(st, status)]
+    vectors = _vectors_of(st, live)
+    groups: dict[tuple[Any, ...], list[Memory]] = {}
+    for m in live:
+        key = (m.scope.agent, m.scope.user, m.scope.chat, m.subject, m.kind)
+        groups.setdefault(key, []).append(m)
+    found: list[DuplicateSet] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        by_id = {m.id: m for m in members}
+
+        def fullest(i: int, by_id: dict[int, Memory] = by_id) -> tuple[int, int, int]:
+            return (-len(by_id[i].text), -by_id[i].access_count, i)
+
+        near = dedup.find_duplicates(
+            [(m.id, m.text) for m in members],
+            vectors={m.id: vectors[m.id] for m in members if m.id in vectors},
+            threshold=st.settings.lifecycle.dedup_threshold,
+            rank=fullest,
+        )
+        held = st.store.memories.slot_values([i for g in near for i in (g.keep, *g.merge_ids)])
+        for group in near:
+            if after is not None and max(group.keep, *group.merge_ids) <= after:
+                continue  # old memories only: compared on an earlier night
+            merge = tuple(
+                (by_id[i], score)
+                for i, score in group.merge
+                if write.slots_agree(held[group.keep], held[i])  # same words, another value
+            )
+            if merge:
+                found.append(DuplicateSet(by_id[group.keep], merge))
+    return sorted(found, key=lambda g: g.keep.id)
+
+
+def _fresh_and_near(st: EngineState, after: int) -> list[Memory]:
+    """The live memories stored after id `after`, and those FTS finds nearest each."""
+    fresh = [m for status in LIVE for batch in st.store.memories.pages(status, after=after)
+             for m in batch]  # fmt: skip
+    near: set[int] = set()
+    for memory in fresh:
+        queries = fts_queries(memory.text, prefixes=False)  # [AND] or [AND, OR]
+        if queries:
+            found = st.store.index.lexical_memories(
+                queries[-1].expression, View(memory.scope), limit=DEDUP_CANDIDATES
+            )
+            near.update(i for i, _ in found if i <= after)
+    old = [m for m in st.store.memories.get_many(sorted(near)) if m.status in LIVE]
+    return fresh + old
+
+
+def merge_duplicates(st: EngineState, groups: Sequence[DuplicateSet], *, actor: str = "cli") -> int:
+    """Merge each group into its kept memory: every provenance moves over, the kept
+    one gains confidence, the others are marked superseded by it (never deleted),
+    with an audit entry on both sides. Returns how many memories were merged."""
+    now = st.clock.now()
+    merged = 0
+    with st.store.transaction():
+        memories = st.store.memories
+        for group in groups:
+            for other, score in group.merge:
+                for episode_id in other.episode_ids:
+                    memories.add_provenance(group.keep.id, now=now, episode_id=episode_id)
+                for origin in other.origins:
+                    memories.add_provenance(group.keep.id, now=now, origin=origin)
+                memories.supersede(other.id, group.keep.id, now=now)
+                memories.confirm(group.keep.id, step=CONFIRM_STEP)
+                detail = {"score": round(score.score, 3), "reason": score.reason}
+                st.store.audit.append(
+                    at=now,
+                    actor=actor,
+                    action="merge",
+                    memory_id=group.keep.id,
+                    detail={"merged": other.ref, **detail},
+                )
+                st.store.audit.append(
+                    at=now,
+                    actor=actor,
+                    action="merged-into",
+                    memory_id=other.id,
+                    detail={"into": group.keep.ref, **detail},
+                )
+                merged += 1
+    return merged
+
+
+def dedup_query(
+    st: EngineState, text: str, *, scope: Scope | None = None, limit: int = 5
+) -> list[tuple[Memory, DedupScore]]:
+    """The live memories closest to `text` by the dedup score, best first (whether or
+    not they pass the threshold: `dedup.is_duplicate` says)."""
+    said = clean(text).strip()
+    if not said:
+        raise InvalidInput("Nothing to compare: the text is empty.")
+    view = View(fill_scope(st.settings, scope))
+    ids: list[int] = []
+    for fts_query in fts_queries(said)[:2]:
+        found = st.store.index.lexical_memories(fts_query.expression, view, limit=50)
+        ids += [i for i, _ in found if i not in ids]
+    candidates = st.store.memories.get_many(ids)
+    by_id = {m.id: m for m in candidates}
+    scored = dedup.query(said, [(m.id, m.text) for m in candidates], limit=limit)
+    return [(by_id[i], score) for i, score in scored]
+
+
+def _vectors_of(st: EngineState, memories: Sequence[Memory]) -> dict[int, npt.NDArray[np.float32]]:
+    """Stored vectors of the configured model for `memories`, by memory id."""
+    embedder = st.searcher.embedder
+    if embedder is None:
+        return {}
+    by_hash: dict[str, list[int]] = {}
+    for m in memories:
+        by_hash.setdefault(m.content_hash, []).append(m.id)
+    out: dict[int, npt.NDArray[np.float32]] = {}
+    for h, dim, blob in st.store.index.vectors_for(embedder.model_id, list(by_hash)):
+        if dim != embedder.dim:
+            continue
+        try:
+            vector = from_blob(blob, dim)
+        except EngineError:
+            continue
+        for memory_id in by_hash[h]:
+            out[memory_id] = vector
+    return out
+
+
+def all_memories(st: EngineState, status: str, page: int = 2000) -> list[Memory]:
+    """Every memory with `status`, newest first, read a page at a time."""
+    found = [m for batch in st.store.memories.pages(status, size=page) for m in batch]
+    found.sort(key=lambda m: (m.observed_at, m.id), reverse=True)
+    return found
+
+
+def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
+    """Look for the slot of live memories that never had it looked for (imported, or
+    stored before slots existed) and settle them in order, as capture would have.
+    Returns how many were looked at."""
+    done = 0
+    while ids := st.store.memories.without_slot(limit=500):
+        now = st.clock.now()
+        with st.store.transaction():
+            for memory in st.store.memories.get_many(ids):
+                new = NewMemory(
+                    kind=memory.kind,
+                    text=memory.text,
+                    layer=memory.layer,
+                    source=memory.source,
+                    observed_at=memory.observed_at,
+                    content_hash=memory.content_hash,
+                    scope=memory.scope,
+                    lang=memory.lang,
+                )
+                speaker = memory.subject if memory.subject not in (None, "user") else None
+                slots = slots_of(memory.text, lang=memory.lang, speaker=speaker)
+                write.settle(st, memory.id, new, slots, now=now, actor=actor)
+        done += len(ids)
+    return done
+
+
+def pending(st: EngineState) -> list[Dispute]:
+    """Disputed memories (a hedged contradiction put them in doubt), oldest first,
+    each with the memory that disputed it."""
+    disputed = st.store.memories.select(status="disputed", limit=10_000)
+    return [_dispute(st, memory) for memory in reversed(disputed)]
+
+
+def _dispute(st: EngineState, memory: Memory) -> Dispute:
+    """`memory` with what last disputed it (its newest `dispute` audit entry)."""
+    entry = next(
+        (e for e in st.store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
+        None,
+    )
+    if entry is None:
+        return Dispute(memory, None, "", None)
+    by = entry.detail.get("by")
+    found = st.store.memories.get(parse_ref(by)) if isinstance(by, str) else None
+    return Dispute(memory, found, str(entry.detail.get("reason", "")), entry.at)
+
+
+def resolve(
+    st: EngineState,
+    ref: str | int,
+    *,
+    confirm: bool,
+    replacement: str | None = None,
+    actor: str = "cli",
+) -> Memory:
+    """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
+    superseded — by `replacement`, stored as a user-stated memory, or else by the
+    memory that disputed it. Returns the memory as it is now."""
+    memory = st.get(ref)
+    if memory.status != "disputed":
+        raise InvalidInput(
+            f"{memory.ref} is not disputed (it is {memory.status}); nothing to resolve. "
+            "See: memoracle pending"
+        )
+    if confirm and replacement:
+        raise InvalidInput("--replacement goes with --reject, not --confirm.")
+    now = st.clock.now()
+    by = _dispute(st, memory).by
+    with st.store.transaction():
+        memories = st.store.memories
+        if confirm:
+            memories.set_status(memory.id, "active", now=now)
+            detail: dict[str, Any] = {"decision": "confirm"}
+        else:
+            if replacement is not None:
+                said = prepare(replacement).text.strip()
+                if not said:
+                    raise InvalidInput("The replacement text is empty.")
+                new = write.stated(
+                    st,
+                    said,
+                    kind=memory.kind,
+                    source="user-stated",
+                    observed_at=now,
+                    scope=memory.scope,
+                )
+                new_id, _ = write.store_memory(st, new, now=now, actor=actor)
+                by = memories.get(new_id)
+            if st.get(memory.id).status != "superseded":  # the replacement may have
+                if by is not None:
+                    memories.supersede(memory.id, by.id, now=now)
+                else:
+                    memories.set_status(memory.id, "superseded", now=now)
+            detail = {"decision": "reject", "by": by.ref if by else None}
+        st.store.audit.append(
+            at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
+        )
+    return st.get(memory.id)
+
+
+def backup(st: EngineState) -> BackupInfo:
+    """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
+    are kept), taken before any bulk change."""
+    folder = st.settings.home / "backups"
+    info = st.store.backup(folder, now=st.clock.now())
+    prune_backups(folder, keep=BACKUPS_KEPT)
+    return info
+
+
+def record_run(st: EngineState, kind: str, counts: dict[str, int]) -> None:
+    """Note a finished job (nightly, …) in the runs table, for health and stats."""
+    st.finish_run(st.start_run(kind), "ok", counts)
+
+
+def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
+    """Bring an archived memory back from the cold tier, as it was (status, text,
+    provenance), and count the restore as a use: its activation is refreshed as a
+    recall would, so the next night does not archive it again."""
+    memory_id = parse_ref(ref) if isinstance(ref, str) else ref
+    now = st.clock.now()
+    with st.store.transaction():
+        st.store.archive.restore(memory_id, now=now, actor=actor)
+        st.store.memories.touch([memory_id], now=now, boost=st.settings.recall.boost)
+    return st.get(memory_id)
+
+
+def score(st: EngineState) -> list[tuple[Memory, MemoryScore]]:
+    """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×
+    recency × frequency × entity boost × completion), best first; computed from
+    time, nothing written."""
+    memories = {m.id: m for m in all_memories(st, "active")}
+    ranked = scoring.rank(memories.values(), st.clock.now(), st.settings.decay)
+    return [(memories[s.memory_id], s) for s in ranked]
+
+
+def stats(st: EngineState) -> Stats:
+    counts = st.store.memories.counts()
+    by_status: dict[str, int] = {}
+    active_by_kind: dict[str, int] = {}
+    for (status, kind), n in counts.items():
+        by_status[status] = by_status.get(status, 0) + n
+        if status == "active":
+            active_by_kind[kind] = n
+    last = st.store.runs.last("ingest")
+    return Stats(
+        home=str(st.settings.home),
+        database=str(st.store.path),
+        schema_version=st.store.schema_version,
+        database_bytes=st.store.size_bytes(),
+        memories=sum(counts.values()),
+        by_status=by_status,
+        active_by_kind=active_by_kind,
+        episodes=st.store.episodes.count(),
+        episodes_by_kind=st.store.episodes.count_by_kind(),
+        sessions=st.store.episodes.count_sessions(),
+        audit_entries=st.store.audit.count(),
+        last_ingest=last[1] if last else None,
+    )

@@ -1,0 +1,541 @@
+"""The write path: which turns become episodes, which proposals become memories, what an
+exact or near duplicate does, which slots a new memory settles (contradictions), what a
+"forget …" said in a turn forgets, and which writes are held for a person's review.
+Rules are `capture`'s, formulas `lifecycle`'s, SQL `store`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from memoracle.capture.extract import extract
+from memoracle.capture.injection import classify
+from memoracle.capture.lang import detect_language
+from memoracle.capture.pipeline import Proposal, prepare, propose
+from memoracle.engine import graph
+from memoracle.engine.scope import fill_scope
+from memoracle.engine.state import EngineState
+from memoracle.errors import (
+    InvalidInput,
+)
+from memoracle.lifecycle import dedup
+from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value
+from memoracle.lifecycle.dedup import DedupScore
+from memoracle.lifecycle.slots import Slot, slots_of
+from memoracle.recall.fuse import token_set
+from memoracle.recall.query import fts_queries
+from memoracle.store import View
+from memoracle.store.held import HeldWrite
+from memoracle.text import clean, content_hash
+from memoracle.types import (
+    Candidate,
+    CaptureResult,
+    Memory,
+    NewMemory,
+    Scope,
+    Turn,
+)
+
+log = logging.getLogger(__name__)
+
+LAYER_OF_KIND = {
+    "fact": "semantic",
+    "preference": "semantic",
+    "decision": "semantic",
+    "insight": "semantic",
+    "event": "episodic",
+    "error": "episodic",
+    "task": "episodic",
+    "guardrail": "procedural",
+    "pattern": "procedural",
+}
+# (importance, confidence) of memories stated whole, by source; a "remember …" said in a
+# turn gets the same as one typed by hand.
+STATED_SCORES = {
+    "manual": (0.8, 0.95),
+    "user-stated": (0.8, 0.95),
+    "agent": (0.7, 0.9),
+    "import": (0.6, 0.9),
+}
+NO_SLOT = "-"  # a slots row saying: looked for, none found
+CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
+NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
+NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
+
+
+def capture(
+    st: EngineState, turns: Sequence[Turn], *, scope: Scope | None = None, actor: str = "capture"
+) -> CaptureResult:
+    """Store turns as episodes and the typed memories the rules find in them.
+
+    One transaction for the batch. A turn already stored (same session, turn id and
+    role) changes nothing; an exact duplicate memory is bumped, not added. A turn
+    time without an offset is a wall-clock time in `workspace.timezone`.
+    """
+    return capture_many(st, [(turns, scope)], actor=actor)[0]
+
+
+def capture_many(
+    st: EngineState,
+    batches: Sequence[tuple[Sequence[Turn], Scope | None]],
+    *,
+    actor: str = "capture",
+) -> list[CaptureResult]:
+    """`capture` for several batches, each with its own scope, all or nothing."""
+    scoped = [(turns, fill_scope(st.settings, scope)) for turns, scope in batches]
+    for turns, _ in scoped:
+        for turn in turns:
+            check_size(st, turn, origin=turn.origin or "capture")
+    outcomes: list[list[_Outcome]] = []
+    with st.store.transaction():
+        for turns, scope in scoped:
+            outcomes.append([capture_one(st, turn, scope, actor) for turn in turns])
+    return [_result(st, batch) for batch in outcomes]
+
+
+def check_size(st: EngineState, turn: Turn, *, origin: str) -> None:
+    limit = st.settings.capture.max_turn_chars
+    if len(turn.text) > limit:
+        raise InvalidInput(
+            f"{origin}: turn of {len(turn.text):,} characters is over the limit of {limit:,} "
+            "(capture.max_turn_chars). Split it, or raise the limit in config.toml."
+        )
+
+
+def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outcome:
+    now = st.clock.now()
+    prepared = prepare(turn.text)
+    if prepared.noise is not None:
+        return _Outcome(skipped=(f"noise:{prepared.noise}",))
+    stored = replace(
+        turn,
+        text=prepared.text,
+        at=st.local_time(turn.at) if turn.at else now,
+        session_id=clean(turn.session_id) if turn.session_id else None,
+        turn_id=clean(turn.turn_id) if turn.turn_id else None,
+        speaker=clean(turn.speaker) if turn.speaker else None,
+    )
+    key = _turn_key(stored, scope)
+    if st.store.episodes.has_key(key):
+        return _Outcome(skipped=("duplicate-turn",), duplicate=True)
+    assert stored.at is not None
+    episode_id = st.store.episodes.insert(stored, key=key, at=stored.at, now=now, scope=scope)
+    assert episode_id is not None  # the key was checked inside this transaction
+    if prepared.redacted:
+        st.store.audit.append(
+            at=now,
+            actor=actor,
+            action="redact",
+            detail={"episode": episode_id, "kinds": list(prepared.redacted)},
+        )
+    if stored.kind == "message":
+        verdict = classify(stored.text)
+        if verdict.level != "clean":  # kept as an episode, out of search and memory
+            held = hold(st, 
+                stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,
+                source=_source_of(stored), observed_at=stored.at, scope=scope, actor=actor,
+                now=now, episode_id=episode_id,
+            )  # fmt: skip
+            return _Outcome(episodes=(episode_id,), skipped=(f"held:{held.ref}",))
+    return extract_turn(st, stored, episode_id, scope, actor, now)
+
+
+def extract_turn(
+    st: EngineState, stored: Turn, episode_id: int, scope: Scope, actor: str, now: datetime
+) -> _Outcome:
+    """The memories the rules find in a stored turn, stored (`_capture_one`'s second
+    half, and what confirming a held turn does)."""
+    assert stored.at is not None
+    if stored.kind != "message" or not _extracts_from(st, stored.role):
+        return _Outcome(episodes=(episode_id,))
+    found = propose(
+        stored.text,
+        role=stored.role,
+        speaker=stored.speaker,
+        at=st.anchor_time(stored.at),
+        day_first=st.settings.workspace.day_first,
+        languages=tuple(st.settings.capture.languages),
+    )
+    outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
+    for proposal in found.proposals:
+        candidate = proposal.candidate
+        if candidate.action == "forget":
+            forgotten = _forget_said(st, candidate, scope, now=now, episode_id=episode_id)
+            if forgotten is None:
+                outcome.skipped += ("forget:ambiguous",)
+            elif not forgotten:
+                outcome.skipped += ("forget:no-match",)
+            outcome.forgotten += forgotten or []
+            continue
+        new = _new_memory(
+            st, proposal, observed_at=stored.at, scope=scope, source=_source_of(stored)
+        )
+        memory_id, inserted = store_memory(
+            st,
+            new,
+            now=now,
+            actor=actor,
+            episode_id=episode_id,
+            speaker=stored.speaker if stored.role == "speaker" else None,
+        )
+        (outcome.added if inserted else outcome.bumped).append(memory_id)
+    return outcome
+
+
+def _extracts_from(st: EngineState, role: str) -> bool:
+    """Memories come from people (user, a named speaker) and, if configured, the
+    assistant; system and tool messages are kept as episodes only."""
+    if role == "assistant":
+        return st.settings.capture.assistant_memories
+    return role in ("user", "speaker")
+
+
+def _result(st: EngineState, outcomes: Sequence[_Outcome]) -> CaptureResult:
+    get = st.store.memories.get_many
+    return CaptureResult(
+        episodes=tuple(e for o in outcomes for e in o.episodes),
+        added=tuple(get([m for o in outcomes for m in o.added])),
+        bumped=tuple(get([m for o in outcomes for m in o.bumped])),
+        forgotten=tuple(get([m for o in outcomes for m in o.forgotten])),
+        skipped=tuple(s for o in outcomes for s in o.skipped),
+        duplicate_turn=bool(outcomes) and all(o.duplicate for o in outcomes),
+    )
+
+
+def _new_memory(
+    st: EngineState, proposal: Proposal, *, observed_at: datetime, scope: Scope, source: str
+) -> NewMemory:
+    c = proposal.candidate
+    first = proposal.dates[0] if proposal.dates else None
+    remembered = c.action == "remember"
+    return NewMemory(
+        kind=c.kind,
+        text=c.text,
+        layer=LAYER_OF_KIND[c.kind],
+        source="user-stated" if remembered else source,
+        observed_at=observed_at,
+        content_hash=content_hash(c.text),
+        scope=scope,
+        subject=c.subject,
+        predicate=c.predicate,
+        object=c.object,
+        valid_from=first.start if first and c.kind == "event" else None,
+        valid_to=first.end if first and c.kind == "event" else None,
+        due_at=first.start if first and c.kind == "task" else None,
+        importance=max(c.importance, STATED_SCORES["user-stated"][0])
+        if remembered
+        else c.importance,
+        confidence=max(c.confidence, STATED_SCORES["user-stated"][1])
+        if remembered
+        else c.confidence,
+        pinned=c.kind == "guardrail",
+        lang=c.lang,
+        rule=c.rule,
+        details={
+            "hedged": c.hedged,
+            "dates": [
+                {
+                    "text": d.text,
+                    "start": d.start.isoformat(),
+                    "end": d.end.isoformat(),
+                    "granularity": d.granularity,
+                    "rule": d.rule,
+                }
+                for d in proposal.dates
+            ],
+        },
+    )
+
+
+def store_memory(
+    st: EngineState,
+    new: NewMemory,
+    *,
+    now: datetime,
+    actor: str,
+    episode_id: int | None = None,
+    origin: str | None = None,
+    speaker: str | None = None,
+) -> tuple[int, bool]:
+    """Insert, or bump the exact duplicate; a new memory is then settled against
+    what it may contradict (`_settle`). Returns (id, inserted)."""
+    memories = st.store.memories
+    existing = memories.find_duplicate(new.content_hash, new.subject, new.scope)
+    slots: tuple[Slot, ...] = ()
+    if existing is None:
+        slots = slots_of(new.text, lang=new.lang, speaker=speaker)
+    near = None if existing is not None else _near_duplicate(st, new, slots)
+    if near is not None:
+        existing = near[0]
+        memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
+        st.store.audit.append(
+            at=now,
+            actor=actor,
+            action="merge",
+            memory_id=existing,
+            detail={"text": new.text, "score": round(near[1].score, 3)},
+        )
+    if existing is not None:
+        memories.bump(existing, now=now, boost=st.settings.recall.boost)
+        memories.add_provenance(existing, now=now, episode_id=episode_id, origin=origin)
+        return existing, False
+    memory_id = memories.insert(new, now=now)
+    memories.add_provenance(memory_id, now=now, episode_id=episode_id, origin=origin)
+    st.store.audit.append(
+        at=now,
+        actor=actor,
+        action="add",
+        memory_id=memory_id,
+        detail={"kind": new.kind, "rule": new.rule, "source": new.source},
+    )
+    settle(st, memory_id, new, slots, now=now, actor=actor)
+    graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
+    return memory_id, True
+
+
+def _near_duplicate(
+    st: EngineState, new: NewMemory, slots: Sequence[Slot]
+) -> tuple[int, DedupScore] | None:
+    """A live memory of the same owner, subject and kind that already says what `new`
+    says, in other words (dedup score ≥ `lifecycle.dedup_threshold`), if any. A new
+    text with more words than the old one is news, not a repeat, and so is one that
+    gives a slot another value ("I prefer tea over coffee" after "I prefer coffee
+    over tea": the same words, the opposite choice). Only the few memories FTS finds
+    and that hold half of the new words are scored (fast)."""
+    words = token_set(new.text)
+    if not words:
+        return None
+    queries = fts_queries(new.text, prefixes=False)  # [AND] or [AND, OR]: take the last
+    if not queries:
+        return None
+    found = st.store.index.lexical_memories(
+        queries[-1].expression, View(new.scope), limit=NEAR_CANDIDATES
+    )
+    owner = (new.scope.agent, new.scope.user, new.scope.chat)
+    candidates = [
+        (memory.id, memory.text)
+        for memory in st.store.memories.get_many([i for i, _ in found])
+        if memory.kind == new.kind
+        and memory.subject == new.subject
+        and (memory.scope.agent, memory.scope.user, memory.scope.chat) == owner
+        and len(words) <= len(other := token_set(memory.text))  # saying more is news
+        and len(words & other) >= NEAR_OVERLAP * len(words)
+    ]
+    if candidates and slots:
+        held = st.store.memories.slot_values([i for i, _ in candidates])
+        said = {(s.subject, s.attribute): s.value for s in slots}
+        candidates = [(i, text) for i, text in candidates if slots_agree(said, held[i])]
+    if not candidates:
+        return None
+    best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
+    threshold = st.settings.lifecycle.dedup_threshold
+    return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
+
+
+def settle(
+    st: EngineState,
+    memory_id: int,
+    new: NewMemory,
+    slots: Sequence[Slot],
+    *,
+    now: datetime,
+    actor: str,
+) -> None:
+    """Contradictions at capture (SPEC §6): every slot the new memory fills ("We
+    upgraded to PostgreSQL 17": what is used, and its version), against the live
+    memories of the same owner in those slots. Per old memory the gravest verdict
+    acts: a clear contradiction supersedes it (kept, linked, timed), a hedged one
+    disputes it (`pending`), the same value raises its confidence. `slots` are
+    `slots_of` the new text, with "I" its speaker."""
+    memories = st.store.memories
+    if not slots:
+        memories.set_slot(memory_id, NO_SLOT, NO_SLOT, "", hedged=False, negated=False)
+        return
+    verdicts: dict[int, Verdict] = {}
+    for slot in slots:
+        memories.set_slot(
+            memory_id,
+            slot.subject,
+            slot.attribute,
+            slot.value,
+            hedged=slot.hedged,
+            negated=slot.negated,
+        )
+        held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
+        for old_id, value, hedged, negated in held:
+            verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
+            if old_id not in verdicts or graver(verdict, verdicts[old_id]):
+                verdicts[old_id] = verdict
+    for old_id, verdict in verdicts.items():
+        if verdict.kind == "REDUNDANT":
+            memories.confirm(old_id, step=CONFIRM_STEP)
+            action = "confirm"
+        elif verdict.supersedes:
+            memories.supersede(old_id, memory_id, now=now)
+            action = "supersede"
+        elif verdict.disputes:
+            memories.set_status(old_id, "disputed", now=now)
+            action = "dispute"
+        else:
+            continue
+        st.store.audit.append(
+            at=now,
+            actor=actor,
+            action=action,
+            memory_id=old_id,
+            detail={"by": f"m_{memory_id}", "reason": verdict.reason},
+        )
+
+
+def hold(
+    st: EngineState,
+    text: str,
+    *,
+    level: str,
+    reasons: Sequence[str],
+    kind: str | None,
+    source: str,
+    observed_at: datetime,
+    scope: Scope,
+    actor: str,
+    now: datetime,
+    episode_id: int | None = None,
+    origin: str | None = None,
+) -> HeldWrite:
+    """Hold a write the audit flagged (the same text from the same place held before,
+    and not confirmed, is that write again), with an audit entry."""
+    held = st.store.held
+    same = None if episode_id is not None else held.same(text, source, scope)
+    if same is not None:
+        return same
+    held_id = held.add(
+        now=now, actor=actor, level=level, reasons=reasons, text=text, kind=kind,
+        source=source, observed_at=observed_at, scope=scope, episode_id=episode_id,
+        origin=origin,
+    )  # fmt: skip
+    st.store.audit.append(
+        at=now,
+        actor=actor,
+        action="hold",
+        detail={"held": f"h_{held_id}", "level": level, "reasons": list(reasons)},
+    )
+    log.warning("write held for review (h_%d, %s): %s", held_id, level, ", ".join(reasons))
+    return held.get(held_id)
+
+
+def stated(
+    st: EngineState,
+    text: str,
+    *,
+    kind: str | None,
+    source: str,
+    observed_at: datetime,
+    scope: Scope,
+    details: dict[str, Any] | None = None,
+) -> NewMemory:
+    """A memory stated as a whole (remembered by hand, imported from a note): its kind
+    is given or inferred by the rules, else fact; trusted as the person wrote it."""
+    if kind is None:
+        found = extract(text, role="user")
+        kind = found.candidates[0].kind if found.candidates else "fact"
+    importance, confidence = STATED_SCORES[source]
+    return NewMemory(
+        kind=kind,
+        text=text,
+        layer=LAYER_OF_KIND[kind],
+        source=source,
+        observed_at=observed_at,
+        content_hash=content_hash(text),
+        scope=scope,
+        pinned=kind == "guardrail",
+        importance=importance,
+        confidence=confidence,
+        lang=detect_language(text),
+        details=details or {},
+    )
+
+
+def _forget_said(
+    st: EngineState, candidate: Candidate, scope: Scope, *, now: datetime, episode_id: int
+) -> list[int] | None:
+    """A "forget …" said in a turn: the speaker's own memory in this scope with exactly
+    that text, else the single one containing all its words. Several candidates are
+    ambiguous (None) and nothing is forgotten: a person may say more than they mean."""
+    memories = st.store.memories
+    exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
+    ids = (
+        [exact]
+        if exact is not None
+        else memories.match(candidate.text, scope=scope, subject=candidate.subject, limit=2)
+    )
+    if len(ids) > 1:
+        return None
+    detail = {"said": candidate.text, "episode": episode_id}
+    for memory in memories.get_many(ids):
+        set_forgotten(st, memory, now=now, actor="capture", detail=detail)
+    return ids
+
+
+def set_forgotten(
+    st: EngineState, memory: Memory, *, now: datetime, actor: str, detail: dict[str, Any]
+) -> None:
+    st.store.memories.set_status(memory.id, "forgotten", now=now)
+    st.store.audit.append(
+        at=now,
+        actor=actor,
+        action="forget",
+        memory_id=memory.id,
+        detail={"from": memory.status, **detail},
+    )
+
+
+def slots_agree(a: dict[tuple[str, str], str], b: dict[tuple[str, str], str]) -> bool:
+    """Whether two memories give the same value to every slot they share: "I prefer tea
+    over coffee" and "I prefer coffee over tea" have the same words and are no repeat."""
+    return all(same_value(key[1], value, b[key]) for key, value in a.items() if key in b)
+
+
+@dataclass
+class _Outcome:
+    """What capturing one turn did, as ids (memories are loaded once, for the result)."""
+
+    episodes: tuple[int, ...] = ()
+    added: list[int] = field(default_factory=list)
+    bumped: list[int] = field(default_factory=list)
+    forgotten: list[int] = field(default_factory=list)
+    skipped: tuple[str, ...] = ()
+    duplicate: bool = False
+
+
+def _source_of(turn: Turn) -> str:
+    """The source of what a turn says: a checkpoint's turns (origin "checkpoint", or
+    "checkpoint:FILE:LINE" for a transcript's) are the checkpoint's; others, capture's."""
+    origin = turn.origin or ""
+    return "checkpoint" if origin.split(":", 1)[0] == "checkpoint" else "capture"
+
+
+def _turn_key(turn: Turn, scope: Scope) -> str:
+    """Identity of a turn: (agent, session, role, speaker, turn id) when a turn id is
+    given, else its time and text. Readers give every turn of a file an id (the entry id,
+    or the line), so reading a file again adds nothing; a turn captured with neither id
+    nor time is stamped now, and saying the same thing later is a new utterance."""
+    parts = [scope.agent or "", turn.session_id or "", turn.role, turn.speaker or ""]
+    if turn.turn_id:
+        parts.append(turn.turn_id)
+    else:
+        assert turn.at is not None
+        parts += [turn.at.isoformat(), turn.text]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def held_message(held: HeldWrite) -> str:
+    return (
+        f"Held for review ({held.ref}): this looks like prompt injection ({held.level}:"
+        f" {', '.join(held.reasons)}), so it was not stored as memory. A person decides:"
+        f" `memoracle audit --confirm {held.ref}` stores it, `--reject {held.ref}` drops it."
+    )
