@@ -1,9 +1,13 @@
-"""The import rules of STYLE.md, held by a test: imports point one way, only `store/`
-speaks SQL to our database, only `clock.py` reads the system clock."""
+"""The floors of docs/architecture.md, held by a test: imports only point down the
+order below, there is no import cycle, only `store/` speaks SQL to our database, only
+`clock.py` reads the system clock, modules stay small and no data folder is named like a
+module."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -11,138 +15,198 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "memoracle"
 MODULES = sorted(p for p in SRC.rglob("*.py"))
 
+# Top to bottom. A module may import a module of a unit further down the list, or of its
+# own unit; never one further up. Units are packages or modules (the longest that
+# contains a module is its unit). docs/architecture.md draws the same floors.
+ORDER = (
+    # doors
+    "memoracle",  # the public API in __init__.py
+    "memoracle.cli",
+    "memoracle.mcp_server",
+    "memoracle.serialize.reports",
+    # integrations
+    "memoracle.openclaw",
+    # jobs
+    "memoracle.jobs",
+    # shapes
+    "memoracle.serialize",
+    # engine
+    "memoracle.engine",
+    # domain
+    "memoracle.recall",
+    "memoracle.graph",
+    "memoracle.lifecycle",
+    "memoracle.capture",
+    "memoracle.render",
+    "memoracle.ingest",
+    "memoracle.embed",
+    # store
+    "memoracle.store",
+    # language
+    "memoracle.language",
+    # foundation
+    "memoracle.data",
+    "memoracle.workspace",
+    "memoracle.config",
+    "memoracle.files",
+    "memoracle.clock",
+    "memoracle.text",
+    "memoracle.types",
+    "memoracle.errors",
+)
+
+# Inside these units the same holds among their parts (top to bottom): a part may import
+# its own part or one further down. Parts not listed may not be imported by listed ones.
+INSIDE: dict[str, tuple[str, ...]] = {
+    "memoracle.jobs": (
+        "doctor",
+        "bench",
+        "schedule",
+        "checkpoint",
+        "nightly",
+        "health",
+        "charts",
+        "canary",
+        "pointers",
+        "transfer",
+        "graph_log",
+    ),
+}
+
+# Packages that never touch the store: text in, decisions out.
+PURE = ("memoracle.capture", "memoracle.ingest", "memoracle.lifecycle", "memoracle.render")
+
+MAX_LINES = 600
+# module -> why it is larger (docs/architecture.md says the same)
+LARGER: dict[str, str] = {}
+
 
 def _name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+NAMES = {_name(p) for p in MODULES}
+
+
+@cache
+def _imports(path: Path) -> frozenset[str]:
+    """The memoracle modules `path` imports anywhere (top level, functions, TYPE_CHECKING);
+    `from a import b` names the module a.b when there is one, else a."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.startswith("memoracle")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found.add(full if full in NAMES else node.module)
+    return frozenset(n for n in found if n == "memoracle" or n.startswith("memoracle."))
 
 
-# module prefix -> memoracle packages it must never import
-FORBIDDEN = {
-    "memoracle.store": (
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-    "memoracle.capture": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.ingest",
-    ),
-    "memoracle.ingest": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.capture",
-    ),
-    "memoracle.types": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-    "memoracle.datafiles": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.capture",
-        "memoracle.lifecycle",
-    ),
-    "memoracle.config": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-    "memoracle.recall": (
-        "memoracle.capture",
-        "memoracle.ingest",
-        "memoracle.engine",
-        "memoracle.cli",
-    ),
-    "memoracle.embed": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.capture",
-        "memoracle.recall",
-    ),
-    "memoracle.lifecycle": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.ingest",
-    ),
-    "memoracle.render": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-    "memoracle.engine": ("memoracle.cli", "memoracle.jobs.nightly"),
-    "memoracle.jobs.nightly": ("memoracle.cli",),
-    "memoracle.graph": (
-        "memoracle.store",
-        "memoracle.engine",
-        "memoracle.cli",
-        "memoracle.ingest",
-        "memoracle.jobs.nightly",
-    ),
-    "memoracle.jobs.charts": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.jobs.pointers": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.jobs.canary": ("memoracle.cli", "memoracle.jobs.nightly", "memoracle.store"),
-    "memoracle.jobs.health": (
-        "memoracle.cli",
-        "memoracle.jobs.nightly",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-    "memoracle.cli": ("memoracle.store", "memoracle.capture", "memoracle.ingest"),
-    "memoracle.jobs.bench": ("memoracle.store", "memoracle.cli"),
-    "memoracle.serialize": ("memoracle.engine", "memoracle.cli", "memoracle.jobs.nightly"),
-    "memoracle.jobs.schedule": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.jobs.checkpoint": ("memoracle.cli", "memoracle.store"),
-    "memoracle.jobs.transfer": ("memoracle.cli", "memoracle.jobs.nightly"),
-    "memoracle.openclaw.workspace": ("memoracle.store", "memoracle.engine", "memoracle.cli"),
-    "memoracle.openclaw.install": ("memoracle.cli", "memoracle.capture"),
-    "memoracle.mcp_server": (
-        "memoracle.cli",
-        "memoracle.jobs.nightly",
-        "memoracle.store",
-        "memoracle.capture",
-        "memoracle.ingest",
-    ),
-}
+def _unit(module: str) -> str:
+    units = [u for u in ORDER if module == u or module.startswith(u + ".")]
+    assert units, f"{module} belongs to no floor: add it to ORDER and docs/architecture.md"
+    return max(units, key=len)
+
+
+def _rank(module: str) -> tuple[int, int]:
+    unit = _unit(module)
+    parts = INSIDE.get(unit)
+    inner = -1
+    if parts is not None and module != unit:
+        part = module[len(unit) + 1 :].split(".")[0]
+        inner = parts.index(part) if part in parts else len(parts)
+    return ORDER.index(unit), inner
+
+
+def _upward(module: str, target: str) -> bool:
+    (floor, part), (to_floor, to_part) = _rank(module), _rank(target)
+    if floor != to_floor:
+        return to_floor < floor
+    return to_part != -1 and part != -1 and to_part < part
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)
-def test_imports_point_one_way(path: Path) -> None:
+def test_imports_only_point_down(path: Path) -> None:
     module = _name(path)
-    for prefix, banned in FORBIDDEN.items():
-        if module == prefix or module.startswith(prefix + "."):
-            bad = sorted(
-                i for i in _imports(path) for b in banned if i == b or i.startswith(b + ".")
-            )
-            assert not bad, f"{module} must not import {bad}"
+    bad = sorted(t for t in _imports(path) if t in NAMES and _upward(module, t))
+    assert not bad, f"{module} imports {bad}, which sit above it (docs/architecture.md)"
+
+
+def test_every_listed_part_exists() -> None:
+    for unit in ORDER:
+        assert unit in NAMES, f"ORDER names {unit}, which is not a module"
+    for unit, parts in INSIDE.items():
+        for part in parts:
+            assert f"{unit}.{part}" in NAMES, f"INSIDE names {unit}.{part}"
+        found = {n[len(unit) + 1 :].split(".")[0] for n in NAMES if n.startswith(unit + ".")}
+        assert found <= set(parts), f"{unit} has parts in no order: {found - set(parts)}"
+
+
+def _cycles() -> Iterator[list[str]]:
+    graph = {_name(p): sorted(t for t in _imports(p) if t in NAMES) for p in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return iter(found)
+
+
+def test_no_import_cycles() -> None:
+    # The package itself (memoracle/__init__.py, the public API) imports the engine, and
+    # every submodule's import runs it first; that is Python's, not a cycle of ours.
+    cycles = [c for c in _cycles() if c != ["memoracle"]]
+    assert not cycles, f"import cycles: {cycles}"
+
+
+@pytest.mark.parametrize("package", PURE)
+def test_pure_packages_never_touch_the_store(package: str) -> None:
+    for path in MODULES:
+        if _name(path).startswith(package + "."):
+            store = [t for t in _imports(path) if t.startswith("memoracle.store")]
+            assert not store, f"{_name(path)} imports {store}"
+
+
+def test_doors_hold_no_store_or_capture() -> None:
+    for path in MODULES:
+        if _unit(_name(path)) in ("memoracle.cli", "memoracle.mcp_server"):
+            banned = ("memoracle.store", "memoracle.capture", "memoracle.ingest")
+            bad = [t for t in _imports(path) if t.startswith(banned)]
+            assert not bad, f"{_name(path)} imports {bad}: doors call the engine"
 
 
 def test_only_store_opens_our_database() -> None:
     # ingest/openclaw_sqlite.py reads a *copy* of OpenClaw's own database, not ours;
-    # bench.py builds its BM25 baseline in a throwaway in-memory database.
-    allowed = {"memoracle.ingest.openclaw_sqlite", "memoracle.jobs.bench"}
+    # the benchmark builds its BM25 baseline in a throwaway in-memory database.
+    allowed = {"memoracle.ingest.openclaw_sqlite", "memoracle.jobs.bench.baseline"}
     users = {
         _name(p)
         for p in MODULES
@@ -172,3 +236,31 @@ def test_only_clock_reads_the_system_clock() -> None:
             ):
                 offenders.append(f"{_name(path)}:{node.lineno}")
     assert not offenders
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_modules_stay_small(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    module = _name(path)
+    assert lines <= MAX_LINES or module in LARGER, (
+        f"{module} has {lines} lines (> {MAX_LINES}): split it, or say in LARGER and "
+        "docs/architecture.md why it must stay whole"
+    )
+
+
+def test_no_data_folder_is_named_like_a_module() -> None:
+    clashes = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.with_suffix("").is_dir()]
+    assert not clashes, f"a module and a folder share a name: {clashes}"
+
+
+def test_nothing_points_outside_the_repository() -> None:
+    root = SRC.parents[1]
+    texts = [*MODULES, *root.glob("tests/**/*.py"), *root.glob("docs/*.md"), root / "README.md"]
+    this = Path(__file__).resolve()
+    outside = [
+        str(p.relative_to(root))
+        for p in texts
+        if p.resolve() != this
+        and ("SPEC §" in (body := p.read_text(encoding="utf-8")) or "STYLE.md" in body)
+    ]
+    assert not outside, f"cite docs/ instead of SPEC or STYLE.md: {outside}"

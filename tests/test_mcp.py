@@ -28,7 +28,7 @@ from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
 from memoracle.jobs.checkpoint import CheckpointItem, items_of
-from memoracle.mcp_server import Kind, MemoryTools, _sees_scope
+from memoracle.mcp_server import Kind, MemoryTools
 from memoracle.types import KINDS, Scope
 
 NOW = "2026-05-14T14:05:00+00:00"
@@ -341,18 +341,6 @@ def test_a_checkpoint_text_is_cut_into_items() -> None:
         CheckpointItem("user", "Call Ana"),
     ]
     assert CheckpointItem("user", "x").turn_id != CheckpointItem("assistant", "x").turn_id
-
-
-def test_a_shared_context_sees_only_shared_items_of_its_chat_and_no_guardrail() -> None:
-    group = Scope(user="alice", chat="tg:family", visibility="shared")
-    shared = Scope(user="alice", chat="tg:family", visibility="shared")
-    assert _sees_scope(group, shared, "fact")
-    assert not _sees_scope(group, shared, "guardrail")
-    assert not _sees_scope(group, Scope(user="alice"), "fact")  # private
-    assert not _sees_scope(group, Scope(chat="tg:work", visibility="shared"), "fact")
-    assert _sees_scope(Scope(user="alice"), Scope(), "fact")  # unowned
-    assert not _sees_scope(Scope(user="alice"), Scope(user="bob"), "fact")
-    assert not _sees_scope(Scope(agent="a"), Scope(agent="b"), "fact")
 
 
 def test_without_a_store_checkpoint_still_writes_the_note_and_recall_reads_it(

@@ -27,7 +27,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,10 +41,11 @@ from pydantic import Field, ValidationError
 from memoracle.clock import Clock, SystemClock, parse_instant
 from memoracle.config import Settings, installed_version, load
 from memoracle.engine import Engine, recall_anyway
+from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint, health
 from memoracle.serialize import records, reports
-from memoracle.types import VISIBILITIES, Hit, Memory, Scope
+from memoracle.types import Hit, Memory, Scope, sees
 
 __all__ = ["DEFAULT_PORT", "MemoryTools", "build_server", "run"]
 
@@ -93,7 +94,8 @@ class MemoryTools:
     ) -> None:
         self.settings = settings
         self.clock = clock or SystemClock()
-        self.scope = _fixed_scope(scope or Scope(), settings)
+        given = scope or Scope()
+        self.scope = fill_scope(settings, replace(given, chat=given.chat or None))
         self._engine: Engine | None = None
         self._lock = threading.RLock()
 
@@ -149,7 +151,7 @@ class MemoryTools:
             memory = engine.get(text)
         except NotFound:
             memory = None
-        if memory is None or not _sees(self.scope, memory):
+        if memory is None or not sees(self.scope, memory.scope, memory.kind):
             raise NotFound(f"No memory {text!r}. Try memory_search to find its id.")
         return memory
 
@@ -258,7 +260,7 @@ class MemoryTools:
         before forgetting it."""
         with self._call() as engine:
             memory = self._visible(engine, id)
-            turns = [e for e in engine.episodes_of(memory) if _sees_scope(self.scope, e.scope)]
+            turns = [e for e in engine.episodes_of(memory) if sees(self.scope, e.scope)]
         shaped = records.memory(memory, episodes=turns)
         text = f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}"
         if memory.superseded_by:
@@ -566,39 +568,6 @@ async def _serve_http(server: MCPServer[None], host: str, port: int) -> None:
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-def _fixed_scope(scope: Scope, settings: Settings) -> Scope:
-    """The scope every call runs in: the given one, agent and user defaulting to the
-    workspace's, as the engine would fill them."""
-    if scope.visibility not in VISIBILITIES:
-        raise InvalidInput(f"visibility must be private or shared, not {scope.visibility!r}")
-    return Scope(
-        agent=scope.agent or settings.workspace.agent or None,
-        user=scope.user or settings.workspace.user or None,
-        chat=scope.chat or None,
-        visibility=scope.visibility,
-    )
-
-
-def _sees_scope(requester: Scope, owner: Scope, kind: str | None = None) -> bool:
-    """Whether `requester` may see an item of `owner`'s scope: the rule search applies
-    (store.index.View): its own agent and user or none; a shared context only shared
-    items of its chat (or of none), never a guardrail."""
-    if requester.agent and owner.agent not in (None, requester.agent):
-        return False
-    if requester.user and owner.user not in (None, requester.user):
-        return False
-    if requester.visibility == "shared":
-        if owner.visibility != "shared" or kind == "guardrail":
-            return False
-        if requester.chat and owner.chat not in (None, requester.chat):
-            return False
-    return True
-
-
-def _sees(requester: Scope, memory: Memory) -> bool:
-    return _sees_scope(requester, memory.scope, memory.kind)
 
 
 def _result(text: str, data: dict[str, Any]) -> CallToolResult:

@@ -122,10 +122,63 @@ class IngestWarning:
 
 @dataclass(frozen=True)
 class Scope:
+    """Whose an item is (agent, user, chat, private or shared), or who is asking."""
+
     agent: str | None = None
     user: str | None = None
     chat: str | None = None
     visibility: str = "private"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One thing an item must satisfy to be visible: its `field` ("agent", "user",
+    "chat", "visibility" or "kind") holds one of `values` — or is unset, when `or_unset`
+    — or, with `exclude`, none of them. The store turns it into SQL, `sees` evaluates it."""
+
+    field: str
+    values: tuple[str, ...]
+    or_unset: bool = False
+    exclude: bool = False
+
+    def holds(self, value: str | None) -> bool:
+        if value is None:
+            return self.or_unset
+        return (value in self.values) != self.exclude
+
+
+def visible_to(requester: Scope, *, memories: bool = True) -> tuple[Condition, ...]:
+    """The visibility rule, the one place it is written (docs/scopes.md): what
+    `requester` may see of items (memories, or turns when `memories` is false).
+
+    A private context sees items of its own agent and user, or of none, whatever their
+    visibility; a shared (group) context sees only shared items of its agent and user (or
+    of none) and of its chat (or of none), and never a guardrail."""
+    conditions = []
+    if requester.agent:
+        conditions.append(Condition("agent", (requester.agent,), or_unset=True))
+    if requester.user:
+        conditions.append(Condition("user", (requester.user,), or_unset=True))
+    if requester.visibility == "shared":
+        conditions.append(Condition("visibility", ("shared",)))
+        if requester.chat:
+            conditions.append(Condition("chat", (requester.chat,), or_unset=True))
+        if memories:
+            conditions.append(Condition("kind", ("guardrail",), exclude=True))
+    return tuple(conditions)
+
+
+def sees(requester: Scope, owner: Scope, kind: str | None = None) -> bool:
+    """Whether `requester` may see an item of `owner`'s scope (a memory of `kind`, or a
+    turn when `kind` is None): `visible_to`, evaluated in Python."""
+    fields = {
+        "agent": owner.agent,
+        "user": owner.user,
+        "chat": owner.chat,
+        "visibility": owner.visibility,
+        "kind": kind,
+    }
+    return all(c.holds(fields[c.field]) for c in visible_to(requester, memories=kind is not None))
 
 
 @dataclass(frozen=True)

@@ -13,25 +13,23 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time
-from memoracle.types import STATUSES, Scope
+from memoracle.types import STATUSES, Condition, Scope, visible_to
 
 
 @dataclass(frozen=True)
 class View:
     """Who is asking and what they may see.
 
-    A private context sees its own (or unowned) items of any visibility; a shared (group)
-    context sees only shared items, never guardrails, and only those of its chat or of
-    none. `as_of` asks what was active then instead of what is active now."""
+    What `scope` may see is the visibility rule (`types.visible_to`, docs/scopes.md),
+    turned into SQL here. `as_of` asks what was active then instead of what is active
+    now."""
 
     scope: Scope = Scope()
     kinds: tuple[str, ...] = ()
     as_of: datetime | None = None
 
     def memory_clause(self, alias: str = "m") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(self.scope, alias)
-        if self.scope.visibility == "shared":
-            clauses.append(f"{alias}.kind != 'guardrail'")
+        clauses, params = _scope_clauses(visible_to(self.scope), alias)
         if self.kinds:
             clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
             params += list(self.kinds)
@@ -48,7 +46,7 @@ class View:
         return " AND ".join(clauses), params
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(self.scope, alias)
+        clauses, params = _scope_clauses(visible_to(self.scope, memories=False), alias)
         # A turn the write audit held back stays out until a person confirms it.
         clauses.append(
             f"NOT EXISTS (SELECT 1 FROM held h WHERE h.episode_id = {alias}.id"
@@ -60,20 +58,26 @@ class View:
         return " AND ".join(clauses) or "1", params
 
 
-def _scope_clauses(scope: Scope, alias: str) -> tuple[list[str], list[Any]]:
+# The columns of the rule's fields (never interpolate input).
+_COLUMNS = {
+    "agent": "agent_id",
+    "user": "user_id",
+    "chat": "chat_id",
+    "visibility": "visibility",
+    "kind": "kind",
+}
+
+
+def _scope_clauses(conditions: Sequence[Condition], alias: str) -> tuple[list[str], list[Any]]:
+    """The visibility rule's conditions (`types.visible_to`) as SQL over `alias`."""
     clauses: list[str] = ["1"]
     params: list[Any] = []
-    if scope.agent:
-        clauses.append(f"({alias}.agent_id IS NULL OR {alias}.agent_id = ?)")
-        params.append(scope.agent)
-    if scope.user:
-        clauses.append(f"({alias}.user_id IS NULL OR {alias}.user_id = ?)")
-        params.append(scope.user)
-    if scope.visibility == "shared":
-        clauses.append(f"{alias}.visibility = 'shared'")
-        if scope.chat:
-            clauses.append(f"({alias}.chat_id IS NULL OR {alias}.chat_id = ?)")
-            params.append(scope.chat)
+    for c in conditions:
+        column = f"{alias}.{_COLUMNS[c.field]}"
+        marks = ",".join("?" * len(c.values))
+        test = f"{column} {'NOT IN' if c.exclude else 'IN'} ({marks})"
+        clauses.append(f"({column} IS NULL OR {test})" if c.or_unset else test)
+        params += list(c.values)
     return clauses, params
 
 
