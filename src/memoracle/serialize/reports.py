@@ -1,14 +1,19 @@
-"""The stable JSON shapes of what jobs and doors report: export, import, checkpoint,
-install, uninstall. A door-floor module (the reports' types sit above the engine); the
-engine's values are `records`'. docs/json.md documents them.
+"""The stable JSON shapes of what jobs and doors report: nightly, doctor, graph-log
+compaction, export, import, checkpoint, install, uninstall. A door-floor module (the
+reports' types sit above the engine); the engine's values are `records`'. docs/json.md
+documents them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from memoracle.graph.log import CompactReport
 from memoracle.jobs.checkpoint import CheckpointReport
+from memoracle.jobs.doctor import Finding
+from memoracle.jobs.nightly import NightlyReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport
 from memoracle.serialize.records import envelope, memory
@@ -104,4 +109,79 @@ def uninstall_report(r: UninstallReport) -> dict[str, Any]:
         db_deleted=r.db_deleted,
         crontab_removed=r.crontab_removed,
         notes=list(r.notes),
+    )
+
+
+def nightly_report(report: NightlyReport) -> dict[str, Any]:
+    """What `memoracle nightly` did (or would, in a dry run), step by step."""
+    md = report.memory_md
+    return envelope(
+        dry_run=report.dry_run,
+        backup=str(report.backup) if report.backup else None,
+        steps=report.steps,
+        merged=report.merged,
+        settled=report.settled,
+        archived=[
+            {"id": c.memory.ref, "reason": c.reason, "score": c.score} for c in report.archived
+        ],
+        duplicates=[
+            {"keep": g.keep.ref, "merge": [m.ref for m, _ in g.merge]} for g in report.duplicates
+        ],
+        daily_notes=[str(p) for p in report.daily_notes],
+        notes_archived=[str(p) for p in report.notes_archived],
+        cleaned=[str(p) for p in report.cleaned],
+        snapshot=str(report.snapshot) if report.snapshot else None,
+        exports=[str(p) for p in report.exports],
+        memory_md=None
+        if md is None
+        else {
+            "path": str(md.path),
+            "added": list(md.added),
+            "forgotten": list(md.forgotten),
+            "memories": md.memories,
+            "lines": md.lines,
+            "chars": md.chars,
+            "changed": md.changed,
+            "problem": md.problem,
+        },
+        changes=[{"path": str(c.path), "diff": c.diff()} for c in report.changes],
+        problems=report.problems,
+        seconds=report.seconds,
+    )
+
+
+def doctor_report(status: str, findings: Sequence[Finding]) -> dict[str, Any]:
+    """What `memoracle doctor` found: each health warning, why it matters, what fixes it."""
+    return envelope(
+        status=status,
+        findings=[
+            {
+                **f.warning.to_json(),
+                "why": f.advice.why,
+                "fix": f.advice.fix,
+                "automatic": f.advice.automatic,
+            }
+            for f in findings
+        ],
+    )
+
+
+def graph_compact_report(report: CompactReport) -> dict[str, Any]:
+    """What `memoracle graph compact` did to the graph log (or would, in a dry run)."""
+    return envelope(
+        path=str(report.path),
+        dry_run=report.dry_run,
+        compacted=report.compacted,
+        reason=report.reason,
+        gain=round(report.gain, 4),
+        bytes_before=report.bytes_before,
+        bytes_after=report.bytes_after,
+        lines_before=report.lines_before,
+        lines_after=report.lines_after,
+        entities=report.entities,
+        relations=report.relations,
+        links=report.links,
+        appended=report.appended,
+        backup=str(report.backup) if report.backup else None,
+        checksum=report.checksum,
     )

@@ -1,0 +1,328 @@
+"""The jobs: `nightly`, `health`, `doctor`, `audit`, `pointers`, `canary`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memoracle.cli.context import (
+    clip,
+    current,
+    echo_json,
+    engine_errors,
+    fail,
+    home_option,
+    memory_line,
+    parse_time,
+)
+from memoracle.cli.main import main
+from memoracle.jobs import (
+    canary,
+    charts,
+    doctor,
+    health,
+    nightly,
+    pointers,
+)
+from memoracle.serialize import records, reports
+
+
+@main.command(name="nightly")
+@home_option
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--only", type=click.Choice(nightly.STEPS), help="Run this step alone.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
+    """The nightly run: summarize (daily notes), archive, reindex, resolve
+    (contradictions), dedup, graph (entities and relations), render (topic
+    files; MEMORY.md's block, where lines you added become memories and lines you
+    deleted are forgotten; the session-start snapshot; JSONL exports), clean (daily
+    notes past 14 days to memory/archive/; session logs past 30 days and notes past a
+    year packed into HOME/archive/cleaned/) and health (health.json). With --dry-run,
+    it prints what it would merge, archive, move and clean, and the diff of each file
+    it would write. A verified backup comes before the first step that changes
+    lifecycle.backup_min_changes memories, or any once the newest backup is a week old.
+    Exit 1 when a step could not read or write a file (named; the other steps still ran).
+
+    \b
+    Example:
+      memoracle nightly --dry-run
+      memoracle nightly --only render
+    """
+
+    def progress(step: str, counts: dict[str, int], seconds: float) -> None:
+        if not as_json:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "milliseconds")
+            click.echo(f"{step:<10} {shown or '-'} ({seconds:.2f} s)", err=True)
+
+    with engine_errors(), current().engine() as engine:
+        report = nightly.run_nightly(engine, dry_run=dry_run, only=only, on_step=progress)
+    md = report.memory_md
+    if as_json:
+        echo_json(reports.nightly_report(report))
+        if report.problems:
+            raise SystemExit(1)
+        return
+    if dry_run:
+        _echo_nightly_plan(report)
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
+    if report.backup:
+        click.echo(f"backup: {report.backup}")
+    if md is not None and md.problem:
+        click.echo(f"warning: MEMORY.md left as it is: {md.problem}", err=True)
+    elif md is not None:
+        click.echo(
+            f"MEMORY.md: {md.path} ({md.memories} memories, {md.lines} lines, {md.chars} chars"
+            + (", unchanged)" if not md.changed else ")")
+        )
+    verb = "would take" if dry_run else "took"
+    click.echo(f"nightly {verb} {report.seconds:.2f} s" + (" (dry run)" if dry_run else ""))
+    if report.problems:
+        raise SystemExit(1)
+
+
+def _echo_nightly_plan(report: nightly.NightlyReport) -> None:
+    """What a dry run would do: each merge, archive, move and clean, then each file's diff."""
+    for group in report.duplicates:
+        for other, score in group.merge:
+            click.echo(
+                f"merge   {other.ref} into {group.keep.ref} ({score.score:.2f}): {other.text}"
+            )
+    for c in report.archived:
+        click.echo(f"archive {c.memory.ref} ({c.reason}): {c.memory.text}")
+    for path in report.notes_archived:
+        click.echo(f"move    {path.name} to {path.parent}")
+    for path in report.cleaned:
+        click.echo(f"clean   {path}")
+    for change in report.changes:
+        click.echo(change.diff(), nl=False)
+
+
+@main.command(name="health")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print health.json's body.")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write health.json here instead of HOME, with trend charts of the history (SVG).",
+)
+@click.option("--probe", is_flag=True, help="Also run the canary queries (canary.json).")
+@click.option(
+    "--fix",
+    "fix",
+    is_flag=True,
+    help="Run the safe fixes for what it finds (reindex, nightly, dedup, archive), then"
+    " check again.",
+)
+def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: bool) -> None:
+    """Check the store and write health.json: disk, memory counts against max_facts,
+    average activation, MEMORY.md against its budget, the vector index, the last
+    nightly run, the database's integrity, paths cited in the memory files that lead
+    nowhere, the share of new memories that repeat old ones, and what changed since
+    the last check; with --probe, the canary queries' pass ratio. Each warning says
+    what to run (`memoracle doctor` explains them). It changes nothing in the store
+    unless --fix, which runs the fixes that are safe unattended (after a verified
+    backup when they change memories). With --output-dir, also draws the health
+    history as SVG charts (activation, memory counts, disputed and duplicate rates,
+    nightly duration). Exit status 0 healthy, 1 warning, 2 failing (a damaged or
+    unreadable database).
+
+    \b
+    Example:
+      memoracle health
+      memoracle health --fix
+      memoracle health --probe --json --output-dir /var/lib/memoracle
+    """
+    with engine_errors(code=2), current().engine() as engine:
+        report = health.check(engine, probe=probe)
+        if fix:
+            for done in doctor.fix(engine, report):
+                click.echo(f"fixed: {done}", err=True)
+            report = health.check(engine, probe=probe)
+        path = health.write(engine, report, output_dir=output_dir)
+        drawn: list[Path] = []
+        if output_dir is not None:
+            history = charts.read_history(engine.settings.home / health.HISTORY_FILE)
+            for problem in history.problems:
+                click.echo(f"warning: {problem}", err=True)
+            drawn = charts.write_charts(history, output_dir, health=engine.settings.health)
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        click.echo(f"{report.status} ({len(report.warnings)} warning(s)); {path}")
+        for warning in report.warnings:
+            click.echo(f"- [{warning.code}] {warning.message}")
+        if drawn:
+            click.echo(f"trend charts: {', '.join(str(p) for p in drawn)}")
+    raise SystemExit(health.exit_code(report))
+
+
+@main.command(name="audit")
+@home_option
+@click.option("--since", help="Only what happened at or after this time (ISO date or time).")
+@click.option("--held", "only_held", is_flag=True, help="Only the held writes.")
+@click.option("--confirm", "confirm", metavar="h_N", help="Store this held write after all.")
+@click.option("--reject", "reject", metavar="h_N", help="Turn this held write down for good.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def audit_command(
+    since: str | None,
+    only_held: bool,
+    confirm: str | None,
+    reject: str | None,
+    as_json: bool,
+) -> None:
+    """The write audit: every write through every door (capture, remember, import,
+    MEMORY.md edits, the nightly run…) with who made it, and the writes held back
+    because they look like prompt injection ("ignore previous instructions", hidden
+    instructions, attempts to change AGENTS.md, SOUL.md or the agent's rules) in
+    English, Russian, French or Spanish. A held write is not memory, and a held turn
+    is left out of search, until a person confirms it (--confirm h_N); --reject keeps
+    it out for good.
+
+    \b
+    Example:
+      memoracle audit --held
+      memoracle audit --since 2026-12-01 --json
+      memoracle audit --confirm h_3
+    """
+    if confirm and reject:
+        fail("Give --confirm or --reject, not both.", 2)
+    start = parse_time(since, "--since")
+    with engine_errors(), current().engine() as engine:
+        zone = engine.zone
+        if confirm:
+            stored = engine.confirm_held(confirm)
+            if as_json:
+                echo_json(
+                    records.envelope(
+                        confirmed=confirm, memories=[records.memory(m) for m in stored]
+                    )
+                )
+            else:
+                click.echo(f"confirmed {confirm}: {len(stored)} memory(ies) stored")
+                for memory in stored:
+                    click.echo(memory_line(memory, zone))
+            return
+        if reject:
+            engine.reject_held(reject)
+            if as_json:
+                echo_json(records.envelope(rejected=reject))
+            else:
+                click.echo(f"rejected {reject}: it stays out of memory")
+            return
+        held = engine.held_writes(since=start)
+        entries = [] if only_held else engine.audit_entries(since=start)
+    if as_json:
+        echo_json(
+            records.envelope(
+                held=[records.held(h) for h in held],
+                entries=[records.audit_entry(e) for e in entries],
+            )
+        )
+        return
+    waiting = [h for h in held if h.decision is None]
+    click.echo(f"{len(waiting)} held write(s) waiting, {len(held)} held in all")
+    for h in held:
+        state = h.decision or "waiting"
+        click.echo(
+            f"  {h.ref}  {h.held_at.astimezone(zone):%Y-%m-%d %H:%M}  {h.level:<10} {state:<8}"
+            f" via {h.actor}: {clip(h.text)}  [{', '.join(h.reasons)}]"
+        )
+    if not only_held:
+        click.echo(f"{len(entries)} audit entr(ies), newest first")
+        for e in entries:
+            target = f"m_{e.memory_id} " if e.memory_id is not None else ""
+            click.echo(
+                f"  {e.at.astimezone(zone):%Y-%m-%d %H:%M}  {e.action:<12} {target}by {e.actor}"
+            )
+
+
+@main.command(name="doctor")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def doctor_command(as_json: bool) -> None:
+    """Explain what `health` finds: for each warning, what it means, why it matters and
+    the command that fixes it (those marked automatic are run by `memoracle health
+    --fix`). Reads only: writes nothing, not even health.json. Exit status as health's:
+    0 healthy, 1 warning, 2 failing.
+
+    \b
+    Example:
+      memoracle doctor
+    """
+    with engine_errors(code=2), current().engine() as engine:
+        report = health.check(engine)
+        home = engine.settings.home
+    findings = doctor.explain(report)
+    if as_json:
+        echo_json(reports.doctor_report(report.status, findings))
+    else:
+        click.echo(f"{report.status}: {len(findings)} finding(s) for {home}")
+        if not findings:
+            click.echo("Every check passed; nothing to fix.")
+        for f in findings:
+            click.echo(f"\n[{f.warning.code}] {f.warning.message}")
+            click.echo(f"  why: {f.advice.why}")
+            auto = " (`memoracle health --fix` runs it)" if f.advice.automatic else ""
+            click.echo(f"  fix: {f.advice.fix}{auto}")
+    raise SystemExit(health.exit_code(report))
+
+
+@main.command(name="pointers")
+@home_option
+@click.option("--quiet", is_flag=True, help="Print only the broken pointers, one a line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def pointers_command(quiet: bool, as_json: bool) -> None:
+    """Check that every workspace path cited in the live memory files (MEMORY.md,
+    memory/*.md, reference/*.md; not archives) exists. Lines holding
+    pointer-check:ignore are skipped, and so are URLs and placeholders. Exit 1 when a
+    pointer is broken or a file cannot be read.
+
+    \b
+    Example:
+      memoracle pointers --quiet
+    """
+    report = pointers.check(current().settings().files_dir)
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        for b in report.broken:
+            click.echo(f"{b.file}:{b.line} -> {b.pointer}")
+        for problem in report.problems:
+            click.echo(f"warning: {problem}", err=True)
+        if not quiet:
+            click.echo(
+                f"checked {report.checked} pointer(s) in {report.files} file(s); "
+                f"{len(report.broken)} broken"
+                + (
+                    f"; fix each path, or end its line with <!-- {pointers.IGNORE_MARK} -->"
+                    if report.broken
+                    else ""
+                )
+            )
+    raise SystemExit(0 if report.ok else 1)
+
+
+@main.group(name="canary")
+def canary_group() -> None:
+    """Canary queries: questions with the text their answer must contain, run by
+    `memoracle health --probe` to tell whether memory still finds what it should."""
+
+
+@canary_group.command(name="add")
+@home_option
+@click.argument("query")
+@click.option("--expect", required=True, help="Text a hit must contain for the query to pass.")
+def canary_add(query: str, expect: str) -> None:
+    """Add a canary query to HOME/canary.json.
+
+    \b
+    Example:
+      memoracle canary add "where is the staging database?" --expect db2
+    """
+    with engine_errors(), current().engine() as engine:
+        path = engine.settings.home / canary.CANARY_FILE
+        added = canary.add(path, query, expect, now=engine.clock.now())
+    click.echo(f"added to {path}: {added.query!r} expects {added.expect!r}")

