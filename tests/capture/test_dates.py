@@ -368,7 +368,7 @@ LANGS = ("en", "ru", "fr", "es")
 
 
 def _source(lang: str) -> str:
-    folder = resources.files("memoracle.capture") / "timewords"
+    folder = resources.files("memoracle.language") / "rules" / "timewords"
     return (folder / f"{lang}.toml").read_text(encoding="utf-8")
 
 

@@ -51,7 +51,7 @@ def test_packaged_languages_load_eagerly() -> None:
     for code in LANGS:
         rules = ruleset.get(code)
         assert rules.code == code
-        assert rules.source == f"capture/rules/{code}.toml"
+        assert rules.source == f"language/rules/capture/{code}.toml"
         assert rules.rules, code
 
 
@@ -175,7 +175,7 @@ def test_lazy_load_defers_rule_errors_to_first_use(tmp_path: Path) -> None:
 
 
 def test_empty_directory(tmp_path: Path) -> None:
-    with pytest.raises(RuleFileError, match="no \\*.toml"):
+    with pytest.raises(RuleFileError, match="no <lang>.toml"):
         load_rules(tmp_path)
 
 

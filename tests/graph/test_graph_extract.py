@@ -1,5 +1,5 @@
 """Entities and relations by rules, in English, Russian, French and Spanish
-(graph/extract.py and the rule files graph/rules/*.toml).
+(graph/extract.py and the rule files language/rules/graph/*.toml).
 
 Named test_graph_extract.py, not test_extract.py: test folders are not packages here, so
 basenames must differ from tests/capture/test_extract.py."""

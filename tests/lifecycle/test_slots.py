@@ -1,5 +1,5 @@
 """Slots: which attribute of whom a sentence states, in English, Russian, French and
-Spanish (lifecycle/slots.py and the pattern files lifecycle/slots/*.toml)."""
+Spanish (lifecycle/slots.py and the pattern files language/rules/slots/*.toml)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Owns the grammar of dates for capture: relative days ("yesterday", "позавч
 ("3 days ago", "dans deux semaines"), weekdays ("last Friday", "el viernes"), periods
 ("next week", "в прошлом месяце"), parts of day ("tonight", "ce soir"), clock times
 ("tomorrow at 5") and absolute dates ("2023-05-08", "8 мая 2023", "8/5/23"). The words
-are data, one file per language in `capture/timewords/<lang>.toml`; this module holds the
+are data, one file per language in `language/rules/timewords/<lang>.toml`; this module holds the
 grammar they share and the numeric forms that need no words. Which memory a date belongs
 to is the pipeline's business; storing it is the store's.
 
@@ -53,13 +53,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Literal
 
 from memoracle.errors import InvalidInput
+from memoracle.language.kit import PerLanguage, packaged, read_folder
 from memoracle.types import DateMention, Granularity
 
-__all__ = ["TimeWords", "find_dates", "parse_timewords"]
+__all__ = ["TimeWords", "find_dates", "parse_timewords", "timewords_from"]
 
 FALLBACK_LANG = "en"
 MONTHS = (
@@ -329,6 +329,11 @@ def parse_timewords(source: str, name: str) -> TimeWords:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as e:
         raise InvalidInput(f"Malformed time words file {name}: not valid TOML ({e}).") from None
+    return timewords_from(data, name)
+
+
+def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
+    """Validate one time words file's data. Raises InvalidInput naming file and key."""
     top = _Reader(name, data)
 
     preps = top.table("prepositions")
@@ -1212,21 +1217,29 @@ def _longest(found: list[tuple[_Atom, int]]) -> list[_Atom]:
     return taken
 
 
+@cache
+def _grammars() -> PerLanguage[_Grammar]:
+    # Package data never changes while running: read once, each language compiled once.
+    files, _ = read_folder(
+        packaged("timewords"),
+        label="language/rules/timewords",
+        error=InvalidInput,
+        what="time words",
+        code_at=("lang",),
+    )
+    return PerLanguage(files, lambda f: _Grammar(timewords_from(f.data, f.source)))
+
+
 @lru_cache(maxsize=64)
 def _language(lang: str) -> str:
     code = re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0]
-    folder = resources.files("memoracle.capture") / "timewords"
-    return code if (folder / f"{code}.toml").is_file() else FALLBACK_LANG
+    return code if code in _grammars().codes else FALLBACK_LANG
 
 
-@cache
 def _grammar(lang: str) -> _Grammar:
-    # Package data never changes while running, so one parse per language per process.
-    name = f"timewords/{lang}.toml"
-    source = (resources.files("memoracle.capture") / "timewords" / f"{lang}.toml").read_text(
-        encoding="utf-8"
-    )
-    return _Grammar(parse_timewords(source, name))
+    grammar = _grammars().get(lang)
+    assert grammar is not None, lang  # `_language` only names languages that have a file
+    return grammar
 
 
 def find_dates(

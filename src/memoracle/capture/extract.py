@@ -2,7 +2,7 @@
 
 Owns sentence splitting, the per-sentence decision (question, hypothetical, small talk,
 or which rule family fires) and attribution. The rules themselves are data
-(`capture/rules/*.toml`, loaded by `rules`); language detection is `lang`; dropping
+(`language/rules/capture/*.toml`, loaded by `rules`); language detection is `lang`; dropping
 whole noise turns is `noise`; secrets, dates, dedup and storage are the capture
 pipeline's, which calls `extract` after redaction and before date resolution.
 

@@ -1,7 +1,7 @@
 """The write audit's classifier: does a text about to become memory look like prompt
 injection? Pure and cheap, it runs on every write.
 
-Owns `classify`, its `Verdict`, and the rule files (``capture/injection/<lang>.toml``,
+Owns `classify`, its `Verdict`, and the rule files (``language/rules/injection/<lang>.toml``,
 one per language, plus ``shared.toml`` for what is not words of one language). What a
 flagged write becomes (an audit record, a memory held back from recall until a person
 confirms it) is the engine's business; secrets are `redact`'s, noise turns `noise`'s.
@@ -63,17 +63,16 @@ import importlib
 import itertools
 import operator
 import re
-import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
+from memoracle.language.kit import RuleFile, packaged, read_folder
 from memoracle.language.words import fold_chars
 
 __all__ = [
@@ -679,47 +678,26 @@ _FLAGS = re.IGNORECASE | re.MULTILINE
 _TOP_KEYS = frozenset({"language", "macros", "rule"})
 _SHARED_KEYS = frozenset({"macros", "rule"})
 _RULE_KEYS = frozenset({"reason", "level", "pattern", "scope"})
-_LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 
 def load_injection_rules(directory: Traversable | Path | None = None) -> InjectionRules:
     """``shared.toml`` and every ``<lang>.toml`` in `directory` (default: the packaged
     files), compiled now, uncached; a malformed file raises `InjectionRuleError`."""
-    folder: Traversable | Path = (
-        directory if directory is not None else resources.files(__package__) / "injection"
+    folder = directory if directory is not None else packaged("injection")
+    label = "language/rules/injection" if directory is None else ""
+    files, common = read_folder(
+        folder, label=label, error=InjectionRuleError, shared=_SHARED_FILE, what="injection rule"
     )
-    entries = sorted(
-        (entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
-        key=lambda entry: entry.name,
-    )
-
-    def source(entry: Traversable | Path) -> str:
-        return f"capture/injection/{entry.name}" if directory is None else str(entry)
-
     shared_macros: dict[str, str] = {}
     shared: tuple[_Rule, ...] = ()
+    if common is not None:
+        _top_keys(common, _SHARED_KEYS)
+        shared_macros = _macros(common.data, common.source)
+        shared = _rules(common.data, shared_macros, common.source)
     languages: dict[str, tuple[_Rule, ...]] = {}
-    for entry in entries:
-        if entry.name == _SHARED_FILE:
-            data = _read(entry.read_text(encoding="utf-8"), source(entry), _SHARED_KEYS)
-            shared_macros = _macros(data, source(entry))
-            shared = _rules(data, shared_macros, source(entry))
-    for entry in entries:
-        if entry.name == _SHARED_FILE:
-            continue
-        where = source(entry)
-        data = _read(entry.read_text(encoding="utf-8"), where, _TOP_KEYS)
-        code = datafiles.table(data, "language", where, InjectionRuleError).get("code")
-        if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-            raise InjectionRuleError(f"{where}: [language] code must be a 2-3 letter code.")
-        if code != entry.name.removesuffix(".toml"):
-            raise InjectionRuleError(
-                f"{where}: [language] code is {code!r} but the file is named "
-                f"{entry.name!r}. Rename one so they agree."
-            )
-        languages[code] = _rules(data, {**shared_macros, **_macros(data, where)}, where)
-    if not languages:
-        raise InjectionRuleError(f"{folder}: no <lang>.toml injection rule files found.")
+    for code, f in files.items():
+        _top_keys(f, _TOP_KEYS)
+        languages[code] = _rules(f.data, {**shared_macros, **_macros(f.data, f.source)}, f.source)
     return InjectionRules(languages, shared)
 
 
@@ -729,13 +707,8 @@ def default_injection_rules() -> InjectionRules:
     return load_injection_rules()
 
 
-def _read(text: str, source: str, keys: frozenset[str]) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InjectionRuleError(f"{source}: not valid TOML: {exc}") from None
-    datafiles.no_unknown(data, keys, source, "top-level table", InjectionRuleError)
-    return data
+def _top_keys(f: RuleFile, keys: frozenset[str]) -> None:
+    datafiles.no_unknown(f.data, keys, f.source, "top-level table", InjectionRuleError)
 
 
 def _macros(data: Mapping[str, Any], source: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Capture rules as data: load, validate and compile the per-language TOML files.
 
-Owns the rule file format (``capture/rules/<lang>.toml``) and its compiled form,
+Owns the rule file format (``language/rules/capture/<lang>.toml``) and its compiled form,
 `LanguageRules`. A language is added by adding a file; no code changes. What the rules
 *mean* (sentence splitting, family priority, attribution) belongs to `extract`; language
 detection to `lang`; noise turns to `noise`.
@@ -36,11 +36,8 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -48,6 +45,7 @@ from typing import Any
 
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
+from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder, read_toml
 from memoracle.language.prefilter import Gate, Matcher
 
 __all__ = [
@@ -255,37 +253,28 @@ class LanguageRules:
 class RuleSet:
     """The rule files of every available language; each compiled on first `get`."""
 
-    def __init__(self, files: Mapping[str, tuple[Mapping[str, Any], str]]) -> None:
-        self._files = dict(files)
-        self._compiled: dict[str, LanguageRules] = {}
-        self._lock = threading.Lock()
+    def __init__(self, files: Mapping[str, RuleFile]) -> None:
+        self._languages = PerLanguage(files, lambda f: _compile(f.data, f.source))
         self.detection: Mapping[str, Detection] = MappingProxyType(
-            {code: _detection(data, source) for code, (data, source) in self._files.items()}
+            {code: _detection(f.data, f.source) for code, f in files.items()}
         )
 
     @property
     def codes(self) -> tuple[str, ...]:
-        """Language codes, in file-name order."""
-        return tuple(self._files)
+        """Language codes, sorted (file-name order)."""
+        return self._languages.codes
 
     def get(self, code: str) -> LanguageRules:
         """The compiled rules of `code`; `InvalidInput` if there is no such file."""
-        compiled = self._compiled.get(code)
-        if compiled is not None:
-            return compiled
-        if code not in self._files:
+        compiled = self._languages.get(code)
+        if compiled is None:
             known = ", ".join(self.codes) or "none"
             raise InvalidInput(f"No capture rules for language {code!r}. Available: {known}.")
-        with self._lock:
-            if code not in self._compiled:
-                data, source = self._files[code]
-                self._compiled[code] = _compile(data, source)
-        return self._compiled[code]
+        return compiled
 
     def compile_all(self) -> None:
         """Compile every language now, so that any malformed file fails here."""
-        for code in self.codes:
-            self.get(code)
+        self._languages.compile_all()
 
 
 def parse_language(text: str, source: str) -> LanguageRules:
@@ -299,26 +288,11 @@ def load_rules(directory: Traversable | Path | None = None, *, eager: bool = Tru
     With `eager` (the default) every file is compiled at once, so a malformed one fails
     here; otherwise each language compiles on first use.
     """
-    folder: Traversable | Path = (
-        directory if directory is not None else resources.files(__package__) / "rules"
-    )
-    entries = sorted(
-        (entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
-        key=lambda entry: entry.name,
-    )
-    files: dict[str, tuple[Mapping[str, Any], str]] = {}
-    for entry in entries:
-        source = f"capture/rules/{entry.name}" if directory is None else str(entry)
-        data = _read(entry.read_text(encoding="utf-8"), source)
-        code = data["language"]["code"]
-        if code != entry.name.removesuffix(".toml"):
-            raise RuleFileError(
-                f"{source}: [language] code is {code!r} but the file is named "
-                f"{entry.name!r}. Rename one so they agree."
-            )
-        files[code] = (data, source)
-    if not files:
-        raise RuleFileError(f"{folder}: no *.toml capture rule files found.")
+    folder = directory if directory is not None else packaged("capture")
+    label = "language/rules/capture" if directory is None else ""
+    files, _ = read_folder(folder, label=label, error=RuleFileError, what="capture rule")
+    for f in files.values():
+        _check(f.data, f.source)
     ruleset = RuleSet(files)
     if eager:
         ruleset.compile_all()
@@ -341,10 +315,13 @@ def available_languages() -> tuple[str, ...]:
 
 def _read(text: str, source: str) -> dict[str, Any]:
     """TOML text -> data, with the file-level structure checked."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleFileError(f"{source}: not valid TOML: {exc}") from None
+    data = read_toml(text, source, RuleFileError)
+    _check(data, source)
+    return data
+
+
+def _check(data: Mapping[str, Any], source: str) -> None:
+    """The file-level structure of one rule file's data checked."""
     datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", RuleFileError)
     language = datafiles.table(data, "language", source, RuleFileError)
     code = language.get("code")
@@ -353,7 +330,6 @@ def _read(text: str, source: str) -> dict[str, Any]:
     if not isinstance(language.get("name", code), str):
         raise RuleFileError(f"{source}: [language] name must be a string.")
     _detection(data, source)
-    return data
 
 
 def _detection(data: Mapping[str, Any], source: str) -> Detection:

@@ -2,8 +2,8 @@
 
 Owns `extract` and what it returns (`Extraction`, `EntityMention`, `RelationMention`),
 `canonical_key` (the one key every spelling of a name shares), and the rule files:
-``graph/rules/<lang>.toml`` per language (``en.toml`` is the commented reference) and
-``graph/rules/values.toml``, shared. Types come from an `ontology.Ontology`; storing
+``language/rules/graph/<lang>.toml`` per language (``en.toml`` is the commented reference) and
+``language/rules/graph/values.toml``, shared. Types come from an `ontology.Ontology`; storing
 mentions, merging them across memories and querying the graph are the store's and the
 engine's. Pure: no I/O but reading the packaged files once per process.
 
@@ -86,12 +86,9 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-import tomllib
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -104,6 +101,7 @@ from memoracle.capture.rules import LanguageRules, default_rules
 from memoracle.errors import InvalidInput
 from memoracle.graph.ontology import Ontology, default_ontology
 from memoracle.language import datafiles
+from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder
 from memoracle.language.prefilter import Gate, Matcher, passes, required_literals
 from memoracle.language.words import fold_chars
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Vocabulary, default_slots, value_key
@@ -134,7 +132,6 @@ _KNOWN_KEYS = frozenset({"software", "never", "types"})
 _ROLE_GROUPS = frozenset({"role", "source", "owner"})
 _RULE_GROUPS = frozenset({"role", "source", "target"})
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*")
-_LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 # A word of a name: letters and digits, with inner dots, dashes, & + # ("Node.js",
 # "Jean-Luc", "AT&T", "C++").
@@ -335,15 +332,8 @@ class GraphRules:
     the known software names, the date words, and every language's connectors (which
     `key` needs whatever the language)."""
 
-    def __init__(
-        self,
-        files: Mapping[str, tuple[Mapping[str, Any], str]],
-        known: Known,
-        dates: frozenset[str],
-    ) -> None:
-        self._files = dict(files)
-        self._compiled: dict[str, LanguageGraph] = {}
-        self._lock = threading.Lock()
+    def __init__(self, files: Mapping[str, RuleFile], known: Known, dates: frozenset[str]) -> None:
+        self._languages = PerLanguage(files, lambda f: _compile(f.data, f.source, dates))
         self.known = known
         self.dates = dates
         self.vocabulary: Vocabulary = default_slots().vocabulary
@@ -352,10 +342,10 @@ class GraphRules:
         self._cached_key = functools.lru_cache(maxsize=_KEY_CACHE)(self._key)
         self.connectors = frozenset(
             _lower(word)
-            for data, source in self._files.values()
+            for f in files.values()
             for word in datafiles.strings(
-                datafiles.table(data, "words", source, GraphRuleError).get("connectors"),
-                source,
+                datafiles.table(f.data, "words", f.source, GraphRuleError).get("connectors"),
+                f.source,
                 "[words] connectors",
                 GraphRuleError,
             )
@@ -364,23 +354,15 @@ class GraphRules:
     @property
     def codes(self) -> tuple[str, ...]:
         """Language codes, sorted."""
-        return tuple(sorted(self._files))
+        return self._languages.codes
 
     def language(self, code: str) -> LanguageGraph | None:
         """The compiled rules of `code`, or None if there is no such file."""
-        compiled = self._compiled.get(code)
-        if compiled is not None or code not in self._files:
-            return compiled
-        with self._lock:
-            if code not in self._compiled:
-                data, source = self._files[code]
-                self._compiled[code] = _compile(data, source, self.dates)
-        return self._compiled[code]
+        return self._languages.get(code)
 
     def compile_all(self) -> None:
         """Compile every language now, so that a malformed file fails here."""
-        for code in self.codes:
-            self.language(code)
+        self._languages.compile_all()
 
     def key(self, name: str) -> str:
         """See the module function `canonical_key`."""
@@ -726,33 +708,16 @@ def load_graph_rules(
     """Every ``<lang>.toml`` and ``values.toml`` in `directory` (default: the packaged
     files), uncached. With `eager` (the default) every language is compiled now, so a
     malformed file raises `GraphRuleError` here; otherwise on its first use."""
-    folder: Traversable | Path = (
-        directory if directory is not None else resources.files(__package__) / "rules"
-    )
-    entries = sorted(
-        (entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
-        key=lambda entry: entry.name,
+    folder = directory if directory is not None else packaged("graph")
+    label = "language/rules/graph" if directory is None else ""
+    languages, common = read_folder(
+        folder, label=label, error=GraphRuleError, shared=_SHARED_FILE, what="graph rule"
     )
     known = Known(MappingProxyType({}), frozenset(), frozenset())
-    languages: dict[str, tuple[Mapping[str, Any], str]] = {}
-    for entry in entries:
-        source = f"graph/rules/{entry.name}" if directory is None else str(entry)
-        data = _read(entry.read_text(encoding="utf-8"), source)
-        if entry.name == _SHARED_FILE:
-            known = _known(data, source)
-            continue
-        datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", GraphRuleError)
-        code = datafiles.table(data, "language", source, GraphRuleError).get("code")
-        if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-            raise GraphRuleError(f"{source}: [language] code must be a 2-3 letter code.")
-        if code != entry.name.removesuffix(".toml"):
-            raise GraphRuleError(
-                f"{source}: [language] code is {code!r} but the file is named "
-                f"{entry.name!r}. Rename one so they agree."
-            )
-        languages[code] = (data, source)
-    if not languages:
-        raise GraphRuleError(f"{folder}: no <lang>.toml graph rule files found.")
+    if common is not None:
+        known = _known(common.data, common.source)
+    for f in languages.values():
+        datafiles.no_unknown(f.data, _TOP_KEYS, f.source, "top-level table", GraphRuleError)
     book = GraphRules(languages, known, _date_words())
     if eager:
         book.compile_all()
@@ -764,13 +729,6 @@ def default_graph_rules() -> GraphRules:
     """The packaged rule files, read once per process (immutable package data); each
     language compiles on first use."""
     return load_graph_rules(eager=False)
-
-
-def _read(text: str, source: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise GraphRuleError(f"{source}: not valid TOML: {exc}") from None
 
 
 def _known(data: Mapping[str, Any], source: str) -> Known:
@@ -811,12 +769,12 @@ def _known(data: Mapping[str, Any], source: str) -> Known:
 def _date_words() -> frozenset[str]:
     """Month, weekday and day words of every language capture knows ("May", "lundi",
     "сегодня"): capitalised, they still name nobody."""
-    folder = resources.files("memoracle.capture") / "timewords"
+    folder = packaged("timewords")
     words: set[str] = set()
     for entry in folder.iterdir():
         if entry.name.endswith(".toml"):
             vocabulary = parse_timewords(
-                entry.read_text(encoding="utf-8"), f"capture/timewords/{entry.name}"
+                entry.read_text(encoding="utf-8"), f"language/rules/timewords/{entry.name}"
             )
             for table in (vocabulary.months, vocabulary.weekdays, vocabulary.relative_days):
                 words.update(_plain(word) for word in table if " " not in word)

@@ -1,7 +1,7 @@
-"""Reading the TOML data files that rules are written in (capture/rules/*.toml,
-lifecycle/slots/*.toml): macros, regexes, tables and string lists, where every failure is
-an error of the caller's class naming the file and the entry. What the entries mean is
-the caller's."""
+"""Reading the entries of the TOML rule files (language/rules/<kind>/*.toml): macros,
+regexes, tables and string lists, where every failure is an error of the caller's class
+naming the file and the entry. What the entries mean is the caller's; finding and
+compiling the files is `kit`'s."""
 
 from __future__ import annotations
 

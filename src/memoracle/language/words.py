@@ -1,5 +1,5 @@
 """Words, one way for every package: the index form of a word (`fold`), the stop words
-and when-phrases of each language (``language/querywords/<lang>.toml``, data), and the
+and when-phrases of each language (``language/rules/querywords/<lang>.toml``, data), and the
 content words of a text (`content_words`) that search and dedup both compare.
 
 Text is normalised like the index (`memoracle.text.for_index`: NFKC, ё→е); `fold` also
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 
+from memoracle.errors import InvalidInput
+from memoracle.language.kit import packaged, read_folder
 from memoracle.text import for_index, fts_terms
 
 __all__ = [
@@ -59,18 +59,20 @@ def fold(word: str) -> str:
 @functools.cache
 def query_words() -> Mapping[str, QueryWords]:
     # Package data never changes while running: one parse per process.
-    folder = resources.files(__package__) / "querywords"
+    files, _ = read_folder(
+        packaged("querywords"),
+        label="language/rules/querywords",
+        error=InvalidInput,
+        what="query words",
+        code_at=("lang",),
+    )
     found: dict[str, QueryWords] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".toml"):
-            continue
-        data = tomllib.loads(entry.read_text(encoding="utf-8"))
-        lang = str(data["lang"])
+    for lang, f in files.items():
         found[lang] = QueryWords(
             lang=lang,
-            stop=frozenset(fold(w) for w in data.get("stop", ())),
-            when=tuple(data.get("when", ())),
-            when_start=tuple(data.get("when_start", ())),
+            stop=frozenset(fold(w) for w in f.data.get("stop", ())),
+            when=tuple(f.data.get("when", ())),
+            when_start=tuple(f.data.get("when_start", ())),
         )
     return found
 

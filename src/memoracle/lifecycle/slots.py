@@ -1,7 +1,7 @@
 """Subject + attribute slots: which single fact a sentence states, as comparable data.
 
 Owns `Slot`, the closed set of attributes (`ATTRIBUTES`), the slot pattern files
-(``lifecycle/slots/<lang>.toml`` per language plus ``values.toml``, shared) and the
+(``language/rules/slots/<lang>.toml`` per language plus ``values.toml``, shared) and the
 normalisation that makes two values comparable (`value_key`). Judging a new slot against
 an old one (contradiction, redundancy) is `conflicts`; storing the verdict is the
 engine's. Sentence splitting, language detection and the question / hypothetical
@@ -82,12 +82,9 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-import tomllib
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -98,6 +95,7 @@ from memoracle.capture.lang import detect_language
 from memoracle.capture.rules import LanguageRules, default_rules
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
+from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder
 from memoracle.language.prefilter import Gate, Matcher, passes
 from memoracle.language.words import fold_chars
 from memoracle.text import for_index
@@ -169,7 +167,6 @@ _SLOT_KEYS = frozenset(
 _SHARED_FILE = "values.toml"
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
 _ATTRIBUTE = re.compile(r"([a-z_]+)(?::(\{(?:topic|thing)\}|[a-z_]+))?")
-_LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 _TOKEN = re.compile(r"\d+(?:[.:]\d+)*|[^\W_]+[+#]*")
 _SEGMENT = re.compile(r"\s*[,;]\s+|\s+[-–—]\s+")
@@ -283,34 +280,22 @@ class SlotBook:
     """Every language's slot rules, each compiled on first use, and the shared
     vocabulary. (Compiling a language's patterns takes a few hundred milliseconds.)"""
 
-    def __init__(
-        self, files: Mapping[str, tuple[Mapping[str, Any], str]], vocabulary: Vocabulary
-    ) -> None:
-        self._files = dict(files)
-        self._compiled: dict[str, LanguageSlots] = {}
-        self._lock = threading.Lock()
+    def __init__(self, files: Mapping[str, RuleFile], vocabulary: Vocabulary) -> None:
+        self._languages = PerLanguage(files, lambda f: _compile(f.data, f.source, vocabulary))
         self.vocabulary = vocabulary
 
     @property
     def codes(self) -> tuple[str, ...]:
         """Language codes, sorted."""
-        return tuple(sorted(self._files))
+        return self._languages.codes
 
     def language(self, code: str) -> LanguageSlots | None:
         """The compiled rules of `code`, or None if there is no such file."""
-        compiled = self._compiled.get(code)
-        if compiled is not None or code not in self._files:
-            return compiled
-        with self._lock:
-            if code not in self._compiled:
-                data, source = self._files[code]
-                self._compiled[code] = _compile(data, source, self.vocabulary)
-        return self._compiled[code]
+        return self._languages.get(code)
 
     def compile_all(self) -> None:
         """Compile every language now, so that a malformed file fails here."""
-        for code in self.codes:
-            self.language(code)
+        self._languages.compile_all()
 
     def slots_of(
         self, text: str, *, lang: str | None = None, speaker: str | None = None
@@ -491,37 +476,22 @@ def load_slots(directory: Traversable | Path | None = None, *, eager: bool = Tru
     """Every ``<lang>.toml`` and ``values.toml`` in `directory` (default: the packaged
     files), uncached. With `eager` (the default) every language is compiled now, so a
     malformed file raises `SlotFileError` here; otherwise on its first use."""
-    folder: Traversable | Path = (
-        directory if directory is not None else resources.files(__package__) / "slots"
-    )
-    entries = sorted(
-        (entry for entry in folder.iterdir() if entry.name.endswith(".toml")),
-        key=lambda entry: entry.name,
+    folder = directory if directory is not None else packaged("slots")
+    label = "language/rules/slots" if directory is None else ""
+    files, common = read_folder(
+        folder, label=label, error=SlotFileError, shared=_SHARED_FILE, what="slot"
     )
     shared: list[tuple[Mapping[str, Any], str]] = []
-    languages: list[tuple[Mapping[str, Any], str]] = []
-    for entry in entries:
-        source = f"lifecycle/slots/{entry.name}" if directory is None else str(entry)
-        data = _read(entry.read_text(encoding="utf-8"), source)
-        if entry.name == _SHARED_FILE:
-            datafiles.no_unknown(data, _SHARED_KEYS, source, "top-level table", SlotFileError)
-            shared.append((data, source))
-            continue
-        code = datafiles.table(data, "language", source, SlotFileError).get("code")
-        if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-            raise SlotFileError(f"{source}: [language] code must be a 2-3 letter code.")
-        if code != entry.name.removesuffix(".toml"):
-            raise SlotFileError(
-                f"{source}: [language] code is {code!r} but the file is named "
-                f"{entry.name!r}. Rename one so they agree."
-            )
-        languages.append((data, source))
-    if not languages:
-        raise SlotFileError(f"{folder}: no <lang>.toml slot files found.")
+    if common is not None:
+        datafiles.no_unknown(
+            common.data, _SHARED_KEYS, common.source, "top-level table", SlotFileError
+        )
+        shared.append((common.data, common.source))
+    languages = [(f.data, f.source) for f in files.values()]
+    for data, source in languages:
+        datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", SlotFileError)
     vocabulary = _vocabulary([*shared, *languages])
-    book = SlotBook(
-        {data["language"]["code"]: (data, source) for data, source in languages}, vocabulary
-    )
+    book = SlotBook(files, vocabulary)
     if eager:
         book.compile_all()
     return book
@@ -532,15 +502,6 @@ def default_slots() -> SlotBook:
     """The packaged slot files, read once per process (they are immutable package data);
     each language compiles on first use."""
     return load_slots(eager=False)
-
-
-def _read(text: str, source: str) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SlotFileError(f"{source}: not valid TOML: {exc}") from None
-    datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", SlotFileError)
-    return data
 
 
 def _vocabulary(files: Sequence[tuple[Mapping[str, Any], str]]) -> Vocabulary:
