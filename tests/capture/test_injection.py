@@ -28,7 +28,9 @@ from memoracle.capture.injection import (
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER
 
 DATA = Path(__file__).parent / "data"
-RULES = Path(__file__).resolve().parents[2] / "src" / "memoracle" / "language" / "rules" / "injection"
+RULES = (
+    Path(__file__).resolve().parents[2] / "src" / "memoracle" / "language" / "rules" / "injection"
+)
 
 OVERRIDE, FILES, ORDER = "override-instructions", "agent-files", "standing-order"
 EXFIL, ROLE = "exfiltration", "role-play-system"

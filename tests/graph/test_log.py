@@ -22,10 +22,11 @@ from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.graph import log
+from memoracle.jobs import graph_log
 
 
 def _path(engine: Engine) -> Path:
-    return log.log_path(engine.settings)
+    return graph_log.log_path(engine.settings)
 
 
 def _ops(engine: Engine) -> list[dict[str, Any]]:
@@ -34,7 +35,9 @@ def _ops(engine: Engine) -> list[dict[str, Any]]:
 
 def _leftovers(engine: Engine) -> list[Path]:
     backups = engine.settings.home / "backups"
-    return sorted([*_path(engine).parent.glob(log.TEMP_PREFIX + "*"), *backups.glob("*.partial")])
+    return sorted(
+        [*_path(engine).parent.glob(graph_log.TEMP_PREFIX + "*"), *backups.glob("*.partial")]
+    )
 
 
 def _history(engine: Engine, clock: FixedClock) -> None:
@@ -42,14 +45,14 @@ def _history(engine: Engine, clock: FixedClock) -> None:
     entity written again under a new name."""
     anna, _ = engine.remember("My wife Anna works at Acme.")
     engine.remember("Anna's sister Lea lives in Lyon.")
-    log.append(engine)
+    graph_log.append(engine)
     clock.advance(hours=1)
     engine.forget(anna.ref)
     engine.remember("We use Postgres for billing.")
-    log.append(engine)
+    graph_log.append(engine)
     with engine.store.transaction():  # Anna seen under another name
         engine.store.graph.entity("anna", "Annie", "Person", now=clock.now())
-    log.append(engine)
+    graph_log.append(engine)
 
 
 # -- appending ----------------------------------------------------------------------
@@ -60,9 +63,9 @@ def test_the_log_replays_to_the_store_graph_and_appending_twice_writes_once(
 ) -> None:
     engine.remember("My wife Anna works at Acme.")
     assert not _path(engine).exists()  # the nightly run (or compact) writes it
-    first = log.append(engine)
+    first = graph_log.append(engine)
     size = _path(engine).stat().st_size
-    again = log.append(engine)
+    again = graph_log.append(engine)
 
     assert first.appended == 10 and first.lines == 11 and first.bytes == size
     assert (again.appended, again.lines, again.bytes) == (0, 11, size)
@@ -70,8 +73,8 @@ def test_the_log_replays_to_the_store_graph_and_appending_twice_writes_once(
     ops = _ops(engine)
     assert ops[0] == {"op": "format", "version": 1}
     assert {"op": "link", "relation": ["anna", "works_at", "acme"], "memory": "m_1"} in ops
-    state = log.replay(_path(engine))
-    assert state == log.store_state(engine) and log.check(engine) == []
+    state = graph_log.replay(_path(engine))
+    assert state == graph_log.store_state(engine) and graph_log.check(engine) == []
     assert state.entities["anna"] == log.EntityRecord("anna", "Anna", "Person", ("Anna",))
     assert ("anna", "works_at", "acme") in state.relations
 
@@ -80,11 +83,11 @@ def test_forgetting_unlinks_a_new_name_rewrites_the_entity_and_restoring_links_a
     engine: Engine, clock: FixedClock
 ) -> None:
     anna, _ = engine.remember("My wife Anna works at Acme.")
-    log.append(engine)
+    graph_log.append(engine)
     engine.forget(anna.ref)
     with engine.store.transaction():
         engine.store.graph.entity("anna", "Annie", "Person", now=clock.now())
-    report = log.append(engine)
+    report = graph_log.append(engine)
 
     new = _ops(engine)[-report.appended :]
     assert {"op": "unlink", "entity": "acme", "memory": "m_1"} in new
@@ -96,13 +99,13 @@ def test_forgetting_unlinks_a_new_name_rewrites_the_entity_and_restoring_links_a
         "type": "Person",
         "aliases": ["Anna", "Annie"],
     } in new
-    state = log.replay(_path(engine))
-    assert state == log.store_state(engine)
+    state = graph_log.replay(_path(engine))
+    assert state == graph_log.store_state(engine)
     assert state.entity_links == frozenset() and "acme" in state.entities  # kept, unlinked
     with sqlite3.connect(engine.settings.db_path) as db:  # brought back (as a restore does)
         db.execute("UPDATE memories SET status = 'active' WHERE id = ?", (anna.id,))
-    assert log.append(engine).appended == 5
-    assert log.replay(_path(engine)) == log.store_state(engine)
+    assert graph_log.append(engine).appended == 5
+    assert graph_log.replay(_path(engine)) == graph_log.store_state(engine)
 
 
 def test_a_store_restored_from_an_older_copy_removes_what_it_no_longer_has(
@@ -110,22 +113,22 @@ def test_a_store_restored_from_an_older_copy_removes_what_it_no_longer_has(
 ) -> None:
     engine.remember("My wife Anna works at Acme.")
     engine.remember("We use Postgres for billing.")
-    log.append(engine)
+    graph_log.append(engine)
     with sqlite3.connect(engine.settings.db_path) as db:
         for table in ("relation_memories", "relations", "entity_memories", "entity_aliases"):
             db.execute(f"DELETE FROM {table} WHERE {_about_acme(table)}")
         db.execute("DELETE FROM entities WHERE key = 'acme'")
-    report = log.append(engine)
+    report = graph_log.append(engine)
 
     new = _ops(engine)[-report.appended :]
     assert new[-1] == {"op": "remove", "entity": "acme"}
     assert {"op": "remove", "relation": ["anna", "works_at", "acme"]} in new
-    state = log.replay(_path(engine))
-    assert state == log.store_state(engine) and "acme" not in state.entities
+    state = graph_log.replay(_path(engine))
+    assert state == graph_log.store_state(engine) and "acme" not in state.entities
     # a removed entity takes its relations and links along, even unsaid
     lines = _path(engine).read_text().splitlines(keepends=True)
     _path(engine).write_text("".join(lines[: -report.appended]) + lines[-1])
-    assert log.replay(_path(engine)) == state
+    assert graph_log.replay(_path(engine)) == state
 
 
 def _about_acme(table: str) -> str:
@@ -144,24 +147,24 @@ def test_a_cut_last_line_is_ignored_by_replay_and_dropped_by_the_next_append(
     engine: Engine,
 ) -> None:
     engine.remember("My wife Anna works at Acme.")
-    log.append(engine)
+    graph_log.append(engine)
     whole = _path(engine).read_bytes()
-    before = log.replay(_path(engine))
+    before = graph_log.replay(_path(engine))
     engine.remember("Anna's sister Lea lives in Lyon.")
-    pending = log.diff(before, log.store_state(engine))
+    pending = log.diff(before, graph_log.store_state(engine))
     # a writer killed in the middle of its second line: one whole line, then half of one
     cut = "".join(json.dumps(op) + "\n" for op in pending[:2]).encode()[:-20]
     _path(engine).write_bytes(whole + cut)
 
-    state = log.replay(_path(engine))
+    state = graph_log.replay(_path(engine))
     assert state.cut_line == 13 and state.lines == 12
     assert set(state.entities) == set(before.entities) | {pending[0]["key"]}
-    report = log.append(engine)
+    report = graph_log.append(engine)
     assert report.repaired == 13
     assert _path(engine).read_bytes().endswith(b"\n")
-    assert log.replay(_path(engine)) == log.store_state(engine)
-    assert log.replay(_path(engine)).cut_line is None
-    assert log.append(engine).appended == 0
+    assert graph_log.replay(_path(engine)) == graph_log.store_state(engine)
+    assert graph_log.replay(_path(engine)).cut_line is None
+    assert graph_log.append(engine).appended == 0
 
 
 def test_a_log_cut_inside_its_first_line_is_written_again_with_its_format_line(
@@ -170,10 +173,10 @@ def test_a_log_cut_inside_its_first_line_is_written_again_with_its_format_line(
     engine.remember("My wife Anna works at Acme.")
     _path(engine).parent.mkdir(parents=True, exist_ok=True)
     _path(engine).write_bytes(b'{"op":"for')
-    assert log.replay(_path(engine)).cut_line == 1
-    log.append(engine)
+    assert graph_log.replay(_path(engine)).cut_line == 1
+    graph_log.append(engine)
     assert _ops(engine)[0] == {"op": "format", "version": 1}
-    assert log.replay(_path(engine)) == log.store_state(engine)
+    assert graph_log.replay(_path(engine)) == graph_log.store_state(engine)
 
 
 # -- replaying ----------------------------------------------------------------------
@@ -202,7 +205,7 @@ def test_a_bad_line_is_named_by_file_and_line(tmp_path: Path, line: str, message
         '{"op":"entity","key":"lea","name":"Lea","type":"Person","aliases":["Lea"]}\n'
     )
     with pytest.raises(InvalidInput) as caught:
-        log.replay(path)
+        graph_log.replay(path)
     assert str(caught.value).startswith(f"{path}:3: ")
     assert message in str(caught.value)
     assert "move the file aside" in str(caught.value)
@@ -214,35 +217,35 @@ def test_a_log_from_a_newer_memoracle_is_refused_and_a_missing_one_is_not_found(
     path = tmp_path / "graph-log.jsonl"
     path.write_text('{"op":"format","version":2}\n')
     with pytest.raises(InvalidInput, match=r"graph-log.jsonl:1: log format 2 .* newer"):
-        log.replay(path)
+        graph_log.replay(path)
     with pytest.raises(NotFound, match="No graph log"):
-        log.replay(tmp_path / "missing.jsonl")
+        graph_log.replay(tmp_path / "missing.jsonl")
 
 
 def test_a_bad_line_stops_an_append_and_leaves_the_log_as_it_was(engine: Engine) -> None:
     engine.remember("My wife Anna works at Acme.")
-    log.append(engine)
+    graph_log.append(engine)
     lines = _path(engine).read_text().splitlines(keepends=True)
     lines[4] = "garbage\n"
     _path(engine).write_text("".join(lines))
     engine.remember("We use Postgres for billing.")
     with pytest.raises(InvalidInput, match=r"graph-log.jsonl:5: not JSON"):
-        log.append(engine)
+        graph_log.append(engine)
     assert _path(engine).read_text() == "".join(lines)
 
 
 def test_check_names_what_the_log_lacks(engine: Engine) -> None:
     engine.remember("My wife Anna works at Acme.")
-    log.append(engine)
+    graph_log.append(engine)
     engine.remember("We use Postgres for billing.")
-    problems = log.check(engine)
+    problems = graph_log.check(engine)
     assert "1 entities in the store but not in the log: postgresql" in problems
     assert "1 relations in the store but not in the log: user uses postgresql" in problems
     assert "2 entity links in the store but not in the log: postgresql ← m_2, user ← m_2" in (
         problems
     )
-    log.append(engine)
-    assert log.check(engine) == []
+    graph_log.append(engine)
+    assert graph_log.check(engine) == []
 
 
 # -- compacting ---------------------------------------------------------------------
@@ -253,15 +256,15 @@ def test_compaction_reports_its_gain_backs_up_and_replays_to_the_same_graph(
 ) -> None:
     _history(engine, clock)
     old = _path(engine).read_bytes()
-    state = log.replay(_path(engine))
-    report = log.compact(engine)
+    state = graph_log.replay(_path(engine))
+    report = graph_log.compact(engine)
 
     assert report.compacted and report.reason is None and not report.dry_run
     new = _path(engine).read_bytes()
     assert (report.bytes_before, report.bytes_after) == (len(old), len(new))
     assert report.gain == round(1 - len(new) / len(old), 4) and report.gain > 0.2
     assert report.lines_after == len(new.splitlines()) < report.lines_before
-    assert log.replay(_path(engine)) == state == log.store_state(engine)
+    assert graph_log.replay(_path(engine)) == state == graph_log.store_state(engine)
     assert (report.entities, report.relations, report.links) == (6, 5, 8)
     assert not any(op["op"] in ("unlink", "remove") for op in _ops(engine))
     assert report.backup == engine.settings.home / "backups" / "graph-log-20230508T145600Z.jsonl"
@@ -277,18 +280,18 @@ def test_a_gain_below_the_minimum_is_skipped_and_a_compact_log_stays_as_it_is(
 ) -> None:
     _history(engine, clock)
     old = _path(engine).read_bytes()
-    skipped = log.compact(engine, min_gain=0.9)
+    skipped = graph_log.compact(engine, min_gain=0.9)
     assert not skipped.compacted and skipped.backup is None
     assert skipped.reason is not None and "below the minimum of 90.0%" in skipped.reason
     assert skipped.bytes_after == skipped.bytes_before == len(old)
     assert _path(engine).read_bytes() == old
     assert list((engine.settings.home / "backups").iterdir()) == []
 
-    assert log.compact(engine).compacted
-    again = log.compact(engine, min_gain=0)
+    assert graph_log.compact(engine).compacted
+    again = graph_log.compact(engine, min_gain=0)
     assert not again.compacted and again.reason == "the log is already compact"
     with pytest.raises(InvalidInput, match="between 0 and 1"):
-        log.compact(engine, min_gain=5)
+        graph_log.compact(engine, min_gain=5)
 
 
 def test_a_dry_run_changes_nothing_and_reports_what_the_run_would_do(
@@ -297,14 +300,14 @@ def test_a_dry_run_changes_nothing_and_reports_what_the_run_would_do(
     _history(engine, clock)
     engine.remember("Anna's sister Lea lives in Paris.")  # not appended yet
     old = _path(engine).read_bytes()
-    pending = log.diff(log.replay(_path(engine)), log.store_state(engine))
-    dry = log.compact(engine, dry_run=True)
+    pending = log.diff(graph_log.replay(_path(engine)), graph_log.store_state(engine))
+    dry = graph_log.compact(engine, dry_run=True)
     assert dry.dry_run and not dry.compacted and dry.reason is None
     assert dry.appended == len(pending) > 0
     assert dry.backup is None and _path(engine).read_bytes() == old
     assert list((engine.settings.home / "backups").iterdir()) == []
 
-    done = log.compact(engine)
+    done = graph_log.compact(engine)
     assert done.appended == len(pending) and done.compacted
     assert (done.gain, done.bytes_before, done.bytes_after) == (
         dry.gain,
@@ -314,7 +317,7 @@ def test_a_dry_run_changes_nothing_and_reports_what_the_run_would_do(
 
 
 def test_with_an_empty_graph_there_is_nothing_to_compact(engine: Engine) -> None:
-    report = log.compact(engine)
+    report = graph_log.compact(engine)
     assert not report.compacted and report.reason is not None and "no graph log" in report.reason
     assert not _path(engine).exists()
 
@@ -335,19 +338,19 @@ def test_a_compacted_log_that_would_not_replay_the_same_is_never_swapped_in(
 ) -> None:
     _history(engine, clock)
     old = _path(engine).read_bytes()
-    real = log._compacted
+    real = graph_log._compacted
 
     def loses_an_entity(state: log.GraphState) -> bytes:
         lines = real(state).splitlines(keepends=True)
         return b"".join(line for line in lines if dropped not in line)
 
-    monkeypatch.setattr(log, "_compacted", loses_an_entity)
+    monkeypatch.setattr(graph_log, "_compacted", loses_an_entity)
     with pytest.raises(WorkspaceError, match="would not replay to the same graph") as caught:
-        log.compact(engine)
+        graph_log.compact(engine)
     assert problem in str(caught.value) and "Nothing was changed" in str(caught.value)
     assert _path(engine).read_bytes() == old and _leftovers(engine) == []
     monkeypatch.undo()
-    assert log.compact(engine).compacted
+    assert graph_log.compact(engine).compacted
 
 
 def test_a_log_that_disagrees_with_the_store_is_named_and_left_alone(
@@ -357,36 +360,36 @@ def test_a_log_that_disagrees_with_the_store_is_named_and_left_alone(
     engine.remember("Anna's sister Lea lives in Paris.")
     old = _path(engine).read_bytes()
 
-    def lost(path: Path, current: log.GraphState) -> tuple[log.AppendReport, log.GraphState]:
-        return log.AppendReport(path, 0, None, 0, len(old)), log.replay(path)
+    def lost(path: Path, current: log.GraphState) -> tuple[graph_log.AppendReport, log.GraphState]:
+        return graph_log.AppendReport(path, 0, None, 0, len(old)), graph_log.replay(path)
 
-    monkeypatch.setattr(log, "_append", lost)  # an append that wrote nothing
+    monkeypatch.setattr(graph_log, "_append", lost)  # an append that wrote nothing
     with pytest.raises(InvalidInput, match="disagrees with the store") as caught:
-        log.compact(engine)
+        graph_log.compact(engine)
     assert "1 entities in the store but not in the log: paris" in str(caught.value)
     assert _path(engine).read_bytes() == old
 
 
 def _stop_in_backup(monkeypatch: pytest.MonkeyPatch, stop: Any) -> None:
-    monkeypatch.setattr(log, "_sha256", stop)  # the copy written, not yet verified
+    monkeypatch.setattr(graph_log, "_sha256", stop)  # the copy written, not yet verified
 
 
 def _stop_in_validation(monkeypatch: pytest.MonkeyPatch, stop: Any) -> None:
-    real = log._replay
+    real = graph_log._replay
 
     def replay(path: Path, **kwargs: Any) -> tuple[log.GraphState, int]:
-        if path.name.startswith(log.TEMP_PREFIX):
+        if path.name.startswith(graph_log.TEMP_PREFIX):
             stop()
         return real(path, **kwargs)
 
-    monkeypatch.setattr(log, "_replay", replay)
+    monkeypatch.setattr(graph_log, "_replay", replay)
 
 
 def _stop_at_the_swap(monkeypatch: pytest.MonkeyPatch, stop: Any) -> None:
     real = os.replace
 
     def replace(src: Any, dst: Any) -> None:
-        if Path(dst).name == log.LOG_NAME:
+        if Path(dst).name == graph_log.LOG_NAME:
             stop()
         real(src, dst)
 
@@ -407,20 +410,20 @@ def test_a_compaction_interrupted_halfway_leaves_the_old_log_whole(
 ) -> None:
     _history(engine, clock)
     old = _path(engine).read_bytes()
-    state = log.replay(_path(engine))
+    state = graph_log.replay(_path(engine))
 
     def stop(*args: Any) -> None:
         raise error("interrupted")
 
     STOPS[point](monkeypatch, stop)
     with pytest.raises(KeyboardInterrupt if error is KeyboardInterrupt else WorkspaceError):
-        log.compact(engine)
+        graph_log.compact(engine)
     monkeypatch.undo()
     assert _path(engine).read_bytes() == old and _leftovers(engine) == []
 
     clock.advance(seconds=1)
-    report = log.compact(engine)
-    assert report.compacted and log.replay(_path(engine)) == state
+    report = graph_log.compact(engine)
+    assert report.compacted and graph_log.replay(_path(engine)) == state
 
 
 KILLED = textwrap.dedent(
@@ -431,7 +434,7 @@ KILLED = textwrap.dedent(
     from memoracle.clock import FixedClock
     from memoracle.config import load
     from memoracle.engine import Engine
-    from memoracle.graph import log
+    from memoracle.jobs import graph_log
 
     home, now, point, marker = sys.argv[1:5]
 
@@ -440,24 +443,24 @@ KILLED = textwrap.dedent(
         time.sleep(120)  # killed here
 
     if point == "backup":
-        log._sha256 = stop
+        graph_log._sha256 = stop
     elif point == "validate":
-        real_replay = log._replay
+        real_replay = graph_log._replay
         def replay(path, **kwargs):
-            if path.name.startswith(log.TEMP_PREFIX):
+            if path.name.startswith(graph_log.TEMP_PREFIX):
                 stop()
             return real_replay(path, **kwargs)
-        log._replay = replay
+        graph_log._replay = replay
     else:
         real_replace = os.replace
         def replace(src, dst):
-            if Path(dst).name == log.LOG_NAME:
+            if Path(dst).name == graph_log.LOG_NAME:
                 stop()
             real_replace(src, dst)
         os.replace = replace
     settings = load(Path(home), env={}, overrides={"embedding.model": "hash"})
     with Engine.open(settings, clock=FixedClock(datetime.fromisoformat(now))) as engine:
-        log.compact(engine)
+        graph_log.compact(engine)
     """
 )
 
@@ -468,7 +471,7 @@ def test_a_compaction_killed_halfway_leaves_the_old_log_whole_and_the_next_one_f
 ) -> None:
     _history(engine, clock)
     old = _path(engine).read_bytes()
-    state = log.replay(_path(engine))
+    state = graph_log.replay(_path(engine))
     marker = tmp_path / "stopped"
     args = [str(engine.settings.home), clock.now().isoformat(), point, str(marker)]
     proc = subprocess.Popen([sys.executable, "-c", KILLED, *args], stderr=subprocess.PIPE)
@@ -485,10 +488,10 @@ def test_a_compaction_killed_halfway_leaves_the_old_log_whole_and_the_next_one_f
     left = _leftovers(engine)
     assert len(left) == 1 and (left[0].suffix == ".partial") == (point == "backup")
     started = time.monotonic()
-    report = log.compact(engine)  # the dead process's lock went with it
-    assert time.monotonic() - started < log.LOCK_WAIT_SECONDS
+    report = graph_log.compact(engine)  # the dead process's lock went with it
+    assert time.monotonic() - started < graph_log.LOCK_WAIT_SECONDS
     assert report.compacted and report.cleaned == tuple(left)
-    assert _leftovers(engine) == [] and log.replay(_path(engine)) == state
+    assert _leftovers(engine) == [] and graph_log.replay(_path(engine)) == state
     assert report.backup is not None and report.backup.read_bytes() == old
 
 
@@ -496,11 +499,11 @@ def test_a_writer_holding_the_lock_makes_the_next_one_wait_then_give_up(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine.remember("My wife Anna works at Acme.")
-    monkeypatch.setattr(log, "LOCK_WAIT_SECONDS", 0.1)
-    with log._locked(engine.settings.home):
+    monkeypatch.setattr(graph_log, "LOCK_WAIT_SECONDS", 0.1)
+    with graph_log._locked(engine.settings.home):
         with pytest.raises(WorkspaceError, match="Another memoracle process"):
-            log.append(engine)
-    assert log.append(engine).appended == 10
+            graph_log.append(engine)
+    assert graph_log.append(engine).appended == 10
 
 
 def test_old_graph_log_backups_are_pruned_and_others_kept(
@@ -511,10 +514,10 @@ def test_old_graph_log_backups_are_pruned_and_others_kept(
     (backups / "memoracle-20230101T000000Z.db").write_text("not ours")
     for n in range(4):
         engine.remember(f"Marc works at Acme{n}.")
-        log.append(engine)
+        graph_log.append(engine)
         engine.forget(f"m_{n + 1}")
         clock.advance(days=1)
-        assert log.compact(engine, min_gain=0).compacted
+        assert graph_log.compact(engine, min_gain=0).compacted
     names = sorted(p.name for p in backups.iterdir())
     assert names == [
         "graph-log-20230510T135600Z.jsonl",

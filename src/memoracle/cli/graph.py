@@ -11,7 +11,7 @@ from memoracle.cli.context import (
     home_option,
 )
 from memoracle.cli.main import main
-from memoracle.graph import log as graph_log
+from memoracle.jobs import graph_log
 from memoracle.serialize import records, reports
 
 

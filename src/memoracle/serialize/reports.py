@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from memoracle.graph.log import CompactReport
 from memoracle.jobs.checkpoint import CheckpointReport
 from memoracle.jobs.doctor import Finding
+from memoracle.jobs.graph_log import CompactReport
 from memoracle.jobs.nightly import NightlyReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport

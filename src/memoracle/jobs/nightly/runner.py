@@ -16,8 +16,7 @@ from pathlib import Path
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.files import pid_lock
-from memoracle.graph import log as graph_log
-from memoracle.jobs import health
+from memoracle.jobs import graph_log, health
 from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
 from memoracle.jobs.nightly.exports import (
     export_jsonl,
