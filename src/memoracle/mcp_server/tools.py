@@ -1,45 +1,24 @@
-"""The MCP door: memoracle's tools for any MCP client, over stdio or streamable HTTP.
-
-Owns the seven tools (`memory_recall`, `memory_search`, `memory_get`,
-`memory_remember`, `memory_forget`, `memory_checkpoint`, `memory_status`): their
-argument schemas and the descriptions a model reads, the answer each gives (a short text
-for the model plus the stable JSON shapes of docs/json.md as structured content), the
-server's fixed scope, and running the server. The work is the engine's (and
-`checkpoint`'s, `health`'s); the protocol is the `mcp` SDK's.
-
-Scope is the server's, never the caller's: who the memory belongs to (agent, user, chat,
-visibility) is set when the server is built, every tool reads and writes inside it, a
-memory outside it is "not found", and an argument the schema does not name (`user`,
-`scope`, …) is refused. One engine is held per server and tool calls use it one at a
-time (the SDK runs each call on a worker thread).
-
-    from memoracle import Scope
-    from memoracle.mcp_server import run
-    run("~/agent-memory", transport="stdio", scope=Scope(user="alice"))
+"""The seven tools as plain methods over one engine and the server's fixed scope: their
+argument schemas, the descriptions a model reads, and the answer each gives (a short
+text for the model plus the JSON shapes of docs/json.md as structured content).
 """
 
 from __future__ import annotations
 
-import inspect
-import ipaddress
-import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import datetime, tzinfo
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from memoracle.clock import Clock, SystemClock, parse_instant
-from memoracle.config import Settings, installed_version, load
+from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
@@ -47,20 +26,25 @@ from memoracle.jobs import checkpoint, health
 from memoracle.serialize import records, reports
 from memoracle.types import Hit, Memory, Scope, sees
 
-__all__ = ["DEFAULT_PORT", "MemoryTools", "build_server", "run"]
+log = logging.getLogger(__name__)
 
-DEFAULT_PORT = 8765
-HTTP_PATH = "/mcp"
+
 SERVER_NAME = "memoracle"
+
+
 ACTOR = "mcp"  # who the audit log says made a write
+
+
 MAX_K = 50
+
+
 MAX_BUDGET = 32_000
 
-log = logging.getLogger(__name__)
 
 Kind = Literal[
     "fact", "preference", "decision", "task", "guardrail", "event", "error", "pattern", "insight"
 ]  # fmt: skip  # types.KINDS, spelled out for the schema (a test holds them equal)
+
 
 INSTRUCTIONS = """\
 memoracle is this agent's long-term memory: facts, preferences, decisions, tasks, \
@@ -77,6 +61,7 @@ what was said or decided that memory may not have yet.
 
 Every tool works inside this server's fixed scope (whose memory it is); there is no \
 argument to change it."""
+
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -448,128 +433,6 @@ class MemoryTools:
         ]
 
 
-class _Server(MCPServer[None]):
-    """MCPServer that refuses arguments a tool does not take (a `user` or `scope` passed
-    in the hope of reading someone else's memory) and says plainly which argument was
-    wrong, before anything runs."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.parameters: dict[str, frozenset[str]] = {}
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        context: Context[None, Any] | None = None,
-    ) -> CallToolResult | InputRequiredResult:
-        known = self.parameters.get(name)
-        unknown = sorted(set(arguments) - known) if known is not None else []
-        if unknown:
-            raise ToolError(
-                f"{name} refused its arguments, nothing was changed: it takes no "
-                f"{', '.join(repr(a) for a in unknown)} (it takes: "
-                f"{', '.join(sorted(known or ())) or 'no arguments'}). Whose memory this is "
-                "(agent, user, chat, visibility) is fixed by the server."
-            )
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(_refusal(name, exc.__cause__)) from exc.__cause__
-            raise
-
-
-def build_server(
-    home: Path | str | None = None,
-    *,
-    scope: Scope | None = None,
-    settings: Settings | None = None,
-    clock: Clock | None = None,
-) -> MCPServer[None]:
-    """The MCP server for the memoracle workspace at `home` (or `settings`), every tool
-    fixed to `scope` (agent and user default to `workspace.agent` / `workspace.user`).
-    Its engine opens on the first tool call and closes when the server stops."""
-    settings = settings or load(home)
-    tools = MemoryTools(settings, scope, clock=clock)
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
-        try:
-            yield None
-        finally:
-            tools.close()
-
-    server = _Server(
-        SERVER_NAME,
-        title="memoracle long-term memory",
-        instructions=INSTRUCTIONS,
-        version=installed_version(),
-        lifespan=lifespan,
-        log_level="WARNING",
-    )
-    for method, hints in tools.tools():
-        name = method.__name__
-        server.add_tool(
-            method,
-            name=name,
-            description=inspect.cleandoc(method.__doc__ or ""),
-            annotations=hints,
-            structured_output=False,
-        )
-        server.parameters[name] = frozenset(_parameters(method))
-    return server
-
-
-def run(
-    home: Path | str | None = None,
-    *,
-    transport: Literal["stdio", "http"] = "stdio",
-    host: str = "127.0.0.1",
-    port: int = DEFAULT_PORT,
-    scope: Scope | None = None,
-    settings: Settings | None = None,
-    clock: Clock | None = None,
-) -> None:
-    """Serve memoracle over MCP until the client disconnects (stdio: stdout carries only
-    the protocol, logs go to stderr) or the process is stopped (http: streamable HTTP at
-    http://HOST:PORT/mcp). Nothing guards the HTTP endpoint but the address it listens
-    on: keep it on loopback."""
-    if transport not in ("stdio", "http"):
-        raise InvalidInput(f"transport must be stdio or http, not {transport!r}")
-    settings = settings or load(home)
-    if not settings.db_path.exists():
-        log.warning(
-            "no memoracle store at %s yet: tools will say so until `memoracle init --home %s`",
-            settings.home,
-            settings.home,
-        )
-    server = build_server(scope=scope, settings=settings, clock=clock)
-    if transport == "stdio":
-        server.run("stdio")
-        return
-    if not _is_loopback(host):
-        log.warning(
-            "listening on %s: anyone who can reach this address can read and change this "
-            "memory (the MCP endpoint has no authentication)",
-            host,
-        )
-    anyio.run(_serve_http, server, host, port)
-
-
-async def _serve_http(server: MCPServer[None], host: str, port: int) -> None:
-    import uvicorn  # the mcp SDK's own HTTP server
-
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    # log_config=None: uvicorn's records go to our stderr handler, not its stdout default.
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level="warning")
-    log.info("memoracle MCP server on http://%s:%d%s", host, port, HTTP_PATH)
-    await uvicorn.Server(config).serve()
-
-
-# -- helpers ---------------------------------------------------------------------------
-
-
 def _result(text: str, data: dict[str, Any]) -> CallToolResult:
     """What a client gets: `text` for the model, `data` (docs/json.md) as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
@@ -586,27 +449,6 @@ def _hit_line(hit: Hit, zone: tzinfo) -> str:
     return f"- [{hit.ref} {day} turn] {who}: {text}"
 
 
-def _refusal(tool: str, error: ValidationError) -> str:
-    """A validation error as the model should read it: which argument, what was wrong."""
-    parts = []
-    for err in error.errors():
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
-        where = where.lstrip(".") or "arguments"
-        if err["type"] == "missing":
-            parts.append(f"`{where}` is required")
-            continue
-        got = err.get("input")
-        shown = json.dumps(got, ensure_ascii=False, default=str)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        parts.append(f"`{where}`: {err['msg'].lower()} (got {type(got).__name__} {shown})")
-    return f"{tool} refused its arguments, nothing was changed: {'; '.join(parts)}."
-
-
-def _parameters(method: Any) -> list[str]:
-    return [p for p in inspect.signature(method).parameters if p != "self"]
-
-
 def _titled(annotations: ToolAnnotations, title: str) -> ToolAnnotations:
     return annotations.model_copy(update={"title": title})
 
@@ -614,12 +456,3 @@ def _titled(annotations: ToolAnnotations, title: str) -> ToolAnnotations:
 def _scope_text(scope: Scope) -> str:
     parts = [f"{k}={v}" for k, v in asdict(scope).items() if v]
     return ", ".join(parts)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
