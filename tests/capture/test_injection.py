@@ -14,17 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoracle.capture.injection import (
-    _OVERLAP,
-    _WINDOW,
     LEVELS,
     REASONS,
     InjectionRuleError,
     Verdict,
-    _view,
     classify,
     default_injection_rules,
     load_injection_rules,
 )
+from memoracle.capture.injection.book import _OVERLAP, _WINDOW
+from memoracle.capture.injection.views import _view
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER
 
 DATA = Path(__file__).parent / "data"

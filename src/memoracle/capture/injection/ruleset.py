@@ -1,0 +1,81 @@
+"""One language's compiled rules and the shared ones (`InjectionRules`), matched against
+every view of a text, and the verdict they add up to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from memoracle.capture.injection.book import _Book
+from memoracle.capture.injection.model import Span, Verdict, _Hit, _Rule
+from memoracle.capture.injection.views import _unrendered, _view
+
+_CLEAN = Verdict("clean")
+
+
+class InjectionRules:
+    """The compiled rule files. Build with `load_injection_rules`; immutable."""
+
+    def __init__(
+        self, languages: Mapping[str, tuple[_Rule, ...]], shared: tuple[_Rule, ...]
+    ) -> None:
+        self.codes = tuple(languages)
+        english = languages.get("en", ())
+        everything = (*shared, *(rule for rules in languages.values() for rule in rules))
+        self._all = _Book(rule for rule in everything if not rule.hidden_only)
+        self._by_lang = {
+            code: _Book(
+                rule for rule in dict.fromkeys((*shared, *english, *rules)) if not rule.hidden_only
+            )
+            for code, rules in languages.items()
+        }
+        # Hidden text is judged by every rule of every language, "hidden" scope included.
+        self._hidden = _Book(everything)
+
+    def classify(self, text: str, *, lang: str | None = None) -> Verdict:
+        """How `text` looks as a write (see the module docstring). Never raises."""
+        if not text:
+            return _CLEAN
+        code = lang.lower().replace("_", "-").split("-")[0] if lang else ""
+        view = _view(text)
+        hits = list(view.hits)
+        hidden: list[str] = []
+        for payload, start, end, always in view.payloads:
+            found = self._judge(payload, start, end)
+            if found or always:
+                hits += found or [_Hit("hidden-instructions", True, start, end)]
+                hidden.append(payload)
+        for rule, start, end in self._by_lang.get(code, self._all).scan(view.text):
+            hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end)))
+        for payload, start, end in _unrendered(view.text):
+            found = self._judge(payload, *view.original(start, end))
+            if found:
+                hits += found
+                hidden.append(payload)
+        return _verdict(hits, hidden)
+
+    def _judge(self, payload: str, start: int, end: int) -> list[_Hit]:
+        """Hits for hidden `payload`, all at ``[start, end)``: "hidden-instructions" and
+        the reason of each rule it matches. What a visible-text rule flags is dangerous
+        once hidden; "hidden"-scope rules carry their own level."""
+        found = list(self._hidden.scan(_view(payload).text))
+        if not found:
+            return []
+        dangerous = any(rule.dangerous or not rule.hidden_only for rule, _, _ in found)
+        hits = [_Hit("hidden-instructions", dangerous, start, end)]
+        hits += (_Hit(rule.reason, rule.dangerous, start, end) for rule, _, _ in found)
+        return list(dict.fromkeys(hits))
+
+
+def _verdict(hits: list[_Hit], hidden: list[str]) -> Verdict:
+    if not hits:
+        return _CLEAN
+    hits.sort(key=lambda hit: (hit.start, hit.end))
+    weak = {hit.reason for hit in hits if not hit.dangerous}
+    dangerous = any(hit.dangerous for hit in hits) or len(weak) >= 2
+    return Verdict(
+        "dangerous" if dangerous else "suspicious",
+        tuple(dict.fromkeys(hit.reason for hit in hits)),
+        tuple(dict.fromkeys(Span(hit.reason, hit.start, hit.end) for hit in hits)),
+        tuple(dict.fromkeys(hidden)),
+    )
