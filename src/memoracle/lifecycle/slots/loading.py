@@ -1,0 +1,375 @@
+"""Reading the slot rule files (``language/rules/slots/<lang>.toml`` and the shared
+``values.toml``) into a `SlotBook`, each language compiled on first use; and the
+module-level shortcuts over the packaged book (`slots_of`, `slot_of`, `value_key`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from memoracle.language import datafiles
+from memoracle.language.kit import packaged, read_folder
+from memoracle.language.prefilter import Matcher
+from memoracle.lifecycle.slots.matcher import SlotBook
+from memoracle.lifecycle.slots.model import (
+    _GROUPS,
+    ATTRIBUTES,
+    LanguageSlots,
+    Slot,
+    SlotFileError,
+    SlotRule,
+    Vocabulary,
+)
+from memoracle.lifecycle.slots.names import (
+    _MAX_ALIAS_WORDS,
+    _casefold,
+    _fold_words,
+    _segment_key,
+    _tokens,
+    key_of,
+)
+
+_TOP_KEYS = frozenset(
+    {"language", "macros", "markers", "subjects", "normalise", "aliases", "topics", "categories"}
+    | {"slot"}
+)
+
+
+_SHARED_KEYS = frozenset({"aliases", "topics", "categories", "normalise"})
+
+
+_MARKER_KEYS = frozenset({"hedge", "negation", "negation_after"})
+
+
+_SUBJECT_KEYS = frozenset({"self", "skip", "kin"})
+
+
+_NORMALISE_KEYS = frozenset({"stopwords", "suffixes"})
+
+
+_SLOT_KEYS = frozenset(
+    {
+        "id",
+        "attribute",
+        "pattern",
+        "value",
+        "negated",
+        "negatable",
+        "fallback",
+        "versioned",
+        "unless",
+        "not_values",
+    }
+)
+
+
+_SHARED_FILE = "values.toml"
+
+
+_RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
+
+
+_ATTRIBUTE = re.compile(r"([a-z_]+)(?::(\{(?:topic|thing)\}|[a-z_]+))?")
+
+
+def slots_of(text: str, *, lang: str | None = None, speaker: str | None = None) -> tuple[Slot, ...]:
+    """Every slot stated in `text`, sentence by sentence, in rule order.
+
+    `lang` forces the language (default: detected, then the others if it finds
+    nothing); a language without a slot file yields nothing. `speaker` names who said it
+    ("I" is them; default ``"user"``).
+    """
+    return default_slots().slots_of(text, lang=lang, speaker=speaker)
+
+
+def slot_of(text: str, *, lang: str | None = None, speaker: str | None = None) -> Slot | None:
+    """The first slot stated in `text`, or None (see `slots_of`).
+
+    "I moved to Lyon" -> ``Slot("user", "lives_in", "lyon")``; "We use Postgres 16" ->
+    ``Slot("user", "uses:db", "postgresql")`` (and `slots_of` adds
+    ``version_of:postgresql`` = "16"); "Do you live in Lyon?" -> None.
+    """
+    found = slots_of(text, lang=lang, speaker=speaker)
+    return found[0] if found else None
+
+
+def value_key(text: str, vocabulary: Vocabulary | None = None) -> str:
+    """`text` in comparable form: case, accents and NFKC folded, stop words dropped,
+    Russian endings stripped, aliases merged; comma-separated parts kept apart by ", ".
+
+    ``value_key("Lyon, France") == "lyon, france"``; ``value_key("в Париже") == "париж"``;
+    ``value_key("Postgres") == "postgresql"``.
+    """
+    return key_of(text, vocabulary if vocabulary is not None else default_slots().vocabulary)
+
+
+def load_slots(directory: Traversable | Path | None = None, *, eager: bool = True) -> SlotBook:
+    """Every ``<lang>.toml`` and ``values.toml`` in `directory` (default: the packaged
+    files), uncached. With `eager` (the default) every language is compiled now, so a
+    malformed file raises `SlotFileError` here; otherwise on its first use."""
+    folder = directory if directory is not None else packaged("slots")
+    label = "language/rules/slots" if directory is None else ""
+    files, common = read_folder(
+        folder, label=label, error=SlotFileError, shared=_SHARED_FILE, what="slot"
+    )
+    shared: list[tuple[Mapping[str, Any], str]] = []
+    if common is not None:
+        datafiles.no_unknown(
+            common.data, _SHARED_KEYS, common.source, "top-level table", SlotFileError
+        )
+        shared.append((common.data, common.source))
+    languages = [(f.data, f.source) for f in files.values()]
+    for data, source in languages:
+        datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", SlotFileError)
+    vocabulary = _vocabulary([*shared, *languages])
+    book = SlotBook(files, vocabulary, lambda f, v: _compile(f.data, f.source, v))
+    if eager:
+        book.compile_all()
+    return book
+
+
+@functools.cache
+def default_slots() -> SlotBook:
+    """The packaged slot files, read once per process (they are immutable package data);
+    each language compiles on first use."""
+    return load_slots(eager=False)
+
+
+def _vocabulary(files: Sequence[tuple[Mapping[str, Any], str]]) -> Vocabulary:
+    stopwords: set[str] = set()
+    suffixes: set[str] = set()
+    for data, source in files:
+        normalise = datafiles.table(data, "normalise", source, SlotFileError, required=False)
+        datafiles.no_unknown(normalise, _NORMALISE_KEYS, source, "[normalise]", SlotFileError)
+        stopwords.update(
+            map(
+                _casefold,
+                datafiles.strings(normalise.get("stopwords"), source, "stop", SlotFileError),
+            )
+        )
+        suffixes.update(
+            map(
+                _casefold,
+                datafiles.strings(normalise.get("suffixes"), source, "suffixes", SlotFileError),
+            )
+        )
+    # Aliases and topics are keyed by words in value form, which needs the lists above.
+    partial = Vocabulary(
+        aliases={},
+        topics={},
+        categories={},
+        stopwords=frozenset(stopwords),
+        suffixes=tuple(sorted(suffixes, key=len, reverse=True)),
+    )
+    aliases: dict[tuple[str, ...], str] = {}
+    for data, source in files:
+        for canonical, words in _word_table(data, "aliases", source):
+            target = _segment_key(_casefold(canonical), partial)
+            for word in (canonical, *words):
+                tokens = tuple(_tokens(_casefold(word), partial))
+                if tokens and len(tokens) <= _MAX_ALIAS_WORDS:
+                    aliases[tokens] = target
+    partial = Vocabulary(
+        aliases,
+        {},
+        {},
+        partial.stopwords,
+        partial.suffixes,
+    )
+    topics: dict[str, str] = {}
+    categories: dict[str, str] = {}
+    for data, source in files:
+        for topic, words in _word_table(data, "topics", source):
+            for word in (topic, *words):
+                topics[value_key(word, partial)] = topic
+        for category, words in _word_table(data, "categories", source):
+            for word in words:
+                categories[value_key(word, partial)] = category
+    return Vocabulary(
+        aliases=MappingProxyType(aliases),
+        topics=MappingProxyType(topics),
+        categories=MappingProxyType(categories),
+        stopwords=partial.stopwords,
+        suffixes=partial.suffixes,
+    )
+
+
+def _word_table(data: Mapping[str, Any], key: str, source: str) -> Iterator[tuple[str, list[str]]]:
+    table = datafiles.table(data, key, source, SlotFileError, required=False)
+    for name, words in table.items():
+        yield name, datafiles.strings(words, source, f"[{key}] {name}", SlotFileError)
+
+
+def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> LanguageSlots:
+    code: str = data["language"]["code"]
+    macros = _macros(datafiles.table(data, "macros", source, SlotFileError, required=False), source)
+    markers = datafiles.table(data, "markers", source, SlotFileError, required=False)
+    datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", SlotFileError)
+
+    def matcher(items: Iterable[str], where: str, flags: int = re.IGNORECASE) -> Matcher | None:
+        compiled = [
+            datafiles.regex(
+                datafiles.expand(item, macros, source, where, SlotFileError),
+                flags,
+                source,
+                where,
+                SlotFileError,
+            )
+            for item in items
+        ]
+        return Matcher.of(compiled) if compiled else None
+
+    subjects = datafiles.table(data, "subjects", source, SlotFileError, required=False)
+    datafiles.no_unknown(subjects, _SUBJECT_KEYS, source, "[subjects]", SlotFileError)
+    kin: dict[str, str] = {}
+    for canonical, words in _word_table(subjects, "kin", source):
+        for word in (canonical, *words):
+            kin[_fold_words(word)] = canonical
+    raw_rules = data.get("slot", [])
+    if not isinstance(raw_rules, list):
+        raise SlotFileError(f"{source}: [[slot]] must be an array of tables.")
+    rules: list[SlotRule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_rules):
+        rule = _rule(raw, index, code, macros, source, matcher)
+        if rule.id in seen:
+            raise SlotFileError(f"{source}: slot {rule.id!r}: duplicate id.")
+        seen.add(rule.id)
+        rules.append(rule)
+    entries = tuple(
+        (number, pattern, gate)
+        for number, rule in enumerate(rules)
+        for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
+    )
+    by_trigram: dict[str, set[int]] = {}
+    for position, (_, _, gate) in enumerate(entries):
+        for literal in gate or ():
+            by_trigram.setdefault(literal[:3], set()).add(position)
+    return LanguageSlots(
+        code=code,
+        source=source,
+        rules=tuple(rules),
+        entries=entries,
+        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
+        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        hedge=matcher(
+            datafiles.strings(markers.get("hedge"), source, "hedge", SlotFileError), "markers.hedge"
+        ),
+        negation=matcher(
+            datafiles.strings(markers.get("negation"), source, "negation", SlotFileError),
+            "negation",
+        ),
+        negation_after=matcher(
+            datafiles.strings(
+                markers.get("negation_after"), source, "negation_after", SlotFileError
+            ),
+            "negation_after",
+        ),
+        self_words=frozenset(
+            map(_fold_words, datafiles.strings(subjects.get("self"), source, "self", SlotFileError))
+        ),
+        skip=frozenset(
+            map(_fold_words, datafiles.strings(subjects.get("skip"), source, "skip", SlotFileError))
+        ),
+        kin=MappingProxyType(kin),
+    )
+
+
+def _rule(
+    raw: object,
+    index: int,
+    lang: str,
+    macros: Mapping[str, str],
+    source: str,
+    matcher: Callable[[Iterable[str], str], Matcher | None],
+) -> SlotRule:
+    if not isinstance(raw, dict):
+        raise SlotFileError(f"{source}: slot #{index + 1} is not a table.")
+    rid = raw.get("id")
+    if not isinstance(rid, str) or not _RULE_ID.fullmatch(rid):
+        raise SlotFileError(f"{source}: slot #{index + 1}: id must be snake_case, got {rid!r}.")
+    where = f"slot {rid!r}"
+    datafiles.no_unknown(raw, _SLOT_KEYS, source, where, SlotFileError)
+    attribute = raw.get("attribute")
+    shape = _ATTRIBUTE.fullmatch(attribute) if isinstance(attribute, str) else None
+    if shape is None or shape.group(1) not in ATTRIBUTES:
+        raise SlotFileError(
+            f"{source}: {where}: attribute must be one of {', '.join(ATTRIBUTES)} "
+            f"(optionally :<param>, :{{topic}} or :{{thing}}), got {attribute!r}."
+        )
+    assert isinstance(attribute, str)
+    texts = datafiles.strings(raw.get("pattern"), source, f"{where} pattern", SlotFileError)
+    if not texts:
+        raise SlotFileError(f"{source}: {where}: pattern is required.")
+    patterns = [
+        datafiles.regex(
+            datafiles.expand(text, macros, source, where, SlotFileError),
+            re.IGNORECASE,
+            source,
+            where,
+            SlotFileError,
+        )
+        for text in texts
+    ]
+    value = raw.get("value")
+    if value is not None and not isinstance(value, str):
+        raise SlotFileError(f"{source}: {where}: value must be a string.")
+    for pattern in patterns:
+        groups = set(pattern.groupindex)
+        stray = groups - _GROUPS
+        if stray:
+            raise SlotFileError(
+                f"{source}: {where}: unknown named group(s) {', '.join(sorted(stray))}. "
+                f"Use {', '.join(sorted(_GROUPS))}."
+            )
+        if value is None and "value" not in groups:
+            raise SlotFileError(f"{source}: {where}: a pattern needs a (?P<value>...) group.")
+        if ("{thing}" in attribute or "{topic}" in attribute and value is not None) and (
+            "topic" not in groups
+        ):
+            raise SlotFileError(f"{source}: {where}: {attribute} needs a (?P<topic>...) group.")
+    flags: dict[str, bool] = {}
+    for name, default in (("negated", False), ("negatable", True), ("versioned", False)):
+        flag = raw.get(name, default)
+        if not isinstance(flag, bool):
+            raise SlotFileError(f"{source}: {where}: {name} must be true or false.")
+        flags[name] = flag
+    fallback = raw.get("fallback")
+    if fallback is not None and (not isinstance(fallback, str) or "{topic}" not in attribute):
+        raise SlotFileError(f"{source}: {where}: fallback is a word, for a {{topic}} attribute.")
+    return SlotRule(
+        id=f"{lang}.{rid}",
+        attribute=attribute,
+        patterns=Matcher.of(patterns),
+        value=value,
+        negated=flags["negated"],
+        negatable=flags["negatable"],
+        fallback=fallback,
+        versioned=flags["versioned"],
+        unless=matcher(
+            datafiles.strings(raw.get("unless"), source, f"{where} unless", SlotFileError), where
+        ),
+        not_values=matcher(
+            (
+                "^(?:" + text + ")"
+                for text in datafiles.strings(raw.get("not_values"), source, where, SlotFileError)
+            ),
+            f"{where} not_values",
+        ),
+    )
+
+
+def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise SlotFileError(f"{source}: macro {key!r} must be a regex string.")
+    return {
+        key: datafiles.expand(value, table, source, f"macro {key!r}", SlotFileError)
+        for key, value in table.items()
+    }
