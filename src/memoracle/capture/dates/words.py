@@ -1,0 +1,449 @@
+"""A language's time words as data (`TimeWords`), read and checked from its file
+(`parse_timewords`, `timewords_from`: every complaint names file and key), and the
+folding and regex helpers the grammar builds on.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from memoracle.errors import InvalidInput
+
+FALLBACK_LANG = "en"
+
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+UNITS = ("hour", "day", "week", "month", "year")
+
+
+PERIOD_UNITS = ("week", "month", "year")
+
+
+PARTS = ("morning", "afternoon", "evening", "night")
+
+
+# Start and end hour of each part of day; an end past 24 runs into the next day.
+PART_HOURS: dict[str, tuple[int, int]] = {
+    "morning": (6, 12),
+    "afternoon": (12, 18),
+    "evening": (18, 24),
+    "night": (18, 30),
+}
+
+
+def _fold_table() -> dict[int, str]:
+    # One character in, one out, so spans in the folded text are spans in the original.
+    # "à" stays: in French "a" is a verb and "à" the time preposition.
+    table = {
+        ord(c): unicodedata.normalize("NFD", c)[0]
+        for base in "áâäãåāéèêëēíìîïīóòôöõōúùûüūñçýÿ"
+        for c in (base, base.upper())
+        if len(c) == 1
+    }
+    table.update({ord("ё"): "е", ord("Ё"): "Е", ord("’"): "'", ord("‘"): "'", ord("ʼ"): "'"})
+    return table
+
+
+_FOLD = _fold_table()
+
+
+_WORD = re.compile(r"\w+")
+
+
+_DIGIT = re.compile(r"\d")
+
+
+_JOIN = re.compile(r"[\s,]*")
+
+
+_SENTENCE_END = re.compile(r"[.!?…\n]")
+
+
+def _lower(text: str) -> str:
+    """Lower case, one character per character, so that spans stay valid.
+
+    Patterns are compiled without IGNORECASE on purpose: a case-blind alternation loses
+    the regex engine's first-character fast path and costs several times more.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text):  # "İ".lower() is two characters
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    return lowered
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents, one character per character."""
+    lowered = _lower(text)
+    return lowered if lowered.isascii() else lowered.translate(_FOLD)
+
+
+def _key(text: str) -> str:
+    """Lookup form of a word or phrase: folded, lower case, hyphens as spaces."""
+    return " ".join(_fold(text).replace("-", " ").split())
+
+
+def _phrase_re(key: str) -> str:
+    return r"[\s-]+".join(re.escape(part) for part in key.split(" "))
+
+
+def _alt(keys: Iterable[str]) -> str:
+    """A regex alternation of phrases in `_key` form, longest first; never matches if empty."""
+    unique = sorted(set(keys), key=lambda k: (-len(k), k))
+    if not unique:
+        return "(?!)"
+    return "(?:" + "|".join(_phrase_re(k) for k in unique) + ")"
+
+
+def _affix_alt(affixes: Iterable[str]) -> str:
+    """Like `_alt` for affixes glued to a number ("8th", "8-го", "2023г."): taken as written."""
+    unique = sorted(set(affixes), key=lambda a: (-len(a), a))
+    if not unique:
+        return "(?!)"
+    return "(?:" + "|".join(re.escape(a).replace(r"\ ", r"\s+") for a in unique) + ")"
+
+
+def _plain_alt(words: Iterable[str]) -> str:
+    """Alternation over unfolded text (tense cues keep their accents: "llegué")."""
+    unique = sorted(set(words), key=lambda w: (-len(w), w))
+    if not unique:
+        return "(?!)"
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in unique) + ")"
+
+
+@dataclass(frozen=True)
+class TimeWords:
+    """One language's time vocabulary, validated. Keys of word tables are in lookup form
+    (folded, lower case, hyphens as spaces); see en.toml for what each one means."""
+
+    lang: str
+    capitalised_only: frozenset[str]
+    habitual_before: tuple[str, ...]
+    determiners: tuple[str, ...]
+    prepositions: tuple[str, ...]
+    context_prepositions: tuple[str, ...]
+    months: Mapping[str, int]
+    month_abbreviations: Mapping[str, int]
+    weekdays: Mapping[str, int]
+    weekday_abbreviations: Mapping[str, int]
+    relative_days: Mapping[str, int]
+    numbers: Mapping[str, int]
+    units: Mapping[str, str]
+    approx: tuple[str, ...]
+    past_before: tuple[str, ...]
+    past_after: tuple[str, ...]
+    future_before: tuple[str, ...]
+    future_after: tuple[str, ...]
+    bare_unit: bool
+    not_followed_by: tuple[str, ...]
+    modifiers_before: Mapping[str, int]
+    modifiers_after: Mapping[str, int]
+    calendar_week: frozenset[str]
+    period_phrases: Mapping[str, tuple[str, int]]
+    ordinals: tuple[str, ...]
+    day_month_joiners: tuple[str, ...]
+    month_year_joiners: tuple[str, ...]
+    year_suffixes: tuple[str, ...]
+    month_before_day: bool
+    this_part: tuple[str, ...]
+    part_words: Mapping[str, str]
+    part_phrases: Mapping[str, tuple[int, str]]
+    time_prefixes: tuple[str, ...]
+    strong_time_prefixes: tuple[str, ...]
+    hour_words: tuple[str, ...]
+    time_markers: Mapping[str, str]
+    standalone_markers: frozenset[str]
+    time_words: Mapping[str, int]
+    bare_pm_hours: tuple[int, int] | None
+    past_words: tuple[str, ...]
+    future_words: tuple[str, ...]
+    past_patterns: tuple[str, ...]
+    future_patterns: tuple[str, ...]
+    not_cues: frozenset[str]
+
+
+class _Reader:
+    """Typed access to one table of a time words file; every complaint names file and key."""
+
+    def __init__(self, name: str, table: Mapping[str, object], path: str = "") -> None:
+        self.name = name
+        self.raw = table
+        self._path = path
+        self._seen: set[str] = set()
+
+    def where(self, key: str) -> str:
+        return f"{self._path}.{key}" if self._path else key
+
+    def error(self, key: str, problem: str) -> InvalidInput:
+        return InvalidInput(
+            f"Malformed time words file {self.name}: '{self.where(key)}' {problem}. "
+            "Fix the file; en.toml shows the expected shape."
+        )
+
+    def get(self, key: str) -> object:
+        self._seen.add(key)
+        if key not in self.raw:
+            raise self.error(key, "is missing")
+        return self.raw[key]
+
+    def table(self, key: str) -> _Reader:
+        value = self.get(key)
+        if not isinstance(value, dict):
+            raise self.error(key, "must be a table")
+        return _Reader(self.name, value, self.where(key))
+
+    def text(self, key: str) -> str:
+        value = self.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, "must be a non-empty string")
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self.get(key)
+        if not isinstance(value, bool):
+            raise self.error(key, "must be true or false")
+        return value
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise self.error(key, "must be a list of non-empty strings")
+        return tuple(value)
+
+    def words(self, key: str) -> tuple[str, ...]:
+        return tuple(_key(w) for w in self.strings(key))
+
+    def affixes(self, key: str) -> tuple[str, ...]:
+        return tuple(_fold(w) for w in self.strings(key))
+
+    def patterns(self, key: str) -> tuple[str, ...]:
+        found = self.strings(key)
+        for pattern in found:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise self.error(key, f"holds a bad regular expression {pattern!r} ({e})") from None
+        return found
+
+    def integer(self, key: str, low: int, high: int) -> int:
+        value = self.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.error(key, f"must be a whole number from {low} to {high}")
+        return value
+
+    def int_table(self, key: str, low: int, high: int) -> dict[str, int]:
+        table = self.table(key)
+        out = {_key(k): table.integer(k, low, high) for k in table.raw}
+        table.close()
+        return out
+
+    def choice_table(self, key: str, choices: tuple[str, ...]) -> dict[str, str]:
+        table = self.table(key)
+        out: dict[str, str] = {}
+        for k in table.raw:
+            value = table.get(k)
+            if value not in choices:
+                raise table.error(k, f"must be one of {', '.join(choices)}")
+            out[_key(k)] = str(value)
+        table.close()
+        return out
+
+    def close(self) -> None:
+        unknown = sorted(set(self.raw) - self._seen)
+        if unknown:
+            raise self.error(unknown[0], "is not a known key (a typo?)")
+
+
+def _named_forms(
+    reader: _Reader, key: str, names: tuple[str, ...], base: int, *, complete: bool
+) -> dict[str, int]:
+    """Canonical name -> list of forms, as form -> number (months from 1, weekdays from 0)."""
+    table = reader.table(key)
+    out: dict[str, int] = {}
+    for number, name in enumerate(names, start=base):
+        if name not in table.raw and not complete:
+            continue
+        forms = table.words(name)
+        if complete and not forms:
+            raise table.error(name, "must list at least one word")
+        out.update((form, number) for form in forms)
+    table.close()
+    return out
+
+
+def parse_timewords(source: str, name: str) -> TimeWords:
+    """Validate the text of one time words file. Raises InvalidInput naming file and key."""
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidInput(f"Malformed time words file {name}: not valid TOML ({e}).") from None
+    return timewords_from(data, name)
+
+
+def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
+    """Validate one time words file's data. Raises InvalidInput naming file and key."""
+    top = _Reader(name, data)
+
+    preps = top.table("prepositions")
+    prepositions, context = preps.words("in_span"), preps.words("context")
+    preps.close()
+
+    units = top.table("units")
+    unit_forms: dict[str, str] = {}
+    for unit in UNITS:
+        if unit in units.raw or unit != "hour":
+            forms = units.words(unit)
+            if not forms:
+                raise units.error(unit, "must list at least one word")
+            unit_forms.update((form, unit) for form in forms)
+    units.close()
+
+    shift = top.table("shift")
+    approx = shift.words("approx")
+    past_before, past_after = shift.words("past_before"), shift.words("past_after")
+    future_before, future_after = shift.words("future_before"), shift.words("future_after")
+    bare_unit, not_followed_by = shift.flag("bare_unit"), shift.patterns("not_followed_by")
+    shift.close()
+
+    modifiers = top.table("modifiers")
+    before, after = modifiers.int_table("before", -9, 9), modifiers.int_table("after", -9, 9)
+    calendar_week = frozenset(modifiers.words("calendar_week"))
+    for word in calendar_week:
+        if word not in before and word not in after:
+            raise modifiers.error("calendar_week", f"names {word!r}, which is not a modifier")
+    modifiers.close()
+
+    phrases = top.table("period_phrases")
+    period_phrases: dict[str, tuple[str, int]] = {}
+    for phrase in phrases.raw:
+        entry = phrases.table(phrase)
+        unit = entry.text("unit")
+        if unit not in PERIOD_UNITS:
+            raise entry.error("unit", f"must be one of {', '.join(PERIOD_UNITS)}")
+        period_phrases[_key(phrase)] = (unit, entry.integer("offset", -9, 9))
+        entry.close()
+    phrases.close()
+
+    dates = top.table("dates")
+    ordinals, year_suffixes = dates.affixes("ordinals"), dates.affixes("year_suffixes")
+    day_month, month_year = dates.words("day_month_joiners"), dates.words("month_year_joiners")
+    month_before_day = dates.flag("month_before_day")
+    dates.close()
+
+    parts = top.table("parts_of_day")
+    this_part = parts.words("this")
+    part_words = {form: part for part in PARTS for form in parts.words(part)}
+    part_table = parts.table("phrases")
+    part_phrases: dict[str, tuple[int, str]] = {}
+    for phrase in part_table.raw:
+        entry = part_table.table(phrase)
+        part = entry.text("part")
+        if part not in PARTS:
+            raise entry.error("part", f"must be one of {', '.join(PARTS)}")
+        part_phrases[_key(phrase)] = (entry.integer("day", -9, 9), part)
+        entry.close()
+    part_table.close()
+    parts.close()
+
+    clock = top.table("time")
+    markers = clock.choice_table("markers", PARTS)
+    standalone = clock.words("standalone_markers")
+    for marker in standalone:
+        if marker not in markers:
+            raise clock.error("standalone_markers", f"names {marker!r}, which is not a marker")
+    pm_value = clock.get("bare_pm_hours")
+    pm_hours: tuple[int, int] | None = None
+    if pm_value != []:
+        if (
+            not isinstance(pm_value, list)
+            or len(pm_value) != 2
+            or not all(isinstance(h, int) and not isinstance(h, bool) for h in pm_value)
+            or not 1 <= pm_value[0] <= pm_value[1] <= 11
+        ):
+            raise clock.error("bare_pm_hours", "must be [] or [first, last] hours within 1-11")
+        pm_hours = (pm_value[0], pm_value[1])
+    prefixes, strong_prefixes = clock.words("prefixes"), clock.words("strong_prefixes")
+    hour_words, time_words = clock.words("hour_words"), clock.int_table("words", 0, 23)
+    clock.close()
+
+    tense = top.table("tense")
+    past_words = tuple(w.lower() for w in tense.strings("past_words"))
+    future_words = tuple(w.lower() for w in tense.strings("future_words"))
+    past_patterns, future_patterns = (
+        tense.patterns("past_patterns"),
+        tense.patterns("future_patterns"),
+    )
+    not_cues = frozenset(w.lower() for w in tense.strings("not_cues"))
+    tense.close()
+
+    words = TimeWords(
+        lang=top.text("lang"),
+        capitalised_only=frozenset(top.words("capitalised_only")),
+        habitual_before=top.words("habitual_before"),
+        determiners=top.words("determiners"),
+        prepositions=prepositions,
+        context_prepositions=context,
+        months=_named_forms(top, "months", MONTHS, 1, complete=True),
+        month_abbreviations=_named_forms(top, "month_abbreviations", MONTHS, 1, complete=False),
+        weekdays=_named_forms(top, "weekdays", WEEKDAYS, 0, complete=True),
+        weekday_abbreviations=_named_forms(
+            top, "weekday_abbreviations", WEEKDAYS, 0, complete=False
+        ),
+        relative_days=top.int_table("relative_days", -9, 9),
+        numbers=top.int_table("numbers", 1, 999),
+        units=unit_forms,
+        approx=approx,
+        past_before=past_before,
+        past_after=past_after,
+        future_before=future_before,
+        future_after=future_after,
+        bare_unit=bare_unit,
+        not_followed_by=not_followed_by,
+        modifiers_before=before,
+        modifiers_after=after,
+        calendar_week=calendar_week,
+        period_phrases=period_phrases,
+        ordinals=ordinals,
+        day_month_joiners=day_month,
+        month_year_joiners=month_year,
+        year_suffixes=year_suffixes,
+        month_before_day=month_before_day,
+        this_part=this_part,
+        part_words=part_words,
+        part_phrases=part_phrases,
+        time_prefixes=prefixes,
+        strong_time_prefixes=strong_prefixes,
+        hour_words=hour_words,
+        time_markers=markers,
+        standalone_markers=frozenset(standalone),
+        time_words=time_words,
+        bare_pm_hours=pm_hours,
+        past_words=past_words,
+        future_words=future_words,
+        past_patterns=past_patterns,
+        future_patterns=future_patterns,
+        not_cues=not_cues,
+    )
+    top.close()
+    return words
