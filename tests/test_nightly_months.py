@@ -1,4 +1,4 @@
-"""Months of one workspace lived night by night over a fixed clock (SPEC §5–6).
+"""Months of one workspace lived night by night over a fixed clock (docs/lifecycle.md).
 
 The scenario level of the lifecycle. A seeded script of turns (guardrails, decisions,
 preferences, tasks, facts, events, small talk) is captured day after day for six months;

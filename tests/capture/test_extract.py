@@ -45,7 +45,7 @@ def test_gold_set_shape() -> None:
 def test_gold_precision_and_recall(lang: str) -> None:
     """Kind assignment on the labelled set, language detected as in the pipeline.
 
-    SPEC §12 target: precision >= 0.9, recall >= 0.85. Splits: dev (the rules were
+    Target: precision >= 0.9, recall >= 0.85. Splits: dev (the rules were
     written against it), holdout1-3 (written afterwards; see the report for their
     numbers before any rule was adjusted for them).
     """

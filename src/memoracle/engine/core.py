@@ -282,14 +282,14 @@ class Engine(EngineState):
         kinds: Sequence[str] = (),
         as_of: datetime | None = None,
     ) -> SearchOutcome:
-        """Hybrid search (SPEC §4) over what `scope` may see; only active memories unless
+        """Hybrid search (docs/retrieval.md) over what `scope` may see; only active memories unless
         `as_of`, which returns what was active then."""
         return search.search(self, query, k=k, scope=scope, kinds=kinds, as_of=as_of)
 
     def recall(
         self, message: str, *, budget: int | None = None, scope: Scope | None = None
     ) -> RecallBlock:
-        """The block injected before a turn (SPEC §4): guardrails (10 %), items of the
+        """The block injected before a turn (docs/retrieval.md): guardrails (10 %), items of the
         last `recall.fresh_hours` by importance (30 %), search hits for `message` (60 %
         plus what the others left). Never over `budget` tokens; each memory returned
         gets its recall boost. A shared context sees no private item and no guardrail."""
@@ -300,7 +300,7 @@ class Engine(EngineState):
         return search.explain(self, ref, query=query, scope=scope)
 
     def duplicates(self, *, after: int | None = None) -> list[DuplicateSet]:
-        """Near-duplicate groups among live memories (SPEC §6 dedup: Jaccard, containment,
+        """Near-duplicate groups among live memories (docs/lifecycle.md: Jaccard, containment,
         entity overlap, segments, and vector similarity where vectors exist; threshold
         `lifecycle.dedup_threshold`), compared within one owner, subject and kind. Each
         group keeps its fullest text (then the most used, then the oldest).
@@ -370,7 +370,7 @@ class Engine(EngineState):
         return upkeep.restore(self, ref, actor=actor)
 
     def score(self) -> list[tuple[Memory, MemoryScore]]:
-        """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×
+        """Active memories ranked by the promotion/archival score (docs/lifecycle.md: kind weight ×
         recency × frequency × entity boost × completion), best first; computed from
         time, nothing written."""
         return upkeep.score(self)

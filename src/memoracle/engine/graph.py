@@ -52,9 +52,7 @@ def read_graph(
 
 
 def read_graph_backlog(st: EngineState) -> int:
-    """Read the live memories never read for the graph (stored before it existed, or
-    while the ontology file was broken). Returns how many were read; raises
-    `InvalidInput` for an ontology file that does not load."""
+    """`Engine.read_graph_backlog` (its docstring says what callers get)."""
     st.ontology  # noqa: B018 - fail before any write, naming the file and line
     done = 0
     while ids := st.store.graph.unread(limit=500):

@@ -44,9 +44,7 @@ def audit_entries(
 
 
 def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list[Memory]:
-    """A person vouches for a held write: it is stored as it would have been (a
-    captured turn's memories found by the rules, its episode searchable again; a
-    stated text as one memory). Returns the memories stored or bumped."""
+    """`Engine.confirm_held` (its docstring says what callers get)."""
     held = _waiting(st, ref)
     now = st.clock.now()
     with st.store.transaction():

@@ -66,10 +66,7 @@ def index_status(st: EngineState) -> IndexStatus:
 
 
 def reindex(st: EngineState, *, on_progress: OnProgress | None = None) -> int:
-    """Embed every live memory and turn that has no vector for the configured model,
-    then build the HNSW graph if the store is big enough for one and it is missing
-    or damaged (`embedding.ann_threshold`, the `ann` extra); returns how many texts
-    were embedded."""
+    """`Engine.reindex` (its docstring says what callers get)."""
     searcher = st.searcher
     if searcher.embedder is None:
         raise InvalidInput("No embedding model is configured (embedding.provider).")
@@ -96,7 +93,7 @@ def search(
     kinds: Sequence[str] = (),
     as_of: datetime | None = None,
 ) -> SearchOutcome:
-    """Hybrid search (SPEC §4) over what `scope` may see; only active memories unless
+    """Hybrid search (docs/retrieval.md) over what `scope` may see; only active memories unless
     `as_of`, which returns what was active then."""
     text = _query(st, query)
     then = st.local_time(as_of) if as_of else None
@@ -139,10 +136,7 @@ def _model_changed(st: EngineState) -> bool:
 def recall(
     st: EngineState, message: str, *, budget: int | None = None, scope: Scope | None = None
 ) -> RecallBlock:
-    """The block injected before a turn (SPEC §4): guardrails (10 %), items of the
-    last `recall.fresh_hours` by importance (30 %), search hits for `message` (60 %
-    plus what the others left). Never over `budget` tokens; each memory returned
-    gets its recall boost. A shared context sees no private item and no guardrail."""
+    """`Engine.recall` (its docstring says what callers get)."""
     budget = st.settings.recall.budget_tokens if budget is None else budget
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")

@@ -51,17 +51,7 @@ WHOLE_STORE_RATIO = 12
 
 
 def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSet]:
-    """Near-duplicate groups among live memories (SPEC §6 dedup: Jaccard, containment,
-    entity overlap, segments, and vector similarity where vectors exist; threshold
-    `lifecycle.dedup_threshold`), compared within one owner, subject and kind. Each
-    group keeps its fullest text (then the most used, then the oldest).
-
-    With `after` (a memory id), only the memories stored since are looked at: each
-    against the others and the `DEDUP_CANDIDATES` live memories FTS finds for it, and
-    only groups holding one of them are returned (when they are many, more than one
-    in `WHOLE_STORE_RATIO` of the live ones, the whole store is compared instead:
-    that is then cheaper). The nightly run compares the whole store once, then this
-    way, so a night costs what the day added."""
+    """`Engine.duplicates` (its docstring says what callers get)."""
     live_count = sum(n for (status, _), n in st.store.memories.counts().items()
                      if status in LIVE)  # fmt: skip
     if after is not None and (
@@ -121,9 +111,7 @@ def _fresh_and_near(st: EngineState, after: int) -> list[Memory]:
 
 
 def merge_duplicates(st: EngineState, groups: Sequence[DuplicateSet], *, actor: str = "cli") -> int:
-    """Merge each group into its kept memory: every provenance moves over, the kept
-    one gains confidence, the others are marked superseded by it (never deleted),
-    with an audit entry on both sides. Returns how many memories were merged."""
+    """`Engine.merge_duplicates` (its docstring says what callers get)."""
     now = st.clock.now()
     merged = 0
     with st.store.transaction():
@@ -203,9 +191,7 @@ def all_memories(st: EngineState, status: str, page: int = 2000) -> list[Memory]
 
 
 def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
-    """Look for the slot of live memories that never had it looked for (imported, or
-    stored before slots existed) and settle them in order, as capture would have.
-    Returns how many were looked at."""
+    """`Engine.settle_unslotted` (its docstring says what callers get)."""
     done = 0
     while ids := st.store.memories.without_slot(limit=500):
         now = st.clock.now()
@@ -256,9 +242,7 @@ def resolve(
     replacement: str | None = None,
     actor: str = "cli",
 ) -> Memory:
-    """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
-    superseded — by `replacement`, stored as a user-stated memory, or else by the
-    memory that disputed it. Returns the memory as it is now."""
+    """`Engine.resolve` (its docstring says what callers get)."""
     memory = st.get(ref)
     if memory.status != "disputed":
         raise InvalidInput(
@@ -316,9 +300,7 @@ def record_run(st: EngineState, kind: str, counts: dict[str, int]) -> None:
 
 
 def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
-    """Bring an archived memory back from the cold tier, as it was (status, text,
-    provenance), and count the restore as a use: its activation is refreshed as a
-    recall would, so the next night does not archive it again."""
+    """`Engine.restore` (its docstring says what callers get)."""
     memory_id = parse_ref(ref) if isinstance(ref, str) else ref
     now = st.clock.now()
     with st.store.transaction():
@@ -328,9 +310,7 @@ def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
 
 
 def score(st: EngineState) -> list[tuple[Memory, MemoryScore]]:
-    """Active memories ranked by the promotion/archival score (SPEC §6: kind weight ×
-    recency × frequency × entity boost × completion), best first; computed from
-    time, nothing written."""
+    """`Engine.score` (its docstring says what callers get)."""
     memories = {m.id: m for m in all_memories(st, "active")}
     ranked = scoring.rank(memories.values(), st.clock.now(), st.settings.decay)
     return [(memories[s.memory_id], s) for s in ranked]

@@ -71,12 +71,7 @@ NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 def capture(
     st: EngineState, turns: Sequence[Turn], *, scope: Scope | None = None, actor: str = "capture"
 ) -> CaptureResult:
-    """Store turns as episodes and the typed memories the rules find in them.
-
-    One transaction for the batch. A turn already stored (same session, turn id and
-    role) changes nothing; an exact duplicate memory is bumped, not added. A turn
-    time without an offset is a wall-clock time in `workspace.timezone`.
-    """
+    """`Engine.capture` (its docstring says what callers get)."""
     return capture_many(st, [(turns, scope)], actor=actor)[0]
 
 
@@ -346,7 +341,7 @@ def settle(
     now: datetime,
     actor: str,
 ) -> None:
-    """Contradictions at capture (SPEC §6): every slot the new memory fills ("We
+    """Contradictions at capture (docs/lifecycle.md): every slot the new memory fills ("We
     upgraded to PostgreSQL 17": what is used, and its version), against the live
     memories of the same owner in those slots. Per old memory the gravest verdict
     acts: a clear contradiction supersedes it (kept, linked, timed), a hedged one

@@ -1,5 +1,5 @@
 """The canary probe: questions with known answers, asked again to see if memory still
-answers them (SPEC §8).
+answers them (docs/lifecycle.md).
 
 Owns `canary.json` in HOME — a JSON list of ``{"query", "expect", "added_at"}`` —, read
 strictly (`load`: a bad file is an InvalidInput naming where it is bad) and appended to

@@ -1,6 +1,6 @@
 """The health check of a workspace: what `health.json` says, and when to worry.
 
-Owns the checks of SPEC §8 over one engine — disk use, memory counts against
+Owns the health checks (docs/lifecycle.md) over one engine — disk use, memory counts against
 `lifecycle.max_facts`, the average activation, the daily notes, MEMORY.md's block against
 its budget, the vector index, the last nightly run and SQLite's quick check — the
 warnings they raise (thresholds from `health.*`; each message names the number, the

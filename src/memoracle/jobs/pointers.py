@@ -1,4 +1,4 @@
-"""The pointer check: every workspace path cited in live memory files exists (SPEC §8).
+"""The pointer check: every workspace path cited in live memory files exists (docs/lifecycle.md).
 
 A dead pointer is worse than a missing note: the agent reads "detail in
 `reference/foo.md`" and reports on a file that is gone. Owns which files are live
@@ -36,7 +36,7 @@ __all__ = ["IGNORE_MARK", "WORKSPACE_FOLDERS", "BrokenPointer", "PointerReport",
 IGNORE_MARK = "pointer-check:ignore"
 LIVE_FILES = ("MEMORY.md",)  # at the workspace root
 LIVE_FOLDERS = ("memory", "reference")  # their *.md, top level only
-# The workspace layout (SPEC §6) and the folders memory stacks keep beside it: a path
+# The workspace layout (docs/lifecycle.md) and the folders memory stacks keep beside it: a path
 # starting with one is a workspace path even when the folder itself is gone.
 WORKSPACE_FOLDERS = frozenset(
     {"memory", "reference", "knowledge-graph", "scripts", "data", "projects", "skills"}

@@ -1,4 +1,4 @@
-"""Export and import of the whole memory as JSONL (SPEC §10): `export` and `import_`.
+"""Export and import of the whole memory as JSONL (docs/transfer.md): `export` and `import_`.
 
 The file is a header line, then one JSON object per row, typed: episodes, the graph's
 entities and relations, memories (each with its provenance, slots and graph links),

@@ -7,7 +7,7 @@ What a sentence's slot is belongs to `slots`; acting on a verdict (supersede wit
 ``superseded_by`` and the time, mark disputed, raise confidence), and choosing which
 memories to compare, belong to the engine and the nightly job.
 
-The rules (SPEC §6), for a new slot against an old one:
+The rules (docs/lifecycle.md), for a new slot against an old one:
 
 - different subject or attribute -> COMPATIBLE;
 - same value (see `same_value`), both affirmed or both negated -> REDUNDANT;

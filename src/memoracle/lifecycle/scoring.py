@@ -1,4 +1,4 @@
-"""Activation and the promotion/archival score (SPEC §6), computed from time.
+"""Activation and the promotion/archival score (docs/lifecycle.md), computed from time.
 
 Owns `activation` — a memory's stored strength decayed from its last access,
 `a · 0.5^(days / half-life)` with `decay.half_life_days` (30) and per-kind overrides

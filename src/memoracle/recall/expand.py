@@ -1,5 +1,5 @@
 """Entity expansion: the memories of the graph neighbours a query points to, as one more
-ranked list for search to fuse (SPEC §4, §7).
+ranked list for search to fuse (docs/retrieval.md, docs/graph.md).
 
 Owns `named_entities` (which graph entities a query names, by the graph's own key:
 "Anna", "anna", "Anna's" and "my wife Anna" all meet ``anna``; names of several words,
