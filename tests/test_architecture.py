@@ -6,6 +6,7 @@ module."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -264,3 +265,17 @@ def test_nothing_points_outside_the_repository() -> None:
         and ("SPEC §" in (body := p.read_text(encoding="utf-8")) or "STYLE.md" in body)
     ]
     assert not outside, f"cite docs/ instead of SPEC or STYLE.md: {outside}"
+
+
+def test_the_picture_in_the_docs_is_this_order() -> None:
+    text = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    picture = text.split("```\n", 2)[1]
+    names: list[str] = []
+    for unit in ORDER:
+        short = unit.removeprefix("memoracle.") if unit != "memoracle" else "memoracle"
+        names += list(INSIDE[unit]) if unit in INSIDE else [short]
+    at = 0
+    for name in names:
+        found = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", picture[at:])
+        assert found, f"docs/architecture.md's picture lacks {name} (or has it out of order)"
+        at += found.end()
