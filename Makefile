@@ -1,11 +1,12 @@
 # Two entry points for a fresh machine (only Python 3.11+ needed):
 #   make demo   - create .venv, install memoracle, run the demo on the bundled session
-#   make test   - create .venv, install memoracle with test tools, lint, type-check, test
+#   make test   - create .venv, install memoracle with test tools, lint, type-check, fast tests
+#   make check  - the same with every test, the slow ones included (what CI runs)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint fix bench clean
+.PHONY: demo test check lint fix bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +22,9 @@ demo: $(VENV)/.runtime
 	$(BIN)/memoracle demo
 
 test: $(VENV)/.dev lint
+	$(BIN)/pytest -m "not slow"
+
+check: $(VENV)/.dev lint
 	$(BIN)/pytest
 
 lint: $(VENV)/.dev

@@ -17,6 +17,7 @@ LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
 @pytest.mark.parametrize(
     "args", [["capture_speed.py", "--limit", "300"], ["ingest_locomo.py", "--runs", "1"]]
 )
+@pytest.mark.slow
 def test_benchmark_script_runs(args: list[str], tmp_path: Path) -> None:
     env = {**os.environ, "MEMORACLE_BENCH_RESULTS": str(tmp_path)}
     done = subprocess.run(

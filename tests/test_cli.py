@@ -414,6 +414,7 @@ def test_doctor_explains_and_health_fix_fixes(home: Path) -> None:
     assert "Every check passed" in run(home, "doctor")
 
 
+@pytest.mark.slow
 def test_the_nightly_run_appends_the_graph_log_and_graph_compact_rewrites_it(
     home: Path,
 ) -> None:

@@ -7,9 +7,13 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
+
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
 
 WRITER = textwrap.dedent(
     """

@@ -31,6 +31,8 @@ from memoracle.jobs.checkpoint import CheckpointItem, items_of
 from memoracle.mcp_server import Kind, MemoryTools
 from memoracle.types import KINDS, Scope
 
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
+
 NOW = "2026-05-14T14:05:00+00:00"
 ENV = {"MEMORACLE_EMBEDDING_MODEL": "hash"}  # deterministic, no model to load
 READ_ONLY = {"memory_recall", "memory_search", "memory_get", "memory_status"}

@@ -22,6 +22,8 @@ from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
 
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
+
 RUN = textwrap.dedent(
     """
     import sys

@@ -42,6 +42,8 @@ from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER, extract_block
 from memoracle.types import KINDS, Memory, Turn
 
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
+
 # Read at import: the autouse fixture of conftest.py clears MEMORACLE_* for each test.
 UPDATE_GOLDEN = os.environ.get("MEMORACLE_UPDATE_GOLDEN") == "1"
 GOLDEN = Path(__file__).parent / "golden"

@@ -19,6 +19,8 @@ import yaml
 
 from memoracle.cli import main
 
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 SKILL = ROOT / "integrations" / "openclaw" / "skill" / "SKILL.md"
 PLUGIN = ROOT / "integrations" / "openclaw" / "plugin"

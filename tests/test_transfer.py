@@ -442,6 +442,7 @@ def _big(store: Store, clock: FixedClock, n: int) -> None:
                 store.memories.supersede(memory - 1, memory, now=now)
 
 
+@pytest.mark.slow
 def test_a_big_store_is_streamed_a_page_at_a_time(
     tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

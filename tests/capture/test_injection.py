@@ -438,6 +438,7 @@ BOOK = default_injection_rules()._hidden  # every rule of every file, "hidden" o
         lambda rule: st.tuples(st.just(rule), st.from_regex(rule.pattern))
     )
 )
+@pytest.mark.slow
 def test_gates_never_hide_a_match(drawn: tuple[Any, str]) -> None:
     """For a text that matches a rule (drawn from its regex), the gated scan runs it."""
     rule, text = drawn

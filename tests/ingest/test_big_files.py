@@ -6,8 +6,12 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from memoracle.ingest import read
 from memoracle.types import IngestWarning, Turn
+
+pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
 
 FILLER = "The quick brown fox jumps over the lazy dog while the server hums. " * 24
 

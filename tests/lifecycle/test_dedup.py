@@ -421,6 +421,7 @@ def _copy(rng: random.Random, text: str) -> str:
     )
 
 
+@pytest.mark.slow
 def test_ten_thousand_memories() -> None:
     rng = random.Random(0)
     text: dict[int, str] = {}
