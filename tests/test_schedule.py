@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memoracle import workspace
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
@@ -100,7 +101,7 @@ def test_run_daemon_logs_each_run_goes_on_after_a_failure_and_stops(settings: Se
         stop.set()
         return {"health": "healthy"}
 
-    lock = settings.home / schedule.DAEMON_LOCK
+    lock = settings.home / workspace.DAEMON_LOCK
     lock.write_text(str(os.getpid()))  # a live daemon holds this HOME
     with pytest.raises(WorkspaceError, match="Another memoracle daemon"):
         schedule.run_daemon(settings, run_job, now=now, stop=stop)

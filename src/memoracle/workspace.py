@@ -14,6 +14,8 @@ from pathlib import Path
 from memoracle.files import os_lock
 
 __all__ = [
+    "DAEMON_LOCK",
+    "GRAPH_LOG_LOCK",
     "LAST_BLOCK",
     "MEMORY_FILE",
     "NIGHTLY_LOCK",
@@ -29,6 +31,8 @@ SNAPSHOT_FILE = "SESSION-START.md"
 NOTES_DIR = "memory"
 NOTES_LOCK = "notes.lock"  # in HOME; see note_lock
 NIGHTLY_LOCK = "nightly.lock"  # in HOME, the pid of the run under way
+DAEMON_LOCK = "daemon.lock"  # in HOME, the pid of `memoracle daemon`
+GRAPH_LOG_LOCK = "graph-log.lock"  # in HOME; never deleted (flock)
 NOTE_LOCK_WAIT_SECONDS = 30.0
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
 

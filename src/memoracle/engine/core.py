@@ -9,7 +9,6 @@ share (`state`). SQL is `store`'s, rules `capture`'s, formulas `lifecycle`'s.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -51,8 +50,6 @@ from memoracle.types import (
     Stats,
     Turn,
 )
-
-log = logging.getLogger(__name__)
 
 WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")

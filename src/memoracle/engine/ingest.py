@@ -4,7 +4,6 @@ MEMORY.md and daily notes as stated memories, each run recorded with its counts.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime, time
 from pathlib import Path
@@ -29,8 +28,6 @@ from memoracle.types import (
     Scope,
     Turn,
 )
-
-log = logging.getLogger(__name__)
 
 INGEST_BATCH = 200
 

@@ -5,7 +5,6 @@ write audit (`held_writes`, `confirm_held`, `reject_held`, `audit_entries`).
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from memoracle.capture.injection import classify
@@ -25,8 +24,6 @@ from memoracle.types import (
     Scope,
     Turn,
 )
-
-log = logging.getLogger(__name__)
 
 
 def held_writes(

@@ -5,7 +5,6 @@ state (`index_status`, `reindex`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta
@@ -34,8 +33,6 @@ from memoracle.types import (
     RecallLine,
     Scope,
 )
-
-log = logging.getLogger(__name__)
 
 EXPLAIN_DEPTH = 200
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot

@@ -6,7 +6,6 @@ settings, a turn's time in the workspace zone, a run recorded. `parse_ref` reads
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
 from memoracle.clock import Clock
@@ -23,8 +22,6 @@ from memoracle.store import Store
 from memoracle.types import (
     Memory,
 )
-
-log = logging.getLogger(__name__)
 
 ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 

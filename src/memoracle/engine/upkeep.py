@@ -5,7 +5,6 @@ restores, run records and stats.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,8 +38,6 @@ from memoracle.types import (
     Scope,
     Stats,
 )
-
-log = logging.getLogger(__name__)
 
 BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 DEDUP_CANDIDATES = 20  # old memories FTS offers the nightly dedup for each new one

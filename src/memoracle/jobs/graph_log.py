@@ -39,11 +39,9 @@ from memoracle.graph.log import (
     encode_ops,
     parse_line,
 )
+from memoracle.workspace import GRAPH_LOG_LOCK
 
 LOG_NAME = "graph-log.jsonl"
-
-
-LOCK_NAME = "graph-log.lock"  # in HOME, next to nightly.lock; never deleted (flock)
 
 
 LOCK_WAIT_SECONDS = 30.0  # as long as the store's busy timeout
@@ -404,7 +402,7 @@ def _sha256(path: Path) -> str:
 def _locked(home: Path) -> AbstractContextManager[None]:
     """Hold HOME/graph-log.lock, waiting up to `LOCK_WAIT_SECONDS` for another writer
     of the log."""
-    path = home / LOCK_NAME
+    path = home / GRAPH_LOG_LOCK
     return os_lock(
         path,
         wait_seconds=LOCK_WAIT_SECONDS,

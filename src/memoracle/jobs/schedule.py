@@ -30,6 +30,7 @@ from croniter import croniter
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.files import pid_lock
+from memoracle.workspace import DAEMON_LOCK
 
 __all__ = [
     "JOBS",
@@ -44,7 +45,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DAEMON_LOCK = "daemon.lock"
 DAEMON_LOG = "daemon.log"  # one JSON line per run, under HOME
 
 

@@ -12,7 +12,6 @@ names, source dedup (a memory and the turn it came from are one hit), MMR. The f
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -38,8 +37,6 @@ from memoracle.recall.vectors import (
 )
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory, Scores
-
-log = logging.getLogger(__name__)
 
 POOL = 50  # candidates taken from each signal before fusion
 VECTOR_POOL = 100  # nearest hashes looked up (several items may share one text)

@@ -4,7 +4,6 @@ moving them there (`archive`). Restoring is the engine's."""
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -12,8 +11,6 @@ from datetime import datetime, timedelta
 from memoracle.engine import Engine
 from memoracle.lifecycle.scoring import activation, rank
 from memoracle.types import Memory
-
-log = logging.getLogger(__name__)
 
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
 

@@ -5,7 +5,6 @@ the block is kept byte for byte."""
 from __future__ import annotations
 
 import difflib
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,6 @@ from memoracle.workspace import (
     LAST_BLOCK,
     MEMORY_FILE,
 )
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ files packed or removed (`clean_old_files`)."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import re
 import tarfile
@@ -23,8 +22,6 @@ from memoracle.workspace import (
     NOTES_DIR,
     note_lock,
 )
-
-log = logging.getLogger(__name__)
 
 DAILY_LOOKBACK_DAYS = 3  # days of memories a nightly run appends to their notes, at least
 

@@ -5,7 +5,6 @@ equals running once."""
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,8 +36,6 @@ from memoracle.types import DuplicateSet
 from memoracle.workspace import (
     NIGHTLY_LOCK,
 )
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
