@@ -59,6 +59,17 @@ ORDER = (
 # Inside these units the same holds among their parts (top to bottom): a part may import
 # its own part or one further down. Parts not listed may not be imported by listed ones.
 INSIDE: dict[str, tuple[str, ...]] = {
+    "memoracle.engine": (
+        "core",
+        "upkeep",
+        "ingest",
+        "search",
+        "memories",
+        "write",
+        "graph",
+        "scope",
+        "state",
+    ),
     "memoracle.jobs": (
         "doctor",
         "bench",
@@ -72,6 +83,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "transfer",
         "graph_log",
     ),
+    "memoracle.language": ("words", "kit", "datafiles", "prefilter"),
 }
 
 # Packages that never touch the store: text in, decisions out.
