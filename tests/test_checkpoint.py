@@ -113,6 +113,28 @@ def test_a_broken_store_still_gets_the_text_into_the_daily_note(home: Path) -> N
     assert "- Never deploy on Fridays." in _note(home)
 
 
+SECRETS = ("hunter2secret", "sk-proj-Zq81bXc4Lm0Vt7Wn2Ry5Kd9Pf3Hs6Ju1")
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["stored", "store-broken"])
+def test_secrets_never_reach_the_daily_note_or_the_snapshot(home: Path, broken: bool) -> None:
+    if broken:  # the text goes to the note only
+        (home / "memoracle.db").write_bytes(b"this is not a database" * 100)
+    text = f"user: my password is {SECRETS[0]}. The NAS key is {SECRETS[1]}\n"
+    out = _run(home, "--text", "-", input=text)
+    assert out.exit_code == 0
+    note = _note(home)
+    assert "[REDACTED:password]" in note and "[REDACTED:openai_key]" in note
+    if not broken:
+        nightly = CliRunner().invoke(main, ["--home", str(home), "nightly"], env=ENV)
+        assert nightly.exit_code == 0, nightly.output
+    written = [p for p in home.rglob("*") if p.is_file() and p.suffix in (".md", ".jsonl")]
+    assert written
+    for path in written:
+        body = path.read_text(encoding="utf-8", errors="replace")
+        assert not any(secret in body for secret in SECRETS), path
+
+
 def test_a_home_that_cannot_be_read_is_a_problem_not_a_failure(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

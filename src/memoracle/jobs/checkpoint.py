@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
+from memoracle.capture.redact import redact
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine
@@ -65,8 +66,9 @@ class CheckpointItem:
 
     @property
     def note_line(self) -> str:
-        """The item's bullet in the daily note."""
-        text = one_line(self.text)
+        """The item's bullet in the daily note, its secrets redacted as capture redacts
+        them (the note is read by the agent and copied into SESSION-START.md)."""
+        text = one_line(redact(self.text).text)
         return f"- assistant: {text}" if self.role == "assistant" else f"- {text}"
 
 
