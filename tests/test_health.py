@@ -455,3 +455,27 @@ def test_orphan_entities_are_those_no_live_memory_names(engine: Engine) -> None:
     after = health.check(engine).fields["graph"]
     assert isinstance(after, dict) and after["orphans"] == len(named) == 3
     assert after["entities"] == before["entities"]
+
+
+def test_the_quick_check_runs_on_the_real_clock_and_finds_a_damaged_file(
+    settings: Settings,
+) -> None:
+    """With the system clock (no --now), a check without a passed one reads the database:
+    4 KiB overwritten in the middle of the file is found, and the status is failing."""
+    Engine.init(settings)
+    with Engine.open(settings) as engine:
+        for n in range(300):
+            engine.remember(f"Fact number {n}: the server {n} runs Debian {n % 13}.")
+    path = settings.home / "memoracle.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = path.stat().st_size
+    assert size > 64 * 1024
+    with open(path, "r+b") as f:
+        f.seek(size // 2 // 4096 * 4096)
+        f.write(os.urandom(4096))
+    with Engine.open(settings) as engine:
+        report = health.check(engine)
+    assert report.fields["database"]["integrity"] != "ok"  # type: ignore[index]
+    assert report.status == "failing"
+    assert "database_damaged" in {w.code for w in report.warnings}

@@ -111,7 +111,7 @@ def check(
     now = engine.clock.now()
     checks = _Checks()
     database = checks.run(
-        "database integrity", lambda: _database(engine, checks, integrity_checked or now)
+        "database integrity", lambda: _database(engine, checks, now, integrity_checked)
     )
     memories = checks.run("memory counts", lambda: _memories(engine, checks))
     has_memories = bool(memories and memories["total"])
@@ -206,9 +206,14 @@ class _Checks:
         return None
 
 
-def _database(engine: Engine, checks: _Checks, checked_at: datetime) -> dict[str, object]:
+def _database(
+    engine: Engine, checks: _Checks, now: datetime, passed: datetime | None
+) -> dict[str, object]:
+    """The database's size and SQLite's quick check: run now, unless `passed` says when
+    one passed (then not read again)."""
     path = engine.store.path
-    if checked_at < engine.clock.now():  # passed then: not read again
+    checked_at = passed or now
+    if passed is not None:
         integrity = "ok"
     else:
         try:
