@@ -17,6 +17,8 @@ time (the SDK runs each call on a worker thread).
     from memoracle.mcp_server import run
     run("~/agent-memory", transport="stdio", scope=Scope(user="alice"))
 
+The parts: `tools` (the seven tools over one engine and scope), `server` (the SDK
+server over stdio or loopback HTTP).
 """
 
 from memoracle.mcp_server.server import DEFAULT_PORT, HTTP_PATH, build_server, run

@@ -43,7 +43,6 @@ Choices callers can rely on (relative to the anchor, in the anchor's timezone):
   morning", "Friday at 5pm", "вчера вечером", "mañana por la mañana") and the rule name
   joins theirs with "+".
 
-
 The parts: `words` (time words as data), `resolve` (a match to a date range), `grammar`
 (rules and matching), `find` (`find_dates` over the packaged words).
 """

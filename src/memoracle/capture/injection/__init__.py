@@ -53,6 +53,9 @@ or HTML renderer hides (comments, hidden elements) and base64 blobs that decode 
 words are judged by every rule of every language plus the "hidden" ones; a finding
 there is dangerous. Spans in a `Verdict` are offsets in the text as given.
 
+The parts: `model` (verdicts, rules as data), `views` (the texts the rules read),
+`book` (literal gates), `ruleset` (matching, the verdict), `classify` (and the rule
+files).
 """
 
 from memoracle.capture.injection.classify import (

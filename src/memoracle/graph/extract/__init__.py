@@ -81,6 +81,8 @@ Rule groups: ``source`` and ``target`` (a side with no group is the speaker) and
 ``role`` (its English label goes on the relation). A malformed file raises
 `GraphRuleError` naming the file and the entry.
 
+The parts: `model` (mentions, rules, sentences), `words` (text helpers), `reader`
+(`GraphRules`, reading one text), `loading` (rule files; `extract`, `canonical_key`).
 """
 
 from memoracle.graph.extract.loading import (

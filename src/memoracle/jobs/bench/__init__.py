@@ -19,6 +19,8 @@ Questions left without evidence after repair are counted but not scored. Questio
 asked in file order against one store per conversation, so the recall boost of the
 memories one question returns carries over to the next, as it would in use.
 
+The parts: `results` (what is measured, evidence repair), `baseline` (BM25 over raw
+turns), `run` (`run_locomo`), `report` (text and JSON).
 """
 
 from memoracle.jobs.bench.baseline import TurnBaseline, speaker_text, within_budget

@@ -11,6 +11,8 @@ written by hand, with no plotting library, so that a core install draws it offli
 What the numbers mean and their warning thresholds are `health`'s and the config's;
 when to draw and where (`memoracle health --output-dir`) is the caller's.
 
+The parts: `history` (reading it, gaps), `ticks`, `svg` (one chart as data and
+SVG), `charts` (the four charts).
 """
 
 from memoracle.jobs.charts.charts import write_charts

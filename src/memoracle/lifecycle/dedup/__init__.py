@@ -73,6 +73,9 @@ by default) and gives each the not-yet-grouped memories that score at least the
 threshold against that keeper itself, so every merged memory was compared with what it
 is merged into, and a chain A~B~C never drags C in through B. No id is in two groups.
 
+The parts: `model` (formula, threshold, scores), `entities` (values found in a
+text), `profile` (a memory's words and values, agreement, `similarity`), `index`
+(candidates among many memories).
 """
 
 from memoracle.lifecycle.dedup.index import DedupIndex, find_duplicates, query
