@@ -434,3 +434,20 @@ def test_the_nightly_run_appends_the_graph_log_and_graph_compact_rewrites_it(
     out = run(home, "graph", "compact", "--min-gain", "0")
     assert out.startswith("compacted ") and "backups" in out
     assert "left as it is" in run(home, "graph", "compact")  # nothing left to gain
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--now", "9999-12-31T23:59:59-12:00", "capture", "--user", "I moved to Lyon"],
+        ["--now", "0001-01-01T00:00:00+14:00", "nightly"],
+        ["capture", "--user", "I moved to Lyon yesterday", "--at", "9999-12-31T23:00"],
+        ["search", "where do I live", "--as-of", "0001-01-01"],
+    ],
+)
+def test_times_at_the_calendars_ends_are_refused_not_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    home = tmp_path / "home"
+    run(home, "init")
+    assert "out of range" in run(home, *args, code=2)  # exit 2, no traceback

@@ -44,6 +44,9 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+FIRST_YEAR, LAST_YEAR = 1900, 9000  # what a time given at a door may say
+
+
 def parse_instant(text: str) -> datetime:
     """Parse an ISO-8601 time ('2023-05-08', '2023-05-08T13:56', '...Z', '...+02:00').
 
@@ -60,4 +63,8 @@ def parse_instant(text: str) -> datetime:
         value = datetime.fromisoformat(raw)
     except ValueError:
         raise ValueError(f"not an ISO-8601 date or time: {text!r}") from None
+    if not FIRST_YEAR <= value.year <= LAST_YEAR:
+        # Dates are shifted by days, months and time zones: at the calendar's ends that
+        # overflows, and no conversation happens there.
+        raise ValueError(f"{text!r} is out of range: years {FIRST_YEAR} to {LAST_YEAR} only")
     return value
