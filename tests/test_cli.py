@@ -451,3 +451,27 @@ def test_times_at_the_calendars_ends_are_refused_not_a_traceback(
     home = tmp_path / "home"
     run(home, "init")
     assert "out of range" in run(home, *args, code=2)  # exit 2, no traceback
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+def test_deeply_nested_json_is_refused_or_skipped_never_a_traceback(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "init")
+    assert "nested too deeply" in run(home, "capture", input=NESTED, code=1)
+    # a turn whose text is such brackets is stored as said, not taken for a tool call
+    run(home, "capture", input=json.dumps({"user": NESTED}))
+    lines = tmp_path / "turns.jsonl"
+    good = {"role": "user", "content": "I live in Lyon", "timestamp": "2026-01-01T00:01:00Z"}
+    lines.write_text(f"{json.dumps(good)}\n{NESTED}\n", encoding="utf-8")
+    out = run(home, "ingest", str(lines))
+    assert "1 new episodes" in out and "turns.jsonl:2: not valid JSON (nested too deeply)" in out
+    export = tmp_path / "export.jsonl"
+    run(home, "export", str(export))
+    header = export.read_text(encoding="utf-8").splitlines()[0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(f"{header}\n{NESTED}\n", encoding="utf-8")
+    other = tmp_path / "other"
+    run(other, "init")
+    assert "bad.jsonl:2: not JSON (nested too deeply)" in run(other, "import", str(bad), code=1)

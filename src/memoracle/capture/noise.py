@@ -149,7 +149,7 @@ def _is_tool_noise(text: str) -> bool:
     if text[:1] in "[{" and text[-1:] in "]}":
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         return _looks_like_tool(value)
     return False

@@ -119,6 +119,8 @@ def _turns_from_stdin(
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         fail(f"stdin: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    except RecursionError:
+        fail("stdin: not valid JSON (nested too deeply)")
     items = data if isinstance(data, list) else [data]
     if not items:
         fail("stdin: an empty list; nothing to capture.")

@@ -169,6 +169,8 @@ def parse_line(raw: bytes) -> dict[str, Any]:
         raise InvalidInput("not UTF-8") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInput("not JSON (nested too deeply)") from None
     if type(op) is not dict:
         raise InvalidInput('not an operation (a JSON object with "op")')
     return op

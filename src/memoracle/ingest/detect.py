@@ -130,7 +130,7 @@ def _line_format(stripped: str) -> str | None:
         return None
     try:
         value = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         value = None
     if isinstance(value, dict):
         kind = value.get("type")

@@ -90,6 +90,10 @@ def _load_samples(path: Path) -> list[Any]:
         raise InvalidInput(
             f"'{path}' is not UTF-8 (byte {exc.start}); LoCoMo is UTF-8 JSON."
         ) from exc
+    except RecursionError:
+        raise InvalidInput(
+            f"'{path}' is not a valid LoCoMo JSON document: nested too deeply."
+        ) from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"'{path}' is not a valid LoCoMo JSON document: {exc.msg} at line {exc.lineno}, "

@@ -192,6 +192,8 @@ def _read(path: Path) -> tuple[list[object], list[Canary]]:
             f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}). "
             f"Fix it there; `{_EXAMPLE}` writes a valid entry."
         ) from None
+    except RecursionError:
+        raise InvalidInput(f"{path}: not valid JSON (nested too deeply).") from None
     if not isinstance(entries, list):
         raise InvalidInput(
             f'{path}: expected a JSON list of {{"query", "expect", "added_at"}} entries, '

@@ -565,7 +565,7 @@ def last_report(history: Path, tail: int = 1 << 18) -> dict[str, Any] | None:
     for line in reversed(lines):
         try:
             body = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(body, dict) and "checked_at" in body:
             return body

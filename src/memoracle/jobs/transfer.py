@@ -205,7 +205,7 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     first = next(lines, None)
     try:
         header = json.loads(first[1]) if first is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("type") != HEADER:
         what = "is empty" if first is None else "does not start with an export header"
@@ -248,6 +248,10 @@ def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
         record = json.loads(text)
     except ValueError as exc:
         raise InvalidInput(f"{path}:{lineno}: not JSON ({exc}). Nothing was imported.") from None
+    except RecursionError:
+        raise InvalidInput(
+            f"{path}:{lineno}: not JSON (nested too deeply). Nothing was imported."
+        ) from None
     if not isinstance(record, dict):
         raise InvalidInput(
             f"{path}:{lineno}: a line is a JSON object with a type, not"

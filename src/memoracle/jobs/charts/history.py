@@ -124,6 +124,8 @@ def _entry(raw: bytes) -> Entry:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _Skip(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _Skip("not JSON (nested too deeply)") from None
     if not isinstance(body, dict):
         raise _Skip("not a JSON object")
     for key in ("checked_at", "memories"):
