@@ -200,7 +200,7 @@ def test_forget_in_a_turn_is_scoped_to_the_speaker_and_chat(engine: Engine) -> N
         [Turn("user", "Please forget that I like tea.", AT, "b", "1")], scope=bob
     )
     assert not result.forgotten and "forget:no-match" in result.skipped
-    assert len(engine.list_memories()) == 2
+    assert len(engine.list_memories(scope=alice)) == 2
 
 
 def test_forget_in_a_turn_prefers_the_exact_memory_and_refuses_to_guess(engine: Engine) -> None:

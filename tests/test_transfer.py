@@ -420,7 +420,7 @@ def _big(store: Store, clock: FixedClock, n: int) -> None:
         for i in range(n):
             text = f"Fact {i}: the deploy window of service {i} is Tuesday at {i % 24}h."
             episode = store.episodes.insert(
-                Turn("user", text), key=f"k{i}", at=now, now=now, scope=Scope()
+                Turn("user", text, turn_id=f"k{i}"), at=now, now=now, scope=Scope()
             )
             memory = store.memories.insert(
                 NewMemory(

@@ -133,52 +133,59 @@ class Scope:
 @dataclass(frozen=True)
 class Condition:
     """One thing an item must satisfy to be visible: its `field` ("agent", "user",
-    "chat", "visibility" or "kind") holds one of `values` — or is unset, when `or_unset`
-    — or, with `exclude`, none of them. The store turns it into SQL, `sees` evaluates it."""
+    "chat" or "visibility") holds one of `values`, or is unset when `or_unset`. The
+    store turns it into SQL, `sees` evaluates it."""
 
     field: str
     values: tuple[str, ...]
     or_unset: bool = False
-    exclude: bool = False
 
     def holds(self, value: str | None) -> bool:
-        if value is None:
-            return self.or_unset
-        return (value in self.values) != self.exclude
+        return self.or_unset if value is None else value in self.values
 
 
-def visible_to(requester: Scope, *, memories: bool = True) -> tuple[Condition, ...]:
+def _same(field: str, asked: str | None, own: str | None) -> Condition:
+    """The item's `field` is the one `asked` for, an unset one counting as the
+    workspace's `own`: so a request for the workspace's own value also matches unset
+    items, and a request with the field unset matches only unset items (and, when the
+    workspace has an own value, items of that value)."""
+    asked = asked or own
+    return Condition(field, (asked,) if asked else (), or_unset=asked == own)
+
+
+def visible_to(requester: Scope, own: Scope = Scope()) -> tuple[Condition, ...]:
     """The visibility rule, the one place it is written (docs/scopes.md): what
-    `requester` may see of items (memories, or turns when `memories` is false).
+    `requester` may see of stored items (memories and turns). `own` is the workspace's
+    own agent and user (`workspace.agent`, `workspace.user`): an unset agent or user,
+    on an item or in a request, means those.
 
-    A private context sees items of its own agent and user, or of none, whatever their
-    visibility; a shared (group) context sees only shared items of its agent and user (or
-    of none) and of its chat (or of none), and never a guardrail."""
-    conditions = []
-    if requester.agent:
-        conditions.append(Condition("agent", (requester.agent,), or_unset=True))
-    if requester.user:
-        conditions.append(Condition("user", (requester.user,), or_unset=True))
+    A private context sees the items of its agent and its user, private or shared, from
+    any chat: what that person said or was told. A group (shared) context sees the shared
+    items of its agent said in its chat, whoever said them, and nothing private. Nothing
+    else: no other user's private item, no other chat's group talk, no other agent's."""
+    conditions = [_same("agent", requester.agent, own.agent)]
     if requester.visibility == "shared":
         conditions.append(Condition("visibility", ("shared",)))
-        if requester.chat:
-            conditions.append(Condition("chat", (requester.chat,), or_unset=True))
-        if memories:
-            conditions.append(Condition("kind", ("guardrail",), exclude=True))
+        conditions.append(
+            Condition(
+                "chat", (requester.chat,) if requester.chat else (), or_unset=not requester.chat
+            )
+        )
+    else:
+        conditions.append(_same("user", requester.user, own.user))
     return tuple(conditions)
 
 
-def sees(requester: Scope, owner: Scope, kind: str | None = None) -> bool:
-    """Whether `requester` may see an item of `owner`'s scope (a memory of `kind`, or a
-    turn when `kind` is None): `visible_to`, evaluated in Python."""
+def sees(requester: Scope, item: Scope, own: Scope = Scope()) -> bool:
+    """Whether `requester` may see an item of scope `item`: `visible_to`, evaluated in
+    Python (for items already in hand)."""
     fields = {
-        "agent": owner.agent,
-        "user": owner.user,
-        "chat": owner.chat,
-        "visibility": owner.visibility,
-        "kind": kind,
+        "agent": item.agent,
+        "user": item.user,
+        "chat": item.chat,
+        "visibility": item.visibility,
     }
-    return all(c.holds(fields[c.field]) for c in visible_to(requester, memories=kind is not None))
+    return all(c.holds(fields[c.field]) for c in visible_to(requester, own))
 
 
 @dataclass(frozen=True)

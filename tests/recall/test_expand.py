@@ -13,7 +13,7 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
-from memoracle.engine.scope import fill_scope
+from memoracle.engine.scope import view_for
 from memoracle.recall import expand as expansion
 from memoracle.recall import hybrid
 from memoracle.store import View
@@ -113,8 +113,8 @@ def test_the_speaker_placeholder_is_no_name(lexical: Engine) -> None:
 
 def test_expansion_never_crosses_scope(lexical: Engine) -> None:
     alice = Scope(user="alice")
-    group = Scope(chat="tg:1", visibility="shared")
-    # Alice said privately who Lea is; the group only knows where Lea works.
+    group = Scope(user="alice", chat="tg:1", visibility="shared")
+    # Alice said privately who Lea is; in the group she said only where Lea works.
     lexical.remember("Anna's sister Lea lives in Lyon.", scope=alice)
     lexical.remember("Lea works at Globex since March.", scope=group)
     lexical.remember("Lea's salary is 4000 euros.", scope=alice)
@@ -124,11 +124,11 @@ def test_expansion_never_crosses_scope(lexical: Engine) -> None:
     assert _texts(lexical, "anna", group) == []
     graph = lexical.store.graph
     anna, lea = (graph.find(k).id for k in ("anna", "lea"))  # type: ignore[union-attr]
-    assert graph.related([anna], [lea], View(fill_scope(lexical.settings, alice))) == {lea}
-    assert graph.related([anna], [lea], View(fill_scope(lexical.settings, group))) == set()
-    assert graph.newest_memories(
-        lea, View(fill_scope(lexical.settings, group)), limit=5, scan=5
-    ) == [lexical.search("Globex", scope=group).hits[0].id]
+    assert graph.related([anna], [lea], view_for(lexical.settings, alice)) == {lea}
+    assert graph.related([anna], [lea], view_for(lexical.settings, group)) == set()
+    assert graph.newest_memories(lea, view_for(lexical.settings, group), limit=5, scan=5) == [
+        lexical.search("Globex", scope=group).hits[0].id
+    ]
     # Asked about Lea herself, the group gets only what it may see.
     assert _texts(lexical, "Lea", group) == ["Lea works at Globex since March."]
     assert _texts(lexical, QUERY, Scope(user="bob")) == []

@@ -53,10 +53,10 @@ def _recall(
     *,
     budget: int = 500,
     counter: TokenCounter = ESTIMATE,
-    visibility: str = "private",
+    for_owner: bool = True,
 ) -> RecallBlock:
     return recall_from_files(
-        files_dir, message, budget=budget, counter=counter, visibility=visibility, reason=REASON
+        files_dir, message, budget=budget, counter=counter, for_owner=for_owner, reason=REASON
     )
 
 
@@ -347,18 +347,13 @@ def test_no_budget_is_invalid_input(tmp_path: Path, budget: int) -> None:
         _recall(_workspace(tmp_path, "- dentist\n"), "dentist", budget=budget)
 
 
-def test_unknown_visibility_is_invalid_input(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInput, match="private or shared"):
-        _recall(_workspace(tmp_path, "- dentist\n"), "dentist", visibility="public")
-
-
-def test_a_shared_context_sees_nothing(tmp_path: Path) -> None:
+def test_a_context_other_than_the_owner_sees_nothing(tmp_path: Path) -> None:
     files = _workspace(tmp_path, "- dentist\n", d2026_01_01="- dentist\n")
-    block = _recall(files, "dentist", visibility="shared")
+    block = _recall(files, "dentist", for_owner=False)
     assert block.text == "" and block.lines == () and block.tokens == 0
     assert block.degraded is not None
     assert block.degraded.startswith(f"{REASON}: ")
-    assert "shared context" in block.degraded and "nothing recalled" in block.degraded
+    assert "the workspace owner's" in block.degraded and "nothing recalled" in block.degraded
 
 
 def test_the_reason_is_not_doubly_punctuated(tmp_path: Path) -> None:

@@ -89,8 +89,7 @@ def test_archived_memories_leave_search_guardrails_and_fresh(
 def test_restore_gives_the_memory_back_exactly(store: Store, clock: FixedClock) -> None:
     with store.transaction():
         episode = store.episodes.insert(
-            Turn("user", "I think the gym opens at 7"),
-            key="k1",
+            Turn("user", "I think the gym opens at 7", turn_id="k1"),
             at=clock.now(),
             now=clock.now(),
             scope=Scope(),

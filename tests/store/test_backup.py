@@ -30,8 +30,7 @@ def _fill(store: Store, clock: FixedClock, n: int, prefix: str = "m") -> None:
                 now=clock.now(),
             )
             episode = store.episodes.insert(
-                Turn("user", text),
-                key=f"{prefix}{i}",
+                Turn("user", text, turn_id=f"{prefix}{i}"),
                 at=clock.now(),
                 now=clock.now(),
                 scope=Scope(),

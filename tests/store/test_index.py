@@ -14,7 +14,7 @@ from memoracle.types import NewMemory, Scope, Turn
 def _turn(store: Store, clock: FixedClock, text: str, key: str) -> None:
     with store.transaction():
         store.episodes.insert(
-            Turn("user", text), key=key, at=clock.now(), now=clock.now(), scope=Scope()
+            Turn("user", text, turn_id=key), at=clock.now(), now=clock.now(), scope=Scope()
         )
 
 

@@ -23,7 +23,10 @@ def _new(text: str, clock: FixedClock, **kw: object) -> NewMemory:
 def test_insert_get_roundtrip_with_provenance(store: Store, clock: FixedClock) -> None:
     with store.transaction():
         episode = store.episodes.insert(
-            Turn("user", "I live in Lyon"), key="k1", at=clock.now(), now=clock.now(), scope=Scope()
+            Turn("user", "I live in Lyon", turn_id="k1"),
+            at=clock.now(),
+            now=clock.now(),
+            scope=Scope(),
         )
         mid = store.memories.insert(_new("I live in Lyon", clock, subject="user"), now=clock.now())
         store.memories.add_provenance(mid, now=clock.now(), episode_id=episode)
@@ -78,13 +81,27 @@ def test_bump_caps_activation(store: Store, clock: FixedClock) -> None:
 def test_episode_key_is_unique(store: Store, clock: FixedClock) -> None:
     with store.transaction():
         first = store.episodes.insert(
-            Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope()
+            Turn("user", "hi", turn_id="k"), at=clock.now(), now=clock.now(), scope=Scope()
         )
         again = store.episodes.insert(
-            Turn("user", "hi"), key="k", at=clock.now(), now=clock.now(), scope=Scope()
+            Turn("user", "hi", turn_id="k"), at=clock.now(), now=clock.now(), scope=Scope()
+        )
+        # Another user whose transport numbers messages alike keeps their own turn.
+        bob = store.episodes.insert(
+            Turn("user", "hi", turn_id="k"),
+            at=clock.now(),
+            now=clock.now(),
+            scope=Scope(user="bob"),
+        )
+        in_a_group = store.episodes.insert(
+            Turn("user", "hi", turn_id="k"),
+            at=clock.now(),
+            now=clock.now(),
+            scope=Scope(chat="tg:1", visibility="shared"),
         )
     assert first is not None and again is None
-    assert store.episodes.count() == 1
+    assert bob is not None and in_a_group is not None
+    assert store.episodes.count() == 3
 
 
 def test_a_slot_lists_only_live_memories_whatever_changed_their_status(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
 from memoracle.store import Store, schema
+from memoracle.types import Scope, Turn
 
 
 def test_open_applies_migrations_and_records_version(store: Store) -> None:
@@ -24,6 +26,7 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         "graph",
         "held writes",
         "child key indexes",
+        "turn keys",
     ]
     assert rows == list(enumerate(names, 1))
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -112,3 +115,26 @@ def test_a_commit_that_fails_rolls_back_and_the_store_goes_on(
     with store.transaction():
         store.audit.append(at=clock.now(), actor="test", action="add")
     assert store.audit.count() == 1
+
+
+def test_migration_10_rekeys_stored_turns_so_reading_again_adds_nothing(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    turn = Turn("user", "I moved to Porto.", session_id="s", turn_id="7")
+    alice = Scope(user="alice", chat="dm")
+    store = Store.open(tmp_path / "m.db", now=clock.now())
+    with store.transaction():
+        assert store.episodes.insert(turn, at=clock.now(), now=clock.now(), scope=alice)
+    store.close()
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    conn.execute("UPDATE episodes SET turn_key = 'written-by-schema-9'")
+    conn.execute("DELETE FROM schema_migrations WHERE version = 10")
+    conn.close()
+    store = Store.open(tmp_path / "m.db", now=clock.now())
+    try:
+        assert store.episodes.has_turn(replace(turn, at=clock.now()), alice)
+        with store.transaction():
+            again = store.episodes.insert(turn, at=clock.now(), now=clock.now(), scope=alice)
+        assert again is None and store.episodes.count() == 1
+    finally:
+        store.close()

@@ -9,10 +9,12 @@ from memoracle.cli.context import (
     echo_json,
     engine_errors,
     home_option,
+    scope_options,
 )
 from memoracle.cli.main import main
 from memoracle.jobs import graph_log
 from memoracle.serialize import records, reports
+from memoracle.types import Scope
 
 
 @main.group(name="graph")
@@ -26,15 +28,16 @@ def graph_group() -> None:
 @click.option("--type", "type_", help="Only entities of this type (Person, Location, …).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def graph_entities(type_: str | None, limit: int, as_json: bool) -> None:
-    """Entities named by live memories, most named first.
+@scope_options
+def graph_entities(type_: str | None, limit: int, as_json: bool, scope: Scope) -> None:
+    """Entities named by live memories this scope may see, most named first.
 
     \b
     Example:
       memoracle graph entities --type Person
     """
     with engine_errors(), current().engine() as engine:
-        found = engine.graph_entities(type_=type_, limit=limit)
+        found = engine.graph_entities(type_=type_, limit=limit, scope=scope)
     if as_json:
         echo_json(records.envelope(entities=[records.entity(e) for e in found]))
         return
@@ -48,15 +51,16 @@ def graph_entities(type_: str | None, limit: int, as_json: bool) -> None:
 @home_option
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def graph_relations(limit: int, as_json: bool) -> None:
-    """Relations stated by live memories, most stated first.
+@scope_options
+def graph_relations(limit: int, as_json: bool, scope: Scope) -> None:
+    """Relations stated by live memories this scope may see, most stated first.
 
     \b
     Example:
       memoracle graph relations --limit 20
     """
     with engine_errors(), current().engine() as engine:
-        found = engine.graph_relations(limit=limit)
+        found = engine.graph_relations(limit=limit, scope=scope)
     if as_json:
         echo_json(records.envelope(relations=[records.relation(r) for r in found]))
         return
@@ -70,15 +74,17 @@ def graph_relations(limit: int, as_json: bool) -> None:
 @home_option
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def graph_show(name: str, as_json: bool) -> None:
-    """One entity by any of its names: type, aliases, relations, the memories naming it.
+@scope_options
+def graph_show(name: str, as_json: bool, scope: Scope) -> None:
+    """One entity by any of its names: type, aliases, relations, the memories naming it
+    (what this scope may see).
 
     \b
     Example:
       memoracle graph show "my wife Anna"
     """
     with engine_errors(), current().engine() as engine:
-        view = engine.graph_show(name)
+        view = engine.graph_show(name, scope=scope)
     if as_json:
         echo_json(
             records.envelope(

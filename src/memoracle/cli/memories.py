@@ -30,8 +30,10 @@ from memoracle.types import KINDS, STATUSES, Scope
 )
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
-    """List memories, newest first.
+@scope_options
+def list_(kind: str | None, status: str, limit: int, as_json: bool, scope: Scope) -> None:
+    """List the memories this scope may see (default: the workspace owner's), newest
+    first.
 
     \b
     Example:
@@ -39,7 +41,7 @@ def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
     """
     with engine_errors(), current().engine() as engine:
         found = engine.list_memories(
-            kind=kind, status=None if status == "all" else status, limit=limit
+            kind=kind, status=None if status == "all" else status, limit=limit, scope=scope
         )
         zone = engine.zone
     if as_json:
@@ -55,16 +57,17 @@ def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
 @home_option
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON, with the source turns.")
-def get(ref: str, as_json: bool) -> None:
-    """Show one memory with its dates, scores and provenance.
+@scope_options
+def get(ref: str, as_json: bool, scope: Scope) -> None:
+    """Show one memory with its dates, scores and provenance, if this scope may see it.
 
     \b
     Example:
       memoracle get m_12
     """
     with engine_errors(), current().engine() as engine:
-        memory = engine.get(ref)
-        episodes = engine.episodes_of(memory)
+        memory = engine.get(ref, scope=scope)
+        episodes = engine.episodes_of(memory, scope=scope)
     if as_json:
         echo_json(records.envelope(memory=records.memory(memory, episodes=episodes)))
         return
@@ -156,15 +159,17 @@ def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> 
 @main.command()
 @home_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def stats(as_json: bool) -> None:
-    """Counts of memories by status and kind, episodes, sessions, database size.
+@scope_options
+def stats(as_json: bool, scope: Scope) -> None:
+    """Counts of what this scope may see (default: the workspace owner's) — memories by
+    status and kind, episodes, sessions — and the database's size.
 
     \b
     Example:
       memoracle stats --json
     """
     with engine_errors(), current().engine() as engine:
-        s = engine.stats()
+        s = engine.stats(scope=scope)
     if as_json:
         echo_json(records.stats(s))
         return

@@ -10,14 +10,17 @@ from memoracle.cli.context import (
     current,
     echo_json,
     engine_errors,
+    fail,
     home_option,
     progress,
+    scope_options,
 )
 from memoracle.cli.main import main
 from memoracle.jobs import (
     transfer,
 )
 from memoracle.serialize import reports
+from memoracle.types import Scope
 
 
 @main.command(name="export")
@@ -25,18 +28,30 @@ from memoracle.serialize import reports
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--vectors", is_flag=True, help="Write the stored vectors too (large).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def export_command(path: Path, vectors: bool, as_json: bool) -> None:
+@scope_options
+def export_command(path: Path, vectors: bool, as_json: bool, scope: Scope) -> None:
     """Write the whole memory to PATH as JSONL: memories with their lifecycle and
     provenance, turns, the knowledge graph, the audit log and the embedding model id
     (one line each, after a header). Read in one snapshot; PATH is replaced only by a
     whole export.
 
+    With --user-id, --agent, --chat or --visibility: only what that context may see
+    (docs/scopes.md) — its memories with their turns, then its turns — to read or hand
+    over; such a file is not a backup, and `import` refuses it.
+
     \b
-    Example:
+    Examples:
       memoracle export ~/memoracle-export.jsonl
+      memoracle export ~/alice.jsonl --user-id alice
     """
+    scoped = scope != Scope()
+    if scoped and vectors:
+        fail("--vectors goes with a whole export, not with --user-id/--agent/--chat.", code=2)
     with engine_errors(), current().engine() as engine, progress("exporting") as on_progress:
-        report = transfer.export(engine, path, vectors=vectors, on_progress=on_progress)
+        if scoped:
+            report = transfer.export_scope(engine, path, scope, on_progress=on_progress)
+        else:
+            report = transfer.export(engine, path, vectors=vectors, on_progress=on_progress)
     if as_json:
         echo_json(reports.export_report(report))
         return

@@ -9,7 +9,7 @@ share (`state`). SQL is `store`'s, rules `capture`'s, formulas `lifecycle`'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -17,6 +17,7 @@ from types import TracebackType
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.engine import graph, ingest, memories, search, upkeep, write
+from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
     StoreError,
@@ -173,18 +174,23 @@ class Engine(EngineState):
         `InvalidInput` for an ontology file that does not load."""
         return graph.read_graph_backlog(self)
 
-    def graph_entities(self, *, type_: str | None = None, limit: int = 1_000_000) -> list[Entity]:
-        """Entities named by live memories, most named first."""
-        return graph.graph_entities(self, type_=type_, limit=limit)
+    def graph_entities(
+        self, *, type_: str | None = None, limit: int = 1_000_000, scope: Scope | None = None
+    ) -> list[Entity]:
+        """Entities named by live memories that `scope` may see (no scope: the workspace
+        owner's), most named first."""
+        return graph.graph_entities(self, type_=type_, limit=limit, scope=scope)
 
-    def graph_relations(self, *, limit: int = 1_000_000) -> list[Relation]:
-        """Relations stated by live memories, most stated first."""
-        return graph.graph_relations(self, limit=limit)
+    def graph_relations(
+        self, *, limit: int = 1_000_000, scope: Scope | None = None
+    ) -> list[Relation]:
+        """Relations stated by live memories that `scope` may see, most stated first."""
+        return graph.graph_relations(self, limit=limit, scope=scope)
 
-    def graph_show(self, name: str, *, limit: int = 20) -> EntityView:
+    def graph_show(self, name: str, *, limit: int = 20, scope: Scope | None = None) -> EntityView:
         """One entity by any of its names ("Anna", "my wife Anna", "Anna's"): its type,
-        aliases, relations and the newest live memories naming it."""
-        return graph.graph_show(self, name, limit=limit)
+        aliases, relations and the newest live memories naming it, as `scope` sees them."""
+        return graph.graph_show(self, name, limit=limit, scope=scope)
 
     def ingest(
         self,
@@ -227,13 +233,30 @@ class Engine(EngineState):
         """A person turns a held write down: it stays held, for the record."""
         return memories.reject_held(self, ref, actor=actor)
 
-    def episodes_of(self, memory: Memory) -> list[Episode]:
-        return memories.episodes_of(self, memory)
+    def get(self, ref: str | int, *, scope: Scope | None = None) -> Memory:
+        """The memory `ref` (m_12 or 12) names, if `scope` may see it (docs/scopes.md;
+        no scope: the workspace owner's); `NotFound` otherwise, as for a missing id."""
+        return memories.get(self, ref, scope=scope)
+
+    def episodes_of(self, memory: Memory, *, scope: Scope | None = None) -> list[Episode]:
+        """The turns `memory` came from that `scope` may see."""
+        return memories.episodes_of(self, memory, scope=scope)
+
+    def turns(self, *, scope: Scope | None = None) -> Iterator[list[Episode]]:
+        """Every stored turn `scope` may see (no scope: the workspace owner's), a page
+        at a time, oldest first."""
+        return memories.turns(self, scope=scope)
 
     def list_memories(
-        self, *, kind: str | None = None, status: str | None = "active", limit: int = 50
+        self,
+        *,
+        kind: str | None = None,
+        status: str | None = "active",
+        limit: int = 50,
+        scope: Scope | None = None,
     ) -> list[Memory]:
-        return memories.list_memories(self, kind=kind, status=status, limit=limit)
+        """The newest memories `scope` may see (no scope: the workspace owner's)."""
+        return memories.list_memories(self, kind=kind, status=status, limit=limit, scope=scope)
 
     def remember(
         self,
@@ -289,7 +312,7 @@ class Engine(EngineState):
         """The block injected before a turn (docs/retrieval.md): guardrails (10 %), items of the
         last `recall.fresh_hours` by importance (30 %), search hits for `message` (60 %
         plus what the others left). Never over `budget` tokens; each memory returned
-        gets its recall boost. A shared context sees no private item and no guardrail."""
+        gets its recall boost. What `scope` may see is docs/scopes.md's rule."""
         return search.recall(self, message, budget=budget, scope=scope)
 
     def explain(self, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
@@ -323,9 +346,13 @@ class Engine(EngineState):
         not they pass the threshold: `dedup.is_duplicate` says)."""
         return upkeep.dedup_query(self, text, scope=scope, limit=limit)
 
-    def all_memories(self, status: str, page: int = 2000) -> list[Memory]:
-        """Every memory with `status`, newest first, read a page at a time."""
-        return upkeep.all_memories(self, status, page)
+    def all_memories(
+        self, status: str, page: int = 2000, *, seen_by: Scope | None = None
+    ) -> list[Memory]:
+        """Every memory with `status`, newest first, read a page at a time: the whole
+        store's for the lifecycle jobs, or only what `seen_by` may see (the rendered
+        files pass `owner`)."""
+        return upkeep.all_memories(self, status, page, seen_by=seen_by)
 
     def settle_unslotted(self, *, actor: str = "nightly") -> int:
         """Look for the slot of live memories that never had it looked for (imported, or
@@ -366,14 +393,31 @@ class Engine(EngineState):
         recall would, so the next night does not archive it again."""
         return upkeep.restore(self, ref, actor=actor)
 
-    def score(self) -> list[tuple[Memory, MemoryScore]]:
-        """Active memories ranked by the promotion/archival score (docs/lifecycle.md: kind weight ×
-        recency × frequency × entity boost × completion), best first; computed from
-        time, nothing written."""
-        return upkeep.score(self)
+    def score(self, *, seen_by: Scope | None = None) -> list[tuple[Memory, MemoryScore]]:
+        """Active memories (that `seen_by` may see, when given) ranked by the
+        promotion/archival score (docs/lifecycle.md: kind weight × recency × frequency ×
+        entity boost × completion), best first; computed from time, nothing written."""
+        return upkeep.score(self, seen_by=seen_by)
 
-    def stats(self) -> Stats:
-        return upkeep.stats(self)
+    def filled(self, scope: Scope | None) -> Scope:
+        """`scope` as a request: its agent and user defaulted to the workspace's."""
+        return fill_scope(self.settings, scope)
+
+    @property
+    def owner(self) -> Scope:
+        """The workspace owner's private context (`workspace.agent`, `workspace.user`):
+        whose views MEMORY.md, SESSION-START.md, the daily notes and the other rendered
+        files are (docs/scopes.md)."""
+        return own_scope(self.settings)
+
+    def owner_sees(self, item: Scope) -> bool:
+        """Whether the workspace owner's private context may see an item of `item`'s
+        scope: what may go into a rendered file."""
+        return can_see(self.settings, self.owner, item)
+
+    def stats(self, *, scope: Scope | None = None) -> Stats:
+        """Counts of what `scope` sees (no scope: the workspace owner's)."""
+        return upkeep.stats(self, scope=scope)
 
 
 def recall_anyway(
@@ -398,6 +442,6 @@ def recall_anyway(
             message,
             budget=budget,
             counter=default_counter(),
-            visibility=(scope or Scope()).visibility,
+            for_owner=is_owner(settings, scope),
             reason=f"database unavailable ({exc})",
         )

@@ -8,17 +8,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from memoracle.engine.scope import view_for
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
     InvalidInput,
     NotFound,
 )
 from memoracle.graph import extract as graph_rules
-from memoracle.types import (
-    Entity,
-    EntityView,
-    Relation,
-)
+from memoracle.types import Entity, EntityView, Relation, Scope
 
 log = logging.getLogger(__name__)
 
@@ -66,23 +63,30 @@ def read_graph_backlog(st: EngineState) -> int:
 
 
 def graph_entities(
-    st: EngineState, *, type_: str | None = None, limit: int = 1_000_000
+    st: EngineState, *, type_: str | None = None, limit: int = 1_000_000, scope: Scope | None = None
 ) -> list[Entity]:
-    """Entities named by live memories, most named first."""
-    return st.store.graph.entities(type_=type_, limit=limit)
+    """Entities named by live memories that `scope` may see, most named first."""
+    return st.store.graph.entities(type_=type_, limit=limit, view=view_for(st.settings, scope))
 
 
-def graph_relations(st: EngineState, *, limit: int = 1_000_000) -> list[Relation]:
-    """Relations stated by live memories, most stated first."""
-    return st.store.graph.relations(limit=limit)
+def graph_relations(
+    st: EngineState, *, limit: int = 1_000_000, scope: Scope | None = None
+) -> list[Relation]:
+    """Relations stated by live memories that `scope` may see, most stated first."""
+    return st.store.graph.relations(limit=limit, view=view_for(st.settings, scope))
 
 
-def graph_show(st: EngineState, name: str, *, limit: int = 20) -> EntityView:
+def graph_show(
+    st: EngineState, name: str, *, limit: int = 20, scope: Scope | None = None
+) -> EntityView:
     """One entity by any of its names ("Anna", "my wife Anna", "Anna's"): its type,
-    aliases, relations and the newest live memories naming it."""
+    aliases, relations and the newest live memories naming it, all as `scope` sees
+    them (an entity only others' memories name is not found)."""
+    view = view_for(st.settings, scope)
     key = graph_rules.canonical_key(name)
-    entity = st.store.graph.find(key) if key else None
+    entity = st.store.graph.find(key, view=view) if key else None
     if entity is None:
         raise NotFound(f"No entity named {name!r}. Try: memoracle graph entities")
-    memories = st.store.memories.get_many(st.store.graph.memories_of([entity.id], limit=limit))
-    return EntityView(entity, tuple(st.store.graph.relations(entity=entity.id)), tuple(memories))
+    graph = st.store.graph
+    memories = st.store.memories.get_many(graph.memories_of([entity.id], limit=limit, view=view))
+    return EntityView(entity, tuple(graph.relations(entity=entity.id, view=view)), tuple(memories))

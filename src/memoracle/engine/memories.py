@@ -5,17 +5,15 @@ write audit (`held_writes`, `confirm_held`, `reject_held`, `audit_entries`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 
 from memoracle.capture.injection import classify
 from memoracle.capture.pipeline import prepare
 from memoracle.engine import write
-from memoracle.engine.scope import fill_scope
-from memoracle.engine.state import EngineState
-from memoracle.errors import (
-    InvalidInput,
-    WriteHeld,
-)
+from memoracle.engine.scope import can_see, fill_scope, view_for
+from memoracle.engine.state import EngineState, parse_ref
+from memoracle.errors import InvalidInput, NotFound, WriteHeld
 from memoracle.store.audit import AuditEntry
 from memoracle.store.held import HeldWrite
 from memoracle.types import (
@@ -88,15 +86,47 @@ def _waiting(st: EngineState, ref: str | int) -> HeldWrite:
     return held
 
 
-def episodes_of(st: EngineState, memory: Memory) -> list[Episode]:
+def get(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Memory:
+    """The memory `ref` names, when `scope` may see it; otherwise the same `NotFound` as
+    for an id that does not exist, so nothing about another's memory leaks."""
+    memory_id = parse_ref(ref)
+    memory = st.store.memories.get(memory_id)
+    if memory is None or not can_see(st.settings, scope, memory.scope):
+        raise NotFound(f"No memory 'm_{memory_id}'. Try: memoracle list, or memoracle search")
+    return memory
+
+
+def get_episode(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Episode:
+    """The turn `ref` (e_…) names, when `scope` may see it (as `get`)."""
+    episode_id = parse_ref(ref, "e")
+    episode = st.store.episodes.get(episode_id)
+    if episode is None or not can_see(st.settings, scope, episode.scope):
+        raise NotFound(f"No episode 'e_{episode_id}'.")
+    return episode
+
+
+def episodes_of(st: EngineState, memory: Memory, *, scope: Scope | None = None) -> list[Episode]:
+    """The turns `memory` came from that `scope` may see."""
     found = (st.store.episodes.get(i) for i in memory.episode_ids)
-    return [e for e in found if e is not None]
+    return [e for e in found if e is not None and can_see(st.settings, scope, e.scope)]
+
+
+def turns(st: EngineState, *, scope: Scope | None = None) -> Iterator[list[Episode]]:
+    """Every turn `scope` may see, a page at a time, oldest first."""
+    return st.store.episodes.pages(view_for(st.settings, scope))
 
 
 def list_memories(
-    st: EngineState, *, kind: str | None = None, status: str | None = "active", limit: int = 50
+    st: EngineState,
+    *,
+    kind: str | None = None,
+    status: str | None = "active",
+    limit: int = 50,
+    scope: Scope | None = None,
 ) -> list[Memory]:
-    return st.store.memories.select(kind=kind, status=status, limit=limit)
+    """The newest memories `scope` may see, of `kind` and `status` when given."""
+    view = view_for(st.settings, scope)
+    return st.store.memories.select(kind=kind, status=status, limit=limit, view=view)
 
 
 def remember(
@@ -128,12 +158,12 @@ def remember(
         raise WriteHeld(write.held_message(held), held.ref)
     with st.store.transaction():
         memory_id, inserted = write.store_memory(st, new, now=now, actor=actor)
-    return st.get(memory_id), inserted
+    return st.memory(memory_id), inserted
 
 
 def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str = "") -> Memory:
     """Mark one memory forgotten (a status change with an audit entry, never a delete)."""
-    memory = st.get(ref)
+    memory = st.memory(ref)
     if memory.status == "forgotten":
         return memory
     now = st.clock.now()
@@ -141,7 +171,7 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
         write.set_forgotten(
             st, memory, now=now, actor=actor, detail={"reason": reason} if reason else {}
         )
-    return st.get(memory.id)
+    return st.memory(memory.id)
 
 
 def forget_matching(

@@ -11,17 +11,16 @@ from datetime import date, datetime, timedelta
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
-from memoracle.engine.scope import fill_scope
+from memoracle.engine import memories
+from memoracle.engine.scope import view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
     InvalidInput,
-    NotFound,
 )
 from memoracle.ingest.callbacks import OnProgress
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
-from memoracle.store import View
 from memoracle.text import clean
 from memoracle.types import (
     Episode,
@@ -94,7 +93,7 @@ def search(
     `as_of`, which returns what was active then."""
     text = _query(st, query)
     then = st.local_time(as_of) if as_of else None
-    view = View(fill_scope(st.settings, scope), tuple(kinds), then)
+    view = view_for(st.settings, scope, kinds, then)
     now = st.clock.now()
     searcher = st.searcher
     embedder = searcher.embedder
@@ -138,7 +137,7 @@ def recall(
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
     settings = st.settings.recall
-    view = View(fill_scope(st.settings, scope))
+    view = view_for(st.settings, scope)
     now = st.clock.now()
     index, memories = st.store.index, st.store.memories
     guardrails = memories.get_many(index.guardrails(view))
@@ -204,9 +203,9 @@ def explain(st: EngineState, ref: str, *, query: str, scope: Scope | None = None
     source = "episode" if text.startswith("e") else "memory"
     item_id = parse_ref(text, "e" if source == "episode" else "m")
     if source == "memory":
-        st.get(item_id)
-    elif st.store.episodes.get(item_id) is None:
-        raise NotFound(f"No episode 'e_{item_id}'.")
+        memories.get(st, item_id, scope=scope)
+    else:
+        memories.get_episode(st, item_id, scope=scope)
     outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:

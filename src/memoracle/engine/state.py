@@ -73,7 +73,9 @@ class EngineState:
                 run, now=self.clock.now(), status=status, counts=counts, error=error
             )
 
-    def get(self, ref: str | int) -> Memory:
+    def memory(self, ref: str | int) -> Memory:
+        """The memory `ref` names, whoever's it is (for the write paths; reads go
+        through `Engine.get`, which applies the visibility rule)."""
         memory_id = parse_ref(ref)
         memory = self.store.memories.get(memory_id)
         if memory is None:

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from memoracle.capture.pipeline import prepare
 from memoracle.embed import from_blob
 from memoracle.engine import write
-from memoracle.engine.scope import fill_scope
+from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.engine.write import CONFIRM_STEP
 from memoracle.errors import (
@@ -148,7 +148,7 @@ def dedup_query(
     said = clean(text).strip()
     if not said:
         raise InvalidInput("Nothing to compare: the text is empty.")
-    view = View(fill_scope(st.settings, scope))
+    view = view_for(st.settings, scope)
     ids: list[int] = []
     for fts_query in fts_queries(said)[:2]:
         found = st.store.index.lexical_memories(fts_query.expression, view, limit=50)
@@ -180,9 +180,17 @@ def _vectors_of(st: EngineState, memories: Sequence[Memory]) -> dict[int, npt.ND
     return out
 
 
-def all_memories(st: EngineState, status: str, page: int = 2000) -> list[Memory]:
-    """Every memory with `status`, newest first, read a page at a time."""
-    found = [m for batch in st.store.memories.pages(status, size=page) for m in batch]
+def all_memories(
+    st: EngineState, status: str, page: int = 2000, *, seen_by: Scope | None = None
+) -> list[Memory]:
+    """Every memory with `status` (that `seen_by` may see, when given), newest first,
+    read a page at a time."""
+    found = [
+        m
+        for batch in st.store.memories.pages(status, size=page)
+        for m in batch
+        if seen_by is None or can_see(st.settings, seen_by, m.scope)
+    ]
     found.sort(key=lambda m: (m.observed_at, m.id), reverse=True)
     return found
 
@@ -240,7 +248,7 @@ def resolve(
     actor: str = "cli",
 ) -> Memory:
     """`Engine.resolve` (its docstring says what callers get)."""
-    memory = st.get(ref)
+    memory = st.memory(ref)
     if memory.status != "disputed":
         raise InvalidInput(
             f"{memory.ref} is not disputed (it is {memory.status}); nothing to resolve. "
@@ -270,7 +278,7 @@ def resolve(
                 )
                 new_id, _ = write.store_memory(st, new, now=now, actor=actor)
                 by = memories.get(new_id)
-            if st.get(memory.id).status != "superseded":  # the replacement may have
+            if st.memory(memory.id).status != "superseded":  # the replacement may have
                 if by is not None:
                     memories.supersede(memory.id, by.id, now=now)
                 else:
@@ -279,7 +287,7 @@ def resolve(
         st.store.audit.append(
             at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
         )
-    return st.get(memory.id)
+    return st.memory(memory.id)
 
 
 def backup(st: EngineState) -> BackupInfo:
@@ -303,18 +311,21 @@ def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
     with st.store.transaction():
         st.store.archive.restore(memory_id, now=now, actor=actor)
         st.store.memories.touch([memory_id], now=now, boost=st.settings.recall.boost)
-    return st.get(memory_id)
+    return st.memory(memory_id)
 
 
-def score(st: EngineState) -> list[tuple[Memory, MemoryScore]]:
+def score(st: EngineState, *, seen_by: Scope | None = None) -> list[tuple[Memory, MemoryScore]]:
     """`Engine.score` (its docstring says what callers get)."""
-    memories = {m.id: m for m in all_memories(st, "active")}
+    memories = {m.id: m for m in all_memories(st, "active", seen_by=seen_by)}
     ranked = scoring.rank(memories.values(), st.clock.now(), st.settings.decay)
     return [(memories[s.memory_id], s) for s in ranked]
 
 
-def stats(st: EngineState) -> Stats:
-    counts = st.store.memories.counts()
+def stats(st: EngineState, *, scope: Scope | None = None) -> Stats:
+    """What `scope` sees of the store, counted (the database's size and the audit log
+    are the store's own)."""
+    view = view_for(st.settings, scope)
+    counts = st.store.memories.counts(view)
     by_status: dict[str, int] = {}
     active_by_kind: dict[str, int] = {}
     for (status, kind), n in counts.items():
@@ -330,9 +341,9 @@ def stats(st: EngineState) -> Stats:
         memories=sum(counts.values()),
         by_status=by_status,
         active_by_kind=active_by_kind,
-        episodes=st.store.episodes.count(),
-        episodes_by_kind=st.store.episodes.count_by_kind(),
-        sessions=st.store.episodes.count_sessions(),
+        episodes=st.store.episodes.count(view),
+        episodes_by_kind=st.store.episodes.count_by_kind(view),
+        sessions=st.store.episodes.count_sessions(view),
         audit_entries=st.store.audit.count(),
         last_ingest=last[1] if last else None,
     )

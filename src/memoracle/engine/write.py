@@ -6,7 +6,6 @@ Rules are `capture`'s, formulas `lifecycle`'s, SQL `store`'s.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -115,11 +114,10 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
         turn_id=clean(turn.turn_id) if turn.turn_id else None,
         speaker=clean(turn.speaker) if turn.speaker else None,
     )
-    key = _turn_key(stored, scope)
-    if st.store.episodes.has_key(key):
+    if st.store.episodes.has_turn(stored, scope):
         return _Outcome(skipped=("duplicate-turn",), duplicate=True)
     assert stored.at is not None
-    episode_id = st.store.episodes.insert(stored, key=key, at=stored.at, now=now, scope=scope)
+    episode_id = st.store.episodes.insert(stored, at=stored.at, now=now, scope=scope)
     assert episode_id is not None  # the key was checked inside this transaction
     if prepared.redacted:
         st.store.audit.append(
@@ -512,20 +510,6 @@ def _source_of(turn: Turn) -> str:
     "checkpoint:FILE:LINE" for a transcript's) are the checkpoint's; others, capture's."""
     origin = turn.origin or ""
     return "checkpoint" if origin.split(":", 1)[0] == "checkpoint" else "capture"
-
-
-def _turn_key(turn: Turn, scope: Scope) -> str:
-    """Identity of a turn: (agent, session, role, speaker, turn id) when a turn id is
-    given, else its time and text. Readers give every turn of a file an id (the entry id,
-    or the line), so reading a file again adds nothing; a turn captured with neither id
-    nor time is stamped now, and saying the same thing later is a new utterance."""
-    parts = [scope.agent or "", turn.session_id or "", turn.role, turn.speaker or ""]
-    if turn.turn_id:
-        parts.append(turn.turn_id)
-    else:
-        assert turn.at is not None
-        parts += [turn.at.isoformat(), turn.text]
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def held_message(held: HeldWrite) -> str:

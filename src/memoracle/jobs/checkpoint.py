@@ -23,13 +23,14 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memoracle.capture.redact import redact
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine
+from memoracle.engine.scope import can_see, fill_scope, own_scope
 from memoracle.errors import EngineError, WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.ingest import read as read_transcript
@@ -143,7 +144,9 @@ def save(
     session: str | None = None,
 ) -> CheckpointReport:
     """Capture `text` as checkpoint turns of `session` (default: ``checkpoint-YYYY-MM-DD``,
-    today in the workspace timezone) and append it to today's daily note.
+    today in the workspace timezone) and append it to today's daily note — when the
+    workspace owner may see what `scope` stores (docs/scopes.md: the notes are the
+    owner's; another user's or a group's checkpoint is stored only).
 
     `engine` opens (or hands back) the engine; when it cannot (no store, a damaged one),
     the items still go to the note. Never raises for what goes wrong in the store or the
@@ -175,7 +178,7 @@ def save(
             if _record(report, result):
                 noted.remove(item)  # held for review: kept out of the note the agent reads
 
-    _append_note(settings, report, noted, local.date(), local.time())
+    _append_note(settings, scope, report, noted, local)
     return report
 
 
@@ -224,7 +227,7 @@ def save_session(
     for result in results:
         _record(report, result)
     noted = [CheckpointItem("user", m.text) for m in report.added]
-    _append_note(settings, report, noted, local.date(), local.time())
+    _append_note(settings, scope, report, noted, local)
     return report
 
 
@@ -306,8 +309,19 @@ def _record(report: CheckpointReport, result: CaptureResult) -> bool:
 
 
 def _append_note(
-    settings: Settings, report: CheckpointReport, items: list[CheckpointItem], day: date, at: time
+    settings: Settings,
+    scope: Scope | None,
+    report: CheckpointReport,
+    items: list[CheckpointItem],
+    local: datetime,
 ) -> None:
+    """Append `items` to the daily note of `local`'s day, if the workspace owner may see
+    what `scope` stores: the notes are the owner's (docs/scopes.md), so another user's
+    or a group's checkpoint is stored only."""
+    if not can_see(settings, own_scope(settings), fill_scope(settings, scope)):
+        log.info("checkpoint: not the workspace owner's scope; the daily note is left as it is")
+        return
+    day, at = local.date(), local.time()
     path = settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
     report.note = str(path)
     try:

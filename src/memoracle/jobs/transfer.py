@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -25,11 +25,14 @@ from memoracle.engine import Engine
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError
 from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
+from memoracle.serialize import records
 from memoracle.store import Store
 from memoracle.store.transfer import DATA_TABLES, SECTIONS, Transfer
+from memoracle.types import STATUSES, Scope
 
 FORMAT = 1  # the line format; bumped when a reader of the old one would misread the new
 HEADER = "memoracle-export"
+SCOPED_HEADER = "memoracle-scoped-export"  # one context's view: to read, not to import
 PROGRESS_STEPS = 200  # progress calls per export or import, at most (plus the last)
 
 
@@ -122,6 +125,59 @@ def export(
     )
 
 
+def export_scope(
+    engine: Engine,
+    path: Path | str,
+    scope: Scope,
+    *,
+    on_progress: OnProgress | None = None,
+) -> ExportReport:
+    """Write what `scope` may see (docs/scopes.md) to `path` as JSONL: a header, then
+    every memory it sees in the main table (any status but archived), each with the
+    turns it came from that it sees, then every turn it sees — the shapes of
+    docs/json.md. One person's memory, to read or hand over; not a backup (`import_`
+    refuses it). Written to a temp file renamed into place."""
+    path = Path(path)
+    statuses = [s for s in STATUSES if s != "archived"]
+    memories = [m for status in statuses for m in engine.all_memories(status, seen_by=scope)]
+    memories.sort(key=lambda m: m.id)
+    turns = [e for page in engine.turns(scope=scope) for e in page]
+    counts = {"memories": len(memories), "episodes": len(turns)}
+    header = {
+        "type": SCOPED_HEADER,
+        "format": FORMAT,
+        "memoracle_version": installed_version(),
+        "exported_at": engine.clock.now().isoformat(),
+        "scope": asdict(engine.filled(scope)),
+        "counts": counts,
+    }
+    total = len(memories) + len(turns)
+    throttle = Throttle(on_progress or no_progress, total, total // PROGRESS_STEPS)
+
+    def lines() -> Iterator[str]:
+        yield _line(header)
+        for done, m in enumerate(memories, 1):
+            yield _line(
+                {"type": "memory", **records.memory(m, episodes=engine.episodes_of(m, scope=scope))}
+            )
+            throttle(done)
+        for done, e in enumerate(turns, len(memories) + 1):
+            yield _line({"type": "episode", **records.episode(e)})
+            throttle(done)
+
+    write_atomically(path, lines())
+    throttle.finish()
+    return ExportReport(
+        path=path,
+        format=FORMAT,
+        schema_version=engine.store.schema_version,
+        counts=counts,
+        lines=total,
+        vectors=False,
+        bytes=path.stat().st_size,
+    )
+
+
 def import_(
     target: Engine | Store, path: Path | str, *, on_progress: OnProgress | None = None
 ) -> ImportReport:
@@ -207,6 +263,12 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
         header = json.loads(first[1]) if first is not None else None
     except (ValueError, RecursionError):
         header = None
+    if isinstance(header, dict) and header.get("type") == SCOPED_HEADER:
+        raise InvalidInput(
+            f"{path}:1: a scoped export (what one context sees, written by `memoracle export"
+            " --user-id …`) is for reading, not a backup: it leaves out the rest of the store."
+            " Import a whole export (memoracle export PATH). Nothing was imported."
+        )
     if not isinstance(header, dict) or header.get("type") != HEADER:
         what = "is empty" if first is None else "does not start with an export header"
         raise InvalidInput(

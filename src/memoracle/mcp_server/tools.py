@@ -24,7 +24,7 @@ from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint, health
 from memoracle.serialize import records, reports
-from memoracle.types import Hit, Memory, Scope, sees
+from memoracle.types import Hit, Memory, Scope
 
 log = logging.getLogger(__name__)
 
@@ -133,12 +133,9 @@ class MemoryTools:
                 "hit itself. memory_get and memory_forget take memory ids (m_12)."
             )
         try:
-            memory = engine.get(text)
+            return engine.get(text, scope=self.scope)
         except NotFound:
-            memory = None
-        if memory is None or not sees(self.scope, memory.scope, memory.kind):
-            raise NotFound(f"No memory {text!r}. Try memory_search to find its id.")
-        return memory
+            raise NotFound(f"No memory {text!r}. Try memory_search to find its id.") from None
 
     # -- the tools ------------------------------------------------------------------
 
@@ -245,7 +242,7 @@ class MemoryTools:
         before forgetting it."""
         with self._call() as engine:
             memory = self._visible(engine, id)
-            turns = [e for e in engine.episodes_of(memory) if sees(self.scope, e.scope)]
+            turns = engine.episodes_of(memory, scope=self.scope)
         shaped = records.memory(memory, episodes=turns)
         text = f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}"
         if memory.superseded_by:
@@ -355,10 +352,10 @@ class MemoryTools:
         """How big and how healthy long-term memory is: counts of memories by status and
         kind, conversation turns and sessions, the search index, and the health check's
         status (healthy, warning, failing) with its warnings, each naming what fixes it.
-        Counts are the whole store's, not only this scope's. Call it when memory seems
+        Counts are of what this server's scope may see. Call it when memory seems
         to be missing things or the user asks about it."""
         with self._call() as engine:
-            stats = engine.stats()
+            stats = engine.stats(scope=self.scope)
             index = engine.index_status()
             report = health.check(engine, integrity_checked=self._integrity_passed())
         active = stats.by_status.get("active", 0)

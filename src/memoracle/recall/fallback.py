@@ -30,7 +30,7 @@ from memoracle.language.words import content_words, fold  # as search folds
 from memoracle.recall.budget import TokenCounter, format_line, pack
 from memoracle.recall.query import stem  # and stems
 from memoracle.text import clean, drop_comments, for_hash, fts_terms
-from memoracle.types import VISIBILITIES, RecallBlock, RecallLine
+from memoracle.types import RecallBlock, RecallLine
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
 __all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "recall_from_files"]
@@ -74,7 +74,7 @@ def recall_from_files(
     *,
     budget: int,
     counter: TokenCounter,
-    visibility: str = "private",
+    for_owner: bool = True,
     reason: str,
 ) -> RecallBlock:
     """The recall block for `message`, found by plain-text search of the Markdown files.
@@ -86,22 +86,21 @@ def recall_from_files(
     `format_line`, its ref ``MEMORY.md:12`` or ``memory/2026-11-30.md:4`` and its date
     the daily note's (or that of a ``[m_12 2023-05-07]`` tag it already carried), and
     the block never exceeds `budget` tokens. `degraded` starts with `reason` and says
-    what was read and skipped. A shared context gets an empty block: these files are
-    private. `budget` ≤ 0 or an unknown `visibility` is `InvalidInput`.
+    what was read and skipped. These files are the workspace owner's (docs/scopes.md):
+    any other context (`for_owner` false: another user, or a group) gets an empty
+    block. `budget` ≤ 0 is `InvalidInput`.
     """
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
-    if visibility not in VISIBILITIES:
-        raise InvalidInput(f"visibility must be private or shared, not {visibility!r}")
     reason = reason.strip().rstrip(".")
 
     def empty(degraded: str) -> RecallBlock:
         return RecallBlock("", (), budget, 0, counter.name, degraded)
 
-    if visibility == "shared":
+    if not for_owner:
         return empty(
-            f"{reason}: the fallback can only read the private MEMORY.md and daily notes, "
-            "which a shared context may not see; nothing recalled"
+            f"{reason}: the fallback can only read MEMORY.md and the daily notes, which are "
+            "the workspace owner's and this context may not see; nothing recalled"
         )
     sources = _sources(files_dir)
     if not sources:

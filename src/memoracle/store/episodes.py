@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time
+from memoracle.store.index import View
 from memoracle.text import content_hash, for_index
 from memoracle.types import Episode, Scope, Turn
 
@@ -40,14 +43,34 @@ def search_text(text: str, speaker: str | None) -> str:
     return for_index((f"{speaker} " if speaker else "") + text)
 
 
+def turn_key(turn: Turn, scope: Scope) -> str:
+    """Identity of a stored turn: whose it is (agent, user, chat), then (session, role,
+    speaker, turn id) when a turn id is given, else its time and text. Two people whose
+    transports number their messages alike keep two turns; readers give every turn of
+    a file an id (the entry id, or the line), so reading a file again adds nothing; a
+    turn captured with neither id nor time is stamped now, and saying the same thing
+    later is a new utterance."""
+    parts = [
+        scope.agent or "",
+        scope.user or "",
+        scope.chat or "",
+        turn.session_id or "",
+        turn.role,
+        turn.speaker or "",
+    ]
+    if turn.turn_id:
+        parts.append(turn.turn_id)
+    else:
+        parts += [db_time(turn.at) or "", turn.text]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
 class Episodes:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def insert(
-        self, turn: Turn, *, key: str, at: datetime, now: datetime, scope: Scope
-    ) -> int | None:
-        """Store a turn; None when a turn with this key is already stored."""
+    def insert(self, turn: Turn, *, at: datetime, now: datetime, scope: Scope) -> int | None:
+        """Store a turn; None when the same turn (`turn_key`) is already stored."""
         label = f"{turn.speaker} " if turn.speaker else ""
         row = self._db.execute(
             "INSERT INTO episodes (turn_key, session_id, turn_id, role, speaker, kind, text,"
@@ -55,7 +78,7 @@ class Episodes:
             " content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (turn_key) DO NOTHING RETURNING id",
             (
-                key,
+                turn_key(replace(turn, at=at), scope),
                 turn.session_id,
                 turn.turn_id,
                 turn.role,
@@ -75,7 +98,9 @@ class Episodes:
         ).fetchone()
         return None if row is None else int(row[0])
 
-    def has_key(self, key: str) -> bool:
+    def has_turn(self, turn: Turn, scope: Scope) -> bool:
+        """Whether this turn (`turn_key`) is stored already."""
+        key = turn_key(turn, scope)
         return (
             self._db.execute("SELECT 1 FROM episodes WHERE turn_key = ?", (key,)).fetchone()
             is not None
@@ -100,15 +125,37 @@ class Episodes:
         ).fetchone()
         return None if row is None else _episode(row)
 
-    def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM episodes").fetchone()[0])
+    def pages(self, view: View, *, size: int = 2000) -> Iterator[list[Episode]]:
+        """Every turn `view`'s requester may see, a page at a time in id order (each page
+        starts where the last ended)."""
+        where, params = view.scope_clause("episodes")
+        last = 0
+        while rows := self._db.execute(
+            f"SELECT {_COLUMNS} FROM episodes WHERE id > ? AND {where} ORDER BY id LIMIT ?",
+            (last, *params, size),
+        ).fetchall():
+            last = rows[-1][0]
+            yield [_episode(row) for row in rows]
 
-    def count_sessions(self) -> int:
+    def count(self, view: View | None = None) -> int:
+        """How many turns are stored (that `view`'s requester may see)."""
+        where, params = view.scope_clause("episodes") if view else ("1", [])
+        return int(
+            self._db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()[0]
+        )
+
+    def count_sessions(self, view: View | None = None) -> int:
+        where, params = view.scope_clause("episodes") if view else ("1", [])
         row = self._db.execute(
-            "SELECT count(DISTINCT session_id) FROM episodes WHERE session_id IS NOT NULL"
+            "SELECT count(DISTINCT session_id) FROM episodes"
+            f" WHERE session_id IS NOT NULL AND {where}",
+            params,
         ).fetchone()
         return int(row[0])
 
-    def count_by_kind(self) -> dict[str, int]:
-        rows = self._db.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
+    def count_by_kind(self, view: View | None = None) -> dict[str, int]:
+        where, params = view.scope_clause("episodes") if view else ("1", [])
+        rows = self._db.execute(
+            f"SELECT kind, count(*) FROM episodes WHERE {where} GROUP BY kind", params
+        ).fetchall()
         return {str(kind): int(n) for kind, n in rows}

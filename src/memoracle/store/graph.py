@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memoracle.store.db import Database, db_time
 from memoracle.store.index import View
@@ -89,14 +89,18 @@ class Graph:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
-    def entities(self, *, type_: str | None = None, limit: int = 1_000_000) -> list[Entity]:
-        """Entities named by at least one live memory, most named first."""
+    def entities(
+        self, *, type_: str | None = None, limit: int = 1_000_000, view: View | None = None
+    ) -> list[Entity]:
+        """Entities named by at least one live memory (that `view`'s requester may see,
+        when given; the counts too), most named first."""
+        seen, params = _seen(view)
         rows = self._db.execute(
             "SELECT e.id, e.key, e.name, e.type, count(DISTINCT m.id) AS n FROM entities e"
             " JOIN entity_memories em ON em.entity_id = e.id"
-            f" JOIN memories m ON m.id = em.memory_id AND m.status IN {LIVE_SQL}"
+            f" JOIN memories m ON m.id = em.memory_id AND m.status IN {LIVE_SQL} AND {seen}"
             " WHERE (? IS NULL OR e.type = ?) GROUP BY e.id ORDER BY n DESC, e.key LIMIT ?",
-            (type_, type_, limit),
+            (*params, type_, type_, limit),
         ).fetchall()
         aliases = self._aliases([int(r[0]) for r in rows])
         return [
@@ -104,46 +108,59 @@ class Graph:
             for i, k, n, t, c in rows
         ]
 
-    def relations(self, *, entity: int | None = None, limit: int = 1_000_000) -> list[Relation]:
-        """Relations stated by at least one live memory (touching `entity`, if given)."""
+    def relations(
+        self, *, entity: int | None = None, limit: int = 1_000_000, view: View | None = None
+    ) -> list[Relation]:
+        """Relations stated by at least one live memory (that `view`'s requester may see,
+        when given), touching `entity`, if given."""
+        seen, params = _seen(view)
         rows = self._db.execute(
             "SELECT r.id, s.key, r.relation, t.key, count(DISTINCT m.id) AS n FROM relations r"
             " JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id"
             " JOIN relation_memories rm ON rm.relation_id = r.id"
-            f" JOIN memories m ON m.id = rm.memory_id AND m.status IN {LIVE_SQL}"
+            f" JOIN memories m ON m.id = rm.memory_id AND m.status IN {LIVE_SQL} AND {seen}"
             " WHERE (? IS NULL OR r.source_id = ? OR r.target_id = ?)"
             " GROUP BY r.id ORDER BY n DESC, s.key, r.relation, t.key LIMIT ?",
-            (entity, entity, entity, limit),
+            (*params, entity, entity, entity, limit),
         ).fetchall()
         return [Relation(int(i), str(s), str(r), str(t), int(n)) for i, s, r, t, n in rows]
 
-    def find(self, key: str) -> Entity | None:
-        """The entity whose canonical key is `key` (every alias of it has that key)."""
+    def find(self, key: str, *, view: View | None = None) -> Entity | None:
+        """The entity whose canonical key is `key` (every alias of it has that key); with
+        `view`, only if a live memory its requester may see names it."""
         row = self._db.execute(
             "SELECT id, key, name, type FROM entities WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             return None
         i, k, n, t = row
+        seen, params = _seen(view)
         count = self._db.execute(
             "SELECT count(DISTINCT m.id) FROM entity_memories em JOIN memories m"
-            f" ON m.id = em.memory_id AND m.status IN {LIVE_SQL} WHERE em.entity_id = ?",
-            (i,),
+            f" ON m.id = em.memory_id AND m.status IN {LIVE_SQL} AND {seen}"
+            " WHERE em.entity_id = ?",
+            (*params, i),
         ).fetchone()[0]
+        if view is not None and not count:
+            return None
         return Entity(
             int(i), str(k), str(n), str(t), self._aliases([int(i)]).get(int(i), ()), int(count)
         )
 
-    def memories_of(self, entity_ids: Sequence[int], *, limit: int) -> list[int]:
-        """Live memories naming any of `entity_ids`, newest first."""
+    def memories_of(
+        self, entity_ids: Sequence[int], *, limit: int, view: View | None = None
+    ) -> list[int]:
+        """Live memories naming any of `entity_ids` (that `view`'s requester may see,
+        when given), newest first."""
         if not entity_ids:
             return []
         marks = ",".join("?" * len(entity_ids))
+        seen, params = _seen(view)
         rows = self._db.execute(
             "SELECT DISTINCT m.id FROM entity_memories em JOIN memories m ON m.id = em.memory_id"
-            f" WHERE em.entity_id IN ({marks}) AND m.status IN {LIVE_SQL}"
+            f" WHERE em.entity_id IN ({marks}) AND m.status IN {LIVE_SQL} AND {seen}"
             " ORDER BY m.observed_at DESC, m.id DESC LIMIT ?",
-            (*entity_ids, limit),
+            (*entity_ids, *params, limit),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -309,3 +326,8 @@ class Graph:
         ):
             found.setdefault(int(entity_id), []).append(str(alias))
         return {i: tuple(a) for i, a in found.items()}
+
+
+def _seen(view: View | None) -> tuple[str, list[Any]]:
+    """The visibility rule over memories aliased `m`, or no condition without `view`."""
+    return view.scope_clause("m") if view is not None else ("1", [])

@@ -21,15 +21,21 @@ class View:
     """Who is asking and what they may see.
 
     What `scope` may see is the visibility rule (`types.visible_to`, docs/scopes.md),
-    turned into SQL here. `as_of` asks what was active then instead of what is active
-    now."""
+    turned into SQL here; `own` is the workspace's own agent and user, which an unset
+    one means. `as_of` asks what was active then instead of what is active now."""
 
     scope: Scope = Scope()
     kinds: tuple[str, ...] = ()
     as_of: datetime | None = None
+    own: Scope = Scope()
+
+    def scope_clause(self, alias: str) -> tuple[str, list[Any]]:
+        """The visibility rule alone, as SQL over the table behind `alias`."""
+        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
+        return " AND ".join(clauses), params
 
     def memory_clause(self, alias: str = "m") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(visible_to(self.scope), alias)
+        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
         if self.kinds:
             clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
             params += list(self.kinds)
@@ -46,7 +52,7 @@ class View:
         return " AND ".join(clauses), params
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(visible_to(self.scope, memories=False), alias)
+        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
         # A turn the write audit held back stays out until a person confirms it.
         clauses.append(
             f"NOT EXISTS (SELECT 1 FROM held h WHERE h.episode_id = {alias}.id"
@@ -64,7 +70,6 @@ _COLUMNS = {
     "user": "user_id",
     "chat": "chat_id",
     "visibility": "visibility",
-    "kind": "kind",
 }
 
 
@@ -75,7 +80,7 @@ def _scope_clauses(conditions: Sequence[Condition], alias: str) -> tuple[list[st
     for c in conditions:
         column = f"{alias}.{_COLUMNS[c.field]}"
         marks = ",".join("?" * len(c.values))
-        test = f"{column} {'NOT IN' if c.exclude else 'IN'} ({marks})"
+        test = f"{column} IN ({marks})"
         clauses.append(f"({column} IS NULL OR {test})" if c.or_unset else test)
         params += list(c.values)
     return clauses, params

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time, maybe_time
+from memoracle.store.index import View
 from memoracle.text import for_index, fts_terms
 from memoracle.types import Memory, NewMemory, Scope
 
@@ -273,8 +274,15 @@ class Memories:
         status: str | None = "active",
         limit: int = 50,
         offset: int = 0,
+        view: View | None = None,
     ) -> list[Memory]:
-        clauses, params = [], []
+        """Memories newest first, of `kind` and `status` when given, and only what
+        `view`'s requester may see when given."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if view is not None:
+            clause, params = view.scope_clause("memories")
+            clauses.append(clause)
         if kind:
             clauses.append("kind = ?")
             params.append(kind)
@@ -366,10 +374,12 @@ class Memories:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
-    def counts(self) -> dict[tuple[str, str], int]:
-        """(status, kind) -> number of memories."""
+    def counts(self, view: View | None = None) -> dict[tuple[str, str], int]:
+        """(status, kind) -> number of memories (that `view`'s requester may see)."""
+        where, params = view.scope_clause("memories") if view else ("1", [])
         rows = self._db.execute(
-            "SELECT status, kind, count(*) FROM memories GROUP BY status, kind"
+            f"SELECT status, kind, count(*) FROM memories WHERE {where} GROUP BY status, kind",
+            params,
         ).fetchall()
         return {(str(s), str(k)): int(n) for s, k, n in rows}
 

@@ -11,8 +11,10 @@ import sqlite3
 from collections.abc import Callable
 
 from memoracle.errors import StoreError
+from memoracle.store.db import from_db_time
+from memoracle.store.episodes import turn_key
 from memoracle.text import content_hash
-from memoracle.types import KINDS, LAYERS, SOURCES, STATUSES, VISIBILITIES
+from memoracle.types import KINDS, LAYERS, SOURCES, STATUSES, VISIBILITIES, Scope, Turn
 
 
 def _in(values: tuple[str, ...]) -> str:
@@ -418,6 +420,36 @@ def m009_child_key_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_turn_keys(conn: sqlite3.Connection) -> None:
+    """Turn keys name whose a turn is: the key (`episodes.turn_key`) now includes the
+    turn's user and chat, and its time in UTC. Every stored turn gets the key it would
+    get today, so reading the same file again still adds nothing; a turn whose new key
+    another already took (only possible for turns told apart by a time zone change),
+    or whose stored time cannot be read, keeps its old one."""
+    rows = conn.execute(
+        "SELECT id, agent_id, user_id, chat_id, visibility, session_id, role, speaker,"
+        " turn_id, at, text FROM episodes"
+    ).fetchall()
+    for row in rows:
+        id_, agent, user, chat, visibility, session, role, speaker, turn_id, at, text = row
+        try:
+            when = from_db_time(at)
+        except (TypeError, ValueError):  # a time no version wrote: the old key stays
+            continue
+        key = turn_key(
+            Turn(
+                role=role,
+                text=text,
+                at=when,
+                session_id=session,
+                turn_id=turn_id,
+                speaker=speaker,
+            ),
+            Scope(agent, user, chat, visibility),
+        )
+        conn.execute("UPDATE OR IGNORE episodes SET turn_key = ? WHERE id = ?", (key, id_))
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -428,6 +460,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (7, "graph", m007_graph),
     (8, "held writes", m008_held),
     (9, "child key indexes", m009_child_key_indexes),
+    (10, "turn keys", m010_turn_keys),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -69,10 +69,10 @@ def write_snapshot(
 
 
 def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[str, int]]:
-    """The names mentioned most in memories of the last `days` days."""
+    """The names mentioned most in the owner's memories of the last `days` days."""
     since = engine.clock.now() - timedelta(days=days)
     counts: dict[str, int] = {}
-    for memory in engine.all_memories("active"):
+    for memory in engine.all_memories("active", seen_by=engine.owner):
         if memory.observed_at >= since:
             for name in set(_NAME.findall(memory.text)):
                 counts[name] = counts.get(name, 0) + 1
@@ -88,7 +88,7 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     facts = [
         json.dumps(records.memory(m), ensure_ascii=False, sort_keys=True)
         for status in ("active", "disputed")
-        for m in engine.all_memories(status)
+        for m in engine.all_memories(status, seen_by=engine.owner)
     ]
     entities = [json.dumps(records.entity(e), ensure_ascii=False) for e in engine.graph_entities()]
     relations = [
@@ -223,7 +223,11 @@ def write_topic_files(
             f"_Written by memoracle each night: the memories naming {entity.name} "
             f"({entity.type}), newest first._",
             "",
-            *(tagged_line(m.ref, m.text) for m in engine.store.memories.get_many(ids)),
+            *(
+                tagged_line(m.ref, m.text)
+                for m in engine.store.memories.get_many(ids)
+                if engine.owner_sees(m.scope)
+            ),
         ]
         text = "\n".join(lines) + "\n"
         path = engine.settings.files_dir / relative

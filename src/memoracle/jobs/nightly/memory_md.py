@@ -112,7 +112,11 @@ def render_memory_md(
                 forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
         else:
             added, forgotten = list(edits.added), list(edits.forgotten)
-    chosen = [m for m, s in engine.score() if m.kind == "guardrail" or s.total >= PROMOTE_AT]
+    chosen = [  # the owner's file: only what the owner's private context sees
+        m
+        for m, s in engine.score(seen_by=engine.owner)
+        if m.kind == "guardrail" or s.total >= PROMOTE_AT
+    ]
     render = engine.settings.render
     block = render_block(
         chosen,

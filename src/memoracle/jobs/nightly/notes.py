@@ -37,7 +37,8 @@ def append_daily_notes(
     dry_run: bool = False,
     preview: list[FileChange] | None = None,
 ) -> list[Path]:
-    """Append the memories captured in the last `days` days to their day's note
+    """Append the memories captured in the last `days` days that the workspace owner
+    may see (docs/scopes.md) to their day's note
     (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone), whatever became
     of them since (a note is a log of what was learned that day; only forgotten ones are
     left out), so a night that runs late writes the same notes. Notes are only ever
@@ -48,6 +49,8 @@ def append_daily_notes(
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
     for memory in engine.store.memories.created_since(since, LOGGED):
+        if not engine.owner_sees(memory.scope):  # the notes are the owner's
+            continue
         by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
     grown: list[Path] = []
     failed: list[str] = []
