@@ -269,6 +269,15 @@ class CaptureResult:
 
 
 @dataclass(frozen=True)
+class SkippedFile:
+    """A file in a folder given to ingest that was not read (no reader takes it, a link
+    out of the folder, not a regular file), and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class IngestReport:
     files: int
     format_counts: dict[str, int]
@@ -278,6 +287,7 @@ class IngestReport:
     memories_bumped: int
     skipped_noise: int
     warnings: tuple[IngestWarning, ...]
+    skipped_files: tuple[SkippedFile, ...] = ()
 
 
 @dataclass(frozen=True)
