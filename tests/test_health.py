@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from click.testing import CliRunner
 
+from memoracle.cli import main
 from memoracle.clock import FixedClock
 from memoracle.config import Settings
 from memoracle.engine import Engine
-from memoracle.errors import WorkspaceError
+from memoracle.errors import StoreError, WorkspaceError
 from memoracle.jobs import canary, health, nightly
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER
 from memoracle.types import IndexStatus
@@ -479,3 +481,63 @@ def test_the_quick_check_runs_on_the_real_clock_and_finds_a_damaged_file(
     assert report.fields["database"]["integrity"] != "ok"  # type: ignore[index]
     assert report.status == "failing"
     assert "database_damaged" in {w.code for w in report.warnings}
+
+
+def _cli(home: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["--home", str(home), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("damage", ["garbage", "a folder", "no permission"])
+def test_a_store_that_cannot_be_opened_is_written_to_health_json_as_failing(
+    tmp_path: Path, damage: str
+) -> None:
+    home = tmp_path / "home"
+    db = home / "memoracle.db"
+    assert _cli(home, "init")[0] == 0
+    assert _cli(home, "capture", "--user", "I live in Lyon.")[0] == 0
+    healthy = db.read_bytes()
+    assert _cli(home, "--now", "2026-12-01T10:00", "health")[0] in (0, 1)
+    before = json.loads((home / "health.json").read_text())
+    assert before["status"] in ("healthy", "warning")
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database at all " * 400)
+    elif damage == "a folder":
+        db.unlink()
+        db.mkdir()
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root reads a file whatever its mode")
+        db.chmod(0)
+
+    code, out = _cli(home, "--now", "2026-12-02T10:00", "health")
+
+    assert code == 2, out
+    after = json.loads((home / "health.json").read_text())
+    assert after["status"] == "failing"
+    assert after["checked_at"].startswith("2026-12-02")
+    [warning] = after["warnings"]
+    assert warning["code"] == "database_unreadable" and warning["severity"] == "failing"
+    assert str(db) in warning["message"] and str(db) in after["database"]["integrity"]
+    assert set(after) == set(before)  # the same fields, those not measured null
+    assert after["memories"] is None and after["database"]["path"] == str(db)
+    history = (home / health.HISTORY_FILE).read_text().splitlines()
+    assert [json.loads(line)["status"] for line in history] == [before["status"], "failing"]
+    assert f"failing (1 warning(s)); {home / 'health.json'}" in out
+    if damage == "no permission":
+        db.chmod(0o644)
+    elif damage == "a folder":
+        db.rmdir()
+    db.write_bytes(healthy)  # put back: the next check clears the failure
+    assert _cli(home, "--now", "2026-12-03T10:00", "health")[0] in (0, 1)
+    again = json.loads((home / "health.json").read_text())
+    assert again["status"] == before["status"]
+    assert again["drift"]["warnings_cleared"] == ["database_unreadable"]
+
+
+def test_an_unopened_report_has_every_field_a_check_has(engine: Engine, clock: FixedClock) -> None:
+    checked = health.check(engine).to_json()
+    report = health.unopened(engine.settings, clock.now(), StoreError("x.db: broken"))
+    assert list(report.to_json()) == list(checked)
+    assert report.status == "failing" and health.exit_code(report) == 2

@@ -3,7 +3,9 @@ once and exported before anything goes, refusals change nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -444,3 +446,56 @@ def test_the_cli_installs_prints_the_snippets_and_uninstalls_only_when_told(
     assert "export " in out and f"deleted {home}/memoracle.db" in out
     assert not (Path(home) / "memoracle.db").exists() and home not in crontab.read_text()
     assert tree(workspace) == before
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_session_logs_the_clean_step_packed_come_back_byte_for_byte(
+    settings: Settings, workspace: Path, clock: FixedClock
+) -> None:
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    (sessions / "2026-11-20-before.jsonl").write_bytes(b'{"role": "user", "content": "hi"}\r\n')
+    # A standalone HOME's earlier clean: not this workspace's past, never put into it.
+    cleaned = settings.home / "archive" / "cleaned"
+    cleaned.mkdir(parents=True)
+    stray = settings.home / "2020-01-01-elsewhere.jsonl"
+    stray.write_bytes(b"another workspace's log\n")
+    with tarfile.open(cleaned / "2020-02-01.tar.gz", "w:gz") as tar:
+        tar.add(stray, arcname="sessions/2020-01-01-elsewhere.jsonl")
+    installer.install(settings, workspace, clock=clock)
+    # After install OpenClaw writes on: a log grows, new ones come (any bytes at all).
+    with (sessions / "2026-11-20-before.jsonl").open("ab") as f:
+        f.write(b'{"role": "assistant", "content": "hello"}\n')
+    (sessions / "2026-12-02-after.jsonl").write_bytes(bytes(range(256)) * 40)
+    (sessions / "2026-12-03-after.md").write_text("# Session ✓\n", encoding="utf-8")
+    logs = _hashes(sessions)
+    clock.advance(days=60)  # past lifecycle.session_logs_keep_days (30)
+    with Engine.open(reload(settings), clock=clock) as engine:
+        nightly.run_nightly(engine)
+    assert not list(sessions.iterdir())  # the clean step packed them away
+
+    report = installer.uninstall(reload(settings), keep_db=False, clock=clock)
+
+    assert _hashes(sessions) == logs
+    put_back = [a.path.name for a in report.actions if a.path.parent == sessions]
+    assert put_back == sorted(logs)  # the stray log of 2020 stays in its archive
+    assert all(a.kind == "put-back" for a in report.actions if a.path.parent == sessions)
+
+
+def test_of_two_packings_of_a_session_log_the_newest_comes_back(
+    settings: Settings, workspace: Path, clock: FixedClock
+) -> None:
+    installer.install(settings, workspace, clock=clock)
+    log = workspace / "sessions" / "2026-11-01-s.jsonl"
+    clock.advance(days=40)
+    for n in range(1, 12):  # the day's 11th archive sorts before its 2nd by name
+        log.parent.mkdir(exist_ok=True)
+        log.write_text(f'{{"role": "user", "content": "version {n}"}}\n')
+        with Engine.open(reload(settings), clock=clock) as engine:
+            assert nightly.clean_old_files(engine) == [log]
+    assert len(list((settings.home / "archive" / "cleaned").glob("*.tar.gz"))) == 11
+    installer.uninstall(reload(settings), keep_db=False, clock=clock)
+    assert log.read_text() == '{"role": "user", "content": "version 11"}\n'

@@ -2,8 +2,9 @@
 so that a reader never sees half of one: `write_atomically` for text, `replacing` for
 every other writer (backups, archives, indexes, logs), and reading them back
 (`read_text`); `pid_lock`, the lock file
-that keeps a second nightly run or daemon off a HOME; and `os_lock`, a short lock that
-two writers of the same file (the graph log, a daily note) take in turn."""
+that keeps a second nightly run or daemon off a HOME; `os_lock`, a short lock that
+two writers of the same file (the graph log, a daily note) take in turn; and `tree_bytes`,
+what a folder's files weigh."""
 
 from __future__ import annotations
 
@@ -189,3 +190,15 @@ def _try_lock(fd: int) -> bool:
     except BlockingIOError:
         return False
     return True
+
+
+def tree_bytes(folder: Path) -> int:
+    """Bytes of the files under `folder` (0 when it does not exist); links not followed."""
+    total = 0
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                continue  # removed while we walked (an old backup pruned, a temp renamed)
+    return total

@@ -276,6 +276,15 @@ class CaptureResult:
 
 
 @dataclass(frozen=True)
+class SkippedFile:
+    """A file in a folder given to ingest that was not read (no reader takes it, a link
+    out of the folder, not a regular file), and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class IngestReport:
     files: int
     format_counts: dict[str, int]
@@ -285,6 +294,7 @@ class IngestReport:
     memories_bumped: int
     skipped_noise: int
     warnings: tuple[IngestWarning, ...]
+    skipped_files: tuple[SkippedFile, ...] = ()
 
 
 @dataclass(frozen=True)

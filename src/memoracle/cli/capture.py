@@ -190,7 +190,8 @@ def _turns_from_stdin(
     type=click.Choice(
         ["openclaw-jsonl", "openclaw-sqlite", "jsonl", "locomo", "memory-md", "daily-note"]
     ),
-    help="Skip detection and read every path in this format.",
+    help="Read every file given in this format (no detection); in a folder, read only "
+    "the files detected as it.",
 )
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -203,11 +204,16 @@ def ingest(
     """Read transcripts and notes: OpenClaw session JSONL or SQLite store, generic
     {role, content, timestamp} JSONL, LoCoMo JSON, MEMORY.md, memory/YYYY-MM-DD.md.
 
-    The format is detected per file. Malformed lines are reported as file:line and
-    skipped; the exit status is non-zero only if nothing could be read.
+    Each PATH is a file or a folder. A folder is walked recursively in sorted order:
+    every file of a known format is read, every other file is skipped and named (links
+    are followed only to files inside the folder). The format is detected per file;
+    with --format, a folder's files of other formats are skipped. Malformed lines are
+    reported as file:line and skipped; the exit status is non-zero only if nothing
+    could be read.
 
     \b
     Example:
+      memoracle ingest ~/.openclaw/agents/main/sessions/
       memoracle ingest ~/.openclaw/agents/main/sessions/*.jsonl
       memoracle --now 2023-10-22 ingest locomo10.json
     """
@@ -228,8 +234,11 @@ def ingest(
     if as_json:
         echo_json(records.ingest_report(report))
     else:
+        for skipped in report.skipped_files:
+            click.echo(f"skipped {skipped.path}: {skipped.reason}")
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.format_counts.items()))
-        click.echo(f"read {report.files} file(s) ({kinds or 'none'})")
+        others = f"; {len(report.skipped_files)} skipped" if report.skipped_files else ""
+        click.echo(f"read {report.files} file(s) ({kinds or 'none'}{others})")
         click.echo(
             f"{report.turns} turns → {report.episodes_added} new episodes, "
             f"{report.memories_added} new memories, {report.memories_bumped} seen again, "

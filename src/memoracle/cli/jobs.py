@@ -17,6 +17,8 @@ from memoracle.cli.context import (
     parse_time,
 )
 from memoracle.cli.main import main
+from memoracle.engine import Engine
+from memoracle.errors import StoreError
 from memoracle.jobs import (
     canary,
     charts,
@@ -127,7 +129,8 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
     backup when they change memories). With --output-dir, also draws the health
     history as SVG charts (activation, memory counts, disputed and duplicate rates,
     nightly duration). Exit status 0 healthy, 1 warning, 2 failing (a damaged or
-    unreadable database).
+    unreadable database; one that cannot be opened at all is written to health.json as
+    failing, with the reason).
 
     \b
     Example:
@@ -135,19 +138,28 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
       memoracle health --fix
       memoracle health --probe --json --output-dir /var/lib/memoracle
     """
-    with engine_errors(code=2), current().engine() as engine:
-        report = health.check(engine, probe=probe)
-        if fix:
-            for done in doctor.fix(engine, report):
-                click.echo(f"fixed: {done}", err=True)
-            report = health.check(engine, probe=probe)
-        path = health.write(engine, report, output_dir=output_dir)
+    ctx = current()
+    with engine_errors(code=2):
+        settings = ctx.settings()
+        clock = ctx.clock(settings)
+        try:
+            engine = Engine.open(settings, clock=clock)
+        except StoreError as exc:  # not even openable: health.json must say so
+            report = health.unopened(settings, clock.now(), exc)
+        else:
+            with engine:
+                report = health.check(engine, probe=probe)
+                if fix:
+                    for done in doctor.fix(engine, report):
+                        click.echo(f"fixed: {done}", err=True)
+                    report = health.check(engine, probe=probe)
+        path = health.write(settings.home, report, output_dir=output_dir)
         drawn: list[Path] = []
         if output_dir is not None:
-            history = charts.read_history(engine.settings.home / health.HISTORY_FILE)
+            history = charts.read_history(settings.home / health.HISTORY_FILE)
             for problem in history.problems:
                 click.echo(f"warning: {problem}", err=True)
-            drawn = charts.write_charts(history, output_dir, health=engine.settings.health)
+            drawn = charts.write_charts(history, output_dir, health=settings.health)
     if as_json:
         echo_json(report.to_json())
     else:

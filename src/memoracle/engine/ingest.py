@@ -5,6 +5,7 @@ MEMORY.md and daily notes as stated memories, each run recorded with its counts.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from pathlib import Path
 
@@ -20,12 +21,15 @@ from memoracle.errors import (
     WriteHeld,
 )
 from memoracle.ingest.callbacks import OnProgress, OnWarning
+from memoracle.ingest.detect import ACCEPTED
+from memoracle.ingest.walk import walk_folder
 from memoracle.text import content_hash
 from memoracle.types import (
     ImportedNote,
     IngestReport,
     IngestWarning,
     Scope,
+    SkippedFile,
     Turn,
 )
 
@@ -43,9 +47,13 @@ def ingest(
 ) -> IngestReport:
     """Read transcripts, exports and notes; capture every turn, import every note.
 
-    A malformed line is a warning (file:line) and the rest is read. A path that
-    cannot be read at all raises, unless other paths were read: then it is a warning
-    too, so one bad file in a batch does not stop the others.
+    A folder is walked (`ingest.walk`): every file a reader takes is read, in sorted
+    order, the others are listed in the report's `skipped_files`. A malformed line is a
+    warning (file:line) and the rest is read. A file that cannot be read at all raises,
+    unless other files were given or found: then it is a warning too, so one bad file
+    does not stop the others; it is refused before anything of it is stored (readers
+    check a file before their first turn). `on_progress` sees one count over every
+    file: bytes, each file weighted by its size.
     """
     scope = fill_scope(st.settings, scope)
     warnings: list[IngestWarning] = []
@@ -55,28 +63,37 @@ def ingest(
         if on_warning is not None:
             on_warning(w)
 
+    entries, skipped = _plan(list(paths), fmt, warn)
+    bar = _Bar(on_progress, [e.size for e in entries]) if on_progress else None
     counts = {"turns": 0, "episodes": 0, "added": 0, "bumped": 0, "noise": 0}
     formats: dict[str, int] = {}
     files = 0
     run = st.start_run("ingest")
-    path_list = list(paths)
     try:
-        for given in path_list:
-            path = Path(given).expanduser().resolve()  # origins name the file absolutely
+        for i, entry in enumerate(entries):
             try:
-                kind = fmt or readers.detect_format(path)
-                items = readers.read(path, kind, on_warning=warn, on_progress=on_progress)
+                kind = entry.fmt or readers.detect_format(entry.path)
+                progress = bar.file(i) if bar is not None else None
+                items = readers.read(entry.path, kind, on_warning=warn, on_progress=progress)
                 _ingest_items(st, items, scope, counts, warn)
             except (InvalidInput, NotFound) as exc:
-                if len(path_list) == 1:
+                if entry.alone:
                     raise
-                warn(IngestWarning(str(path), str(exc)))
+                warn(IngestWarning(str(entry.path), str(exc)))
+                continue
+            except OSError as exc:  # unreadable (permissions), or gone while read
+                message = f"'{entry.path}': cannot read it ({exc.strerror or exc})."
+                if entry.alone:
+                    raise InvalidInput(message) from None
+                warn(IngestWarning(str(entry.path), message))
                 continue
             files += 1
             formats[kind] = formats.get(kind, 0) + 1
     except BaseException as exc:
         st.finish_run(run, "failed", counts, error=str(exc))
         raise
+    if bar is not None:
+        bar.finish()
     st.finish_run(run, "ok", counts)
     return IngestReport(
         files=files,
@@ -87,7 +104,76 @@ def ingest(
         memories_bumped=counts["bumped"],
         skipped_noise=counts["noise"],
         warnings=tuple(warnings),
+        skipped_files=skipped,
     )
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One file to read: its resolved path (origins name the file absolutely), its
+    format (None: detect it), its size, and whether it is the only path given (then a
+    refusal is the call's error, not a warning)."""
+
+    path: Path
+    fmt: str | None
+    size: int
+    alone: bool = False
+
+
+def _plan(
+    given: list[Path], fmt: str | None, warn: OnWarning
+) -> tuple[list[_Entry], tuple[SkippedFile, ...]]:
+    """The files to read, in order: each path given, and each folder's files."""
+    entries: list[_Entry] = []
+    skipped: list[SkippedFile] = []
+    for raw in given:
+        path = Path(raw).expanduser()
+        if not path.is_dir():
+            resolved = path.resolve()
+            entries.append(_Entry(resolved, fmt, _size(resolved), alone=len(given) == 1))
+            continue
+        listing = walk_folder(path, fmt)
+        skipped += listing.skipped
+        entries += [_Entry(f.path.resolve(), f.fmt, f.size) for f in listing.files]
+        if listing.files:
+            continue
+        what = "files" if not listing.skipped else "file a reader takes"
+        message = f"'{path}' holds no {what}; there is nothing to ingest. {ACCEPTED}"
+        if len(given) == 1 and not listing.skipped:
+            raise InvalidInput(message)
+        warn(IngestWarning(str(path), message))
+    return entries, tuple(skipped)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # missing: its refusal comes when it is read
+
+
+class _Bar:
+    """One progress count over every file. Readers count in their own units (bytes,
+    rows for SQLite) from 0 to their own total; each file's share of the bar is its
+    size in bytes, so the bar moves on steadily and never starts over."""
+
+    def __init__(self, on_progress: OnProgress, sizes: list[int]) -> None:
+        self._on_progress = on_progress
+        self._sizes = [max(size, 1) for size in sizes]
+        self._starts = [sum(self._sizes[:i]) for i in range(len(self._sizes))]
+        self.total = max(sum(self._sizes), 1)
+
+    def file(self, i: int) -> OnProgress:
+        start, size = self._starts[i], self._sizes[i]
+
+        def update(done: int, total: int) -> None:
+            share = size if total <= 0 else size * min(done, total) // total
+            self._on_progress(start + share, self.total)
+
+        return update
+
+    def finish(self) -> None:
+        self._on_progress(self.total, self.total)
 
 
 def _ingest_items(

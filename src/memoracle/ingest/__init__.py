@@ -6,6 +6,7 @@
 Formats (one module each): OpenClaw session JSONL (`openclaw_jsonl`), OpenClaw's
 per-agent SQLite store (`openclaw_sqlite`), generic ``{role, content, timestamp}`` JSONL
 (`generic_jsonl`), LoCoMo JSON (`locomo`), MEMORY.md and daily notes (`markdown`).
+`walk.walk_folder` lists a folder's files a reader takes, and names those it skips.
 
 A file no reader can take raises `InvalidInput` (or `NotFound`) before reading starts. A
 bad line or an oversized turn inside a readable file goes to `on_warning` with its

@@ -59,6 +59,15 @@ _SNIFF_ROLE = re.compile(r'^\s*\{[^\n]{0,200}"role"\s*:')
 _LOCOMO_KEYS = ('"sample_id"', '"conversation"', '"speaker_a"', '"dia_id"')
 
 
+class UnknownFormat(InvalidInput):
+    """A file no reader takes. `reason` says why in a few words, without the path and
+    the list of formats, for a folder walk that names many such files."""
+
+    def __init__(self, path: Path, reason: str, hint: str = "") -> None:
+        super().__init__(f"'{path}' {reason}. {ACCEPTED}{hint}")
+        self.reason = reason
+
+
 def check_file(path: Path) -> None:
     """Raise unless `path` is an existing regular file."""
     if not path.exists():
@@ -74,21 +83,21 @@ def detect_format(path: Path) -> str:
     with path.open("rb") as f:
         head = f.read(HEAD_BYTES)
     if not head:
-        raise InvalidInput(f"'{path}' is empty; there is nothing to read. {ACCEPTED}")
+        raise UnknownFormat(path, "is empty; there is nothing to read")
     if head.startswith(_SQLITE_MAGIC):
         return "openclaw-sqlite"
     if b"\x00" in head:
         hint = " (UTF-16? save it as UTF-8)" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise InvalidInput(f"'{path}' is a binary file{hint}. {ACCEPTED}")
+        raise UnknownFormat(path, f"is a binary file{hint}")
     lines, undecodable = _head_lines(head)
     if path.suffix.lower() in _MARKDOWN:
         if not lines and undecodable:
-            raise InvalidInput(f"'{path}' is not UTF-8 text. {ACCEPTED}")
+            raise UnknownFormat(path, "is not UTF-8 text")
         return "daily-note" if daily_note_day(path) is not None else "memory-md"
     if not lines:
         if undecodable:
-            raise InvalidInput(f"'{path}' is not UTF-8 text. {ACCEPTED}")
-        raise InvalidInput(f"'{path}' holds only blank lines; there is nothing to read. {ACCEPTED}")
+            raise UnknownFormat(path, "is not UTF-8 text")
+        raise UnknownFormat(path, "holds only blank lines; there is nothing to read")
     # A bad first line (a cut write, a stray byte) is the reader's warning to give: the
     # format is that of the first of the head's lines that says what it is.
     for line in lines[:_SNIFF_LINES]:
@@ -100,9 +109,10 @@ def detect_format(path: Path) -> str:
         text = head.decode("utf-8", "replace")
         if any(key in text for key in _LOCOMO_KEYS) or ('"qa"' in text and '"evidence"' in text):
             return "locomo"
-    raise InvalidInput(
-        f"'{path}' is not a format memoracle reads (first line: {_excerpt(stripped)}). "
-        f"{ACCEPTED} Or pass the format explicitly."
+    raise UnknownFormat(
+        path,
+        f"is not a format memoracle reads (first line: {_excerpt(stripped)})",
+        " Or pass the format explicitly.",
     )
 
 

@@ -1,18 +1,17 @@
 """The health check of a workspace: what `health.json` says, and when to worry.
 
 Owns the health checks (docs/lifecycle.md) over one engine — disk use, memory counts against
-`lifecycle.max_facts`, the average activation, the daily notes, MEMORY.md's block against
-its budget, the vector index, the last nightly run and SQLite's quick check — the
-warnings they raise (thresholds from `health.*`; each message names the number, the
-threshold and the command that helps), and the files they end in: `health.json`,
-replaced atomically, and one line per check appended to `health-history.jsonl` for trend
-charts.
+`lifecycle.max_facts`, the average activation, the daily notes, MEMORY.md's block against its
+budget, the vector index, the last nightly run and SQLite's quick check — the warnings they
+raise (thresholds from `health.*`; each message names the number, the threshold and the
+command that helps), and the files they end in: `health.json`, replaced atomically, and one
+line per check appended to `health-history.jsonl` for trend charts.
 
-`check` only reads: nothing is written to the store or the workspace, so it can run at
-any time. It never raises on a damaged workspace: a check that fails becomes a warning
-naming what failed, and a database that is damaged or cannot be read makes the status
-"failing". When to check (the nightly run's last step, `memoracle health`) and how to
-show the result are the caller's.
+`check` only reads: nothing is written to the store or the workspace, so it can run at any
+time. It never raises on a damaged workspace: a check that fails becomes a warning naming
+what failed, and a database that is damaged or cannot be read makes the status "failing";
+one that cannot even be opened gets `unopened`'s failing report. When to check (the nightly
+run's last step, `memoracle health`) and how to show the result are the caller's.
 """
 
 from __future__ import annotations
@@ -26,10 +25,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memoracle.config import installed_version
+from memoracle.config import Settings, installed_version
 from memoracle.engine import Engine
-from memoracle.errors import StoreError, WorkspaceError
-from memoracle.files import write_atomically
+from memoracle.errors import EngineError, StoreError, WorkspaceError
+from memoracle.files import tree_bytes, write_atomically
 from memoracle.jobs import canary, pointers
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, extract_block
@@ -43,6 +42,7 @@ __all__ = [
     "HealthWarning",
     "check",
     "exit_code",
+    "unopened",
     "write",
 ]
 
@@ -57,6 +57,11 @@ DUPLICATE_SAMPLE = 200  # newest live memories the duplicate rate is measured on
 
 HEALTHY, WARNING, FAILING = "healthy", "warning", "failing"
 _EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
+# health.json's measurements, in its order: `check` takes each, `unopened` none but two.
+FIELDS = tuple(
+    "memoracle_version disk memories average_activation files index index_bytes last_nightly"
+    " database pointers canary graph duplicates duplicate_rate drift".split()
+)
 
 _T = TypeVar("_T")
 
@@ -100,14 +105,13 @@ class HealthReport:
 def check(
     engine: Engine, *, probe: bool = False, integrity_checked: datetime | None = None
 ) -> HealthReport:
-    """Measure the workspace and judge it against `health.*`. Read-only: nothing is
-    written to the store or the files — unless `probe`, which also runs the canary
-    queries of HOME/canary.json through search (which embeds texts still without a
-    vector). SQLite's quick check reads the whole database (half a minute at 4 GB):
-    `integrity_checked`, the time of a passed check, skips it and reports that one (the
-    nightly run checks weekly). Never raises for a damaged workspace: what could not be
-    measured is a warning, and a damaged or unreadable database makes the status
-    "failing"."""
+    """Measure the workspace and judge it against `health.*`. Read-only: nothing is written
+    to the store or the files — unless `probe`, which also runs the canary queries of
+    HOME/canary.json through search (which embeds texts still without a vector). SQLite's
+    quick check reads the whole database (half a minute at 4 GB): `integrity_checked`, the
+    time of a passed check, skips it and reports that one (the nightly run checks weekly).
+    Never raises for a damaged workspace: what could not be measured is a warning, and a
+    damaged or unreadable database makes the status "failing"."""
     now = engine.clock.now()
     checks = _Checks()
     database = checks.run(
@@ -125,7 +129,7 @@ def check(
         "files": checks.run("workspace files", lambda: _files(engine, checks)),
         "index": checks.run("vector index", lambda: _index(engine, checks)),
         "index_bytes": checks.run(
-            "index files", lambda: _tree_bytes(engine.settings.home / INDEX_DIR)
+            "index files", lambda: tree_bytes(engine.settings.home / INDEX_DIR)
         ),
         "last_nightly": checks.run(
             "last nightly run", lambda: _last_nightly(engine, now, has_memories, checks)
@@ -148,15 +152,34 @@ def check(
     return HealthReport(status, now, fields, warnings)
 
 
-def write(engine: Engine, report: HealthReport, *, output_dir: Path | None = None) -> Path:
-    """Write `report` as health.json in `output_dir` (default: HOME), atomically (a temp
-    file in the same folder, then a rename: a reader never sees half a file), and append
-    it as one line to HOME/health-history.jsonl. Returns health.json's path; a file that
-    cannot be written is a WorkspaceError naming it."""
+def unopened(settings: Settings, now: datetime, error: EngineError) -> HealthReport:
+    """The report on a store that cannot be opened at all (overwritten, unreadable): failing,
+    the reason naming the file, nothing else measured. Written as any report is, so
+    health.json never goes on showing the last healthy check."""
+    path = settings.db_path
+    why = (
+        f"{error} The store could not be opened, so nothing else was checked. Stop the "
+        f"agents that write to it, then copy the newest backup from {settings.home / 'backups'}"
+        " over it."
+    )
+    size = path.stat().st_size if path.is_file() else None
+    database = {"path": str(path), "bytes": size, "integrity": str(error)}
+    database["integrity_checked_at"] = now.isoformat()
+    fields = {**dict.fromkeys(FIELDS), "memoracle_version": installed_version()}
+    fields["database"] = database
+    return HealthReport(FAILING, now, fields, (HealthWarning("database_unreadable", why, FAILING),))
+
+
+def write(where: Engine | Path, report: HealthReport, *, output_dir: Path | None = None) -> Path:
+    """Write `report` as health.json in `output_dir` (default: HOME, the engine's or the
+    path given), atomically (a temp file in the same folder, then a rename: a reader never
+    sees half a file), and append it as one line to HOME/health-history.jsonl. Returns
+    health.json's path; a file that cannot be written is a WorkspaceError naming it."""
+    home = where if isinstance(where, Path) else where.settings.home
     body = report.to_json()
-    path = (output_dir or engine.settings.home) / HEALTH_FILE
+    path = (output_dir or home) / HEALTH_FILE
     write_atomically(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
-    history = engine.settings.home / HISTORY_FILE
+    history = home / HISTORY_FILE
     try:
         with open(history, "a", encoding="utf-8") as f:
             f.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -263,7 +286,7 @@ def _disk(engine: Engine, checks: _Checks) -> dict[str, int | float]:
     home = engine.settings.home
     usage = shutil.disk_usage(home)
     percent = round(100 * usage.used / usage.total, 1) if usage.total else 0.0
-    ours = _tree_bytes(home)
+    ours = tree_bytes(home)
     limit = engine.settings.health.disk_warn_percent
     if percent > limit:
         checks.warn(
@@ -570,15 +593,3 @@ def last_report(history: Path, tail: int = 1 << 18) -> dict[str, Any] | None:
         if isinstance(body, dict) and "checked_at" in body:
             return body
     return None
-
-
-def _tree_bytes(folder: Path) -> int:
-    """Bytes of the files under `folder` (0 when it does not exist); links not followed."""
-    total = 0
-    for root, _dirs, names in os.walk(folder):
-        for name in names:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_size
-            except FileNotFoundError:
-                continue  # removed while we walked (an old backup pruned, a temp renamed)
-    return total

@@ -42,6 +42,15 @@ REWRITTEN = (
 )
 
 
+# OpenClaw's session logs in a workspace. The nightly clean step packs old ones into
+# HOME/archive/cleaned/ and removes them; uninstall unpacks every one of them, whole.
+SESSION_LOGS = "sessions"
+
+
+# Where the clean step packs what it removes, under HOME.
+CLEANED = "archive/cleaned"
+
+
 # Folders memoracle creates (Engine.init, topic files, archived notes).
 OWN_FOLDERS = ("memory", "reference", "knowledge-graph", "memory/topics", "memory/archive")
 
@@ -95,6 +104,9 @@ class Manifest:
     dirs: tuple[str, ...]  # every folder in TRACKED before install
     imported_at: str | None = None  # when MEMORY.md and the daily notes were imported
     imported: dict[str, int] = field(default_factory=dict)
+    # The clean step's archives already in HOME before install (theirs is not this
+    # workspace's past); None: a manifest from before this was recorded.
+    cleaned_before: tuple[str, ...] | None = None
 
 
 def read_manifest(home: Path) -> Manifest | None:
@@ -126,6 +138,9 @@ def read_manifest(home: Path) -> Manifest | None:
             dirs=tuple(str(d) for d in data["before"]["dirs"]),
             imported_at=data.get("imported_at"),
             imported={str(k): int(v) for k, v in (data.get("imported") or {}).items()},
+            cleaned_before=None
+            if data.get("cleaned_before") is None
+            else tuple(str(name) for name in data["cleaned_before"]),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise WorkspaceError(
@@ -152,6 +167,9 @@ def write_manifest(home: Path, manifest: Manifest) -> Path:
         },
         "imported_at": manifest.imported_at,
         "imported": manifest.imported,
+        "cleaned_before": None
+        if manifest.cleaned_before is None
+        else list(manifest.cleaned_before),
     }
     write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path

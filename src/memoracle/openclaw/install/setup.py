@@ -15,6 +15,7 @@ from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, NotFound, WorkspaceError
 from memoracle.ingest.markdown import daily_note_day
 from memoracle.openclaw.install.manifest import (
+    CLEANED,
     MANIFEST,
     REWRITTEN,
     TRACKED,
@@ -98,6 +99,7 @@ def install(
             backups=tuple(_back_up(workspace, b) for b in planned),
             files=files,
             dirs=dirs,
+            cleaned_before=tuple(sorted(p.name for p in (home / CLEANED).glob("*.tar.gz"))),
         )
         write_manifest(home, manifest)
     elif dry_run:

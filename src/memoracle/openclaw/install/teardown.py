@@ -9,6 +9,7 @@ import logging
 import re
 import shutil
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,11 +26,13 @@ from memoracle.openclaw.install.manifest import (
     _SECTION,
     _TAGGED,
     ARCHIVED_MONTH,
+    CLEANED,
     DAILY_NOTE,
     EMPTY_SHA256,
     MANIFEST,
     OWN_FOLDERS,
     REWRITTEN,
+    SESSION_LOGS,
     Backup,
     Manifest,
     _digest,
@@ -53,6 +56,8 @@ from memoracle.workspace import NIGHTLY_LOCK  # no night runs during an uninstal
 
 log = logging.getLogger(__name__)
 
+_NUMBERED_ARCHIVE = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d+)$")
+
 
 @dataclass(frozen=True)
 class FileAction:
@@ -60,7 +65,8 @@ class FileAction:
 
     kind: restore (a backup put back), set-aside (a file memoracle created, moved to
     `saved`), trim (a note cut back to its first `length` bytes: what memoracle appended
-    goes), put-back (a note the nightly run archived or packed away, from `source`),
+    goes), put-back (a note the nightly run archived or packed away, or a session log its
+    clean step packed away, from `source`),
     remove-folder (an empty folder memoracle created), keep (left as it is: someone else
     wrote in it too), missing (gone since install, nowhere to bring it back from)."""
 
@@ -69,7 +75,7 @@ class FileAction:
     detail: str
     source: Path | None = None  # where the content comes back from
     saved: Path | None = None  # where the current file goes first
-    length: int | None = None  # bytes of `source` (or of the file) to keep
+    length: int | None = None  # bytes of `source` (or of the file) to keep; None: all
     member: str | None = None  # the file's name inside the `source` archive
 
 
@@ -228,9 +234,10 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
             )
         )
     archived = _archived_notes(workspace, manifest, files_now)
-    packed = _packed(home / "archive" / "cleaned")
+    packed = _packed(home / CLEANED)
+    logs = _packed_session_logs(home / CLEANED, manifest)
     for rel, (digest, size) in manifest.files.items():
-        if rel in backed_up or files_now.get(rel) == (digest, size):
+        if rel in backed_up or files_now.get(rel) == (digest, size) or rel in logs:
             continue
         path = workspace / rel
         if rel in files_now:
@@ -281,6 +288,18 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
                     path,
                     "gone since install, and not in memory/archive/ nor in"
                     f" {home / 'archive' / 'cleaned'}; nothing to put back",
+                )
+            )
+    for rel, archive in sorted(logs.items()):
+        if rel not in files_now:  # one there now is OpenClaw's newer file: left alone
+            actions.append(
+                FileAction(
+                    "put-back",
+                    workspace / rel,
+                    f"a session log unpacked whole from {archive}, where the nightly run's"
+                    " clean step packed it away",
+                    source=archive,
+                    member=rel,
                 )
             )
     for rel in sorted(set(files_now) - set(manifest.files) - leaving - backed_up):
@@ -337,13 +356,30 @@ def _archived_notes(
     return found
 
 
-def _packed(folder: Path) -> dict[str, Path]:
+def _packed_session_logs(folder: Path, manifest: Manifest) -> dict[str, Path]:
+    """The session logs the clean step packed away since install (every archive, for a
+    manifest that did not record those already there): name in the archive, which is
+    its path in the workspace -> the newest archive holding it."""
+    before = set(manifest.cleaned_before or ())
+    packed = _packed(folder, lambda archive: archive.name not in before)
+    return {rel: a for rel, a in packed.items() if rel.startswith(f"{SESSION_LOGS}/")}
+
+
+def _archive_order(archive: Path) -> tuple[str, int]:
+    """Oldest first: by the day in the name, then the number the clean step adds to a
+    second archive of the same day (2026-12-01.tar.gz, 2026-12-01-2.tar.gz, …)."""
+    stem = archive.name.removesuffix(".tar.gz")
+    numbered = _NUMBERED_ARCHIVE.match(stem)
+    return (numbered[1], int(numbered[2])) if numbered else (stem, 1)
+
+
+def _packed(folder: Path, wanted: Callable[[Path], bool] = lambda _: True) -> dict[str, Path]:
     """Files packed away by the nightly run's clean step: name in the archive -> archive
     (the newest archive holding a name wins)."""
     found: dict[str, Path] = {}
     if not folder.is_dir():
         return found
-    for archive in sorted(folder.glob("*.tar.gz")):
+    for archive in sorted(filter(wanted, folder.glob("*.tar.gz")), key=_archive_order):
         try:
             with tarfile.open(archive, "r:gz") as tar:
                 for member in tar.getmembers():
@@ -429,12 +465,12 @@ def _apply(action: FileAction) -> None:
             assert action.length is not None
             _write_bytes(action.path, action.path.read_bytes()[: action.length])
         elif action.kind == "put-back":
-            assert action.source is not None and action.length is not None
+            assert action.source is not None
             if action.member is not None:
                 data = _member(action.source, action.member)
             else:
                 data = action.source.read_bytes()
-            _write_bytes(action.path, data[: action.length])
+            _write_bytes(action.path, data if action.length is None else data[: action.length])
             if action.member is None:
                 if action.saved is not None:
                     _move(action.source, action.saved)
