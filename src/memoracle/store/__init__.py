@@ -103,8 +103,8 @@ class Store:
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo:
         """A verified copy of the committed database in `folder`, named for `now`
         (`memoracle-20261202T143000Z.db`, `…Z-2.db` for a second one that second); see
-        `backup.backup`. Call it outside a write
-        transaction: what that transaction has not committed is not in the copy."""
+        `backup.backup`. Call it outside a write transaction: what that transaction has
+        not committed is not in the copy."""
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -116,9 +116,9 @@ def run_nightly(
     exports), clean (old daily notes to memory/archive/, old session logs and year-old
     notes packed away), vacuum (the store rewritten without its free pages once they
     are `lifecycle.vacuum_free_share` of it), health (health.json). A verified backup
-    is taken before the
-    first step that changes `lifecycle.backup_min_changes` memories or more, or any at
-    all once the newest backup is `lifecycle.backup_every_days` old (a night's small
+    is taken before the first step that changes `lifecycle.backup_min_changes` memories
+    or more, or any at all once the newest backup is `lifecycle.backup_every_days` old
+    (by the engine clock; a night's small
     changes are in the audit log and undone one by one: `restore`, `resolve`); each step
     is recorded in the runs table with its counts and time, and `on_step` hears of it.
     One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
