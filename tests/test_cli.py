@@ -315,8 +315,9 @@ def test_nightly_dry_run_prints_each_change_and_the_diff_of_each_file(home: Path
     run(home, *at, "init")
     run(home, *at, "remember", "Never deploy on Fridays.", "--kind", "guardrail")
     run(home, *at, "remember", "I went to the fair.", "--kind", "event")
-    run(home, *at, "remember", "Anna lives in Lyon.", "--kind", "fact")
-    run(home, *at, "remember", "Anna lives in Lyon since 2021.", "--kind", "fact")
+    fresh = ("--now", "2026-08-30T09:00")  # the event will have faded, these not
+    run(home, *fresh, "remember", "Anna lives in Lyon.", "--kind", "fact")
+    run(home, *fresh, "remember", "Anna lives in Lyon since 2021.", "--kind", "fact")
     later = ("--now", "2026-09-01T09:00")
     text = run(home, *later, "nightly", "--dry-run")
     assert "archive m_2 (below_threshold): I went to the fair." in text

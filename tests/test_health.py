@@ -120,6 +120,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "superseded": 0,
         "disputed": 0,
         "forgotten": 0,
+        "capped": 0,
         "max_facts": 10_000,
         "percent_of_max": 0.0,
     }
@@ -195,7 +196,10 @@ def test_active_memories_near_max_facts_warn(small: Engine, clock: FixedClock) -
     small.reindex()
     report = health.check(small)
     assert _codes(report) == ["facts_near_limit"]
-    assert "10 active memories, over 90% of lifecycle.max_facts (10)" in report.warnings[0].message
+    assert (
+        "10 active memories (guardrails and pinned ones aside), over 90% of "
+        "lifecycle.max_facts (10)" in report.warnings[0].message
+    )
     assert "`memoracle archive --apply`" in report.warnings[0].message
     memories = report.fields["memories"]
     assert isinstance(memories, dict) and memories["percent_of_max"] == 100.0

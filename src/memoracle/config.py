@@ -222,6 +222,9 @@ class LifecycleSettings:
     integrity_every_days: int = _opt(
         7, "How often the nightly health step runs quick_check.", NATURAL
     )
+    vacuum_free_share: float = _opt(
+        0.2, "The nightly run VACUUMs the store once this share of its pages is free.", SHARE
+    )
 
 
 @dataclass(frozen=True)

@@ -159,9 +159,10 @@ def test_a_corrupt_copy_is_detected_and_removed(
         return counts
 
     monkeypatch.setattr(backup, "_copy", copy_then_truncate)
-    with pytest.raises(StoreError, match=r"memoracle-20230508T135600Z\.db: the backup failed"):
+    # A second backup in the same second gets its own name (…Z-2.db), never the first's.
+    with pytest.raises(StoreError, match=r"memoracle-20230508T135600Z-2\.db: the backup failed"):
         store.backup(folder, now=clock.now())
-    # The earlier good backup under that name is untouched; no partial file is left.
+    # The earlier good backup is untouched; no partial file is left.
     assert sorted(p.name for p in folder.iterdir()) == [good.path.name]
     assert good.path.read_bytes() == before
 

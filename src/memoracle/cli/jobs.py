@@ -41,10 +41,15 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     files; MEMORY.md's block, where lines you added become memories and lines you
     deleted are forgotten; the session-start snapshot; JSONL exports), clean (daily
     notes past 14 days to memory/archive/; session logs past 30 days and notes past a
-    year packed into HOME/archive/cleaned/) and health (health.json). With --dry-run,
-    it prints what it would merge, archive, move and clean, and the diff of each file
-    it would write. A verified backup comes before the first step that changes
-    lifecycle.backup_min_changes memories, or any once the newest backup is a week old.
+    year packed into HOME/archive/cleaned/), vacuum (VACUUM once
+    lifecycle.vacuum_free_share of the store's pages are free; the bytes given back are
+    reported) and health (health.json). With --dry-run, it runs every step on a scratch
+    copy of the store and writes nothing: it lists every change the run would make (the
+    backup, archives, embeddings, settled memories, merges, graph reads, each file with
+    its lines added and removed and the diff of the Markdown ones, exports, notes moved,
+    files cleaned, the vacuum) with the run's own counts. A verified backup comes
+    before the first step that changes lifecycle.backup_min_changes memories, or any
+    once the newest backup is a week old.
     Exit 1 when a step could not read or write a file (named; the other steps still ran).
 
     \b
@@ -72,6 +77,8 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
         click.echo(f"warning: {problem}", err=True)
     if report.backup:
         click.echo(f"backup: {report.backup}")
+    if report.vacuum is not None:
+        click.echo(_vacuum_line(report.vacuum, dry_run))
     if md is not None and md.problem:
         click.echo(f"warning: MEMORY.md left as it is: {md.problem}", err=True)
     elif md is not None:
@@ -85,21 +92,48 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
+def _vacuum_line(v: nightly.Vacuum, dry_run: bool) -> str:
+    share = f"{v.free_pages:,} of {v.pages:,} pages free ({v.free_pages / max(v.pages, 1):.0%})"
+    if not v.vacuumed:
+        return f"vacuum: {share}, under lifecycle.vacuum_free_share ({v.threshold:.0%}): not run"
+    verb = "would give back" if dry_run else "gave back"
+    return f"vacuum: {share}; VACUUM {verb} {v.reclaimed_bytes:,} bytes"
+
+
 def _echo_nightly_plan(report: nightly.NightlyReport) -> None:
-    """What a dry run would do: each merge, archive, move and clean, then each file's diff."""
+    """What a dry run would do, step by step: the backup, each archive, the embeddings,
+    settling, each merge, the graph, each file with its size of change, the exports,
+    each move and clean, then the diff of each Markdown file."""
+    if report.backup_before is not None:
+        click.echo(f"backup  the store, before the {report.backup_before} step")
+    for c in report.archived:
+        click.echo(f"archive {c.memory.ref} ({c.reason}): {c.memory.text}")
+    steps = report.steps
+    if embedded := steps.get("reindex", {}).get("embedded"):
+        click.echo(f"embed   {embedded} text(s) without a vector")
+    if report.settled:
+        click.echo(f"settle  {report.settled} memory(ies); {report.superseded} supersede(s)")
     for group in report.duplicates:
         for other, score in group.merge:
             click.echo(
                 f"merge   {other.ref} into {group.keep.ref} ({score.score:.2f}): {other.text}"
             )
-    for c in report.archived:
-        click.echo(f"archive {c.memory.ref} ({c.reason}): {c.memory.text}")
+    graph = steps.get("graph", {})
+    if graph.get("read") or graph.get("logged"):
+        click.echo(f"graph   read {graph.get('read', 0)} memory(ies); log {graph.get('logged', 0)}")
+    for change in report.changes:
+        added, removed = change.size()
+        click.echo(f"write   {change.path} (+{added} -{removed} lines)")
+    for path, lines in report.appended.items():
+        if lines:
+            click.echo(f"append  {path} (+{lines} lines)")
     for path in report.notes_archived:
         click.echo(f"move    {path.name} to {path.parent}")
     for path in report.cleaned:
         click.echo(f"clean   {path}")
     for change in report.changes:
-        click.echo(change.diff(), nl=False)
+        if change.path.suffix != ".jsonl":
+            click.echo(change.diff(), nl=False)
 
 
 @main.command(name="health")

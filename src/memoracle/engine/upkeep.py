@@ -293,9 +293,9 @@ def resolve(
 def backup(st: EngineState) -> BackupInfo:
     """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
     are kept), taken before any bulk change."""
-    folder = st.settings.home / "backups"
-    info = st.store.backup(folder, now=st.clock.now())
-    prune_backups(folder, keep=BACKUPS_KEPT)
+    folder, now = st.settings.home / "backups", st.clock.now()
+    info = st.store.backup(folder, now=now)
+    prune_backups(folder, keep=BACKUPS_KEPT, now=now)  # by the engine clock, as named
     return info
 
 

@@ -160,6 +160,14 @@ def append(engine: GraphEngine) -> AppendReport:
         return _append(log_path(engine.settings), store_state(engine))[0]
 
 
+def pending(engine: GraphEngine) -> int:
+    """How many changes the next `append` would write: read only (no lock taken,
+    nothing written), for a dry run."""
+    path = log_path(engine.settings)
+    logged = _replay(path)[0] if path.is_file() else EMPTY
+    return len(diff(logged, store_state(engine)))
+
+
 def _append(path: Path, current: GraphState) -> tuple[AppendReport, GraphState]:
     """Append what takes the log to `current`; also return what it replayed to before."""
     logged, good_bytes = _replay(path) if path.is_file() else (EMPTY, 0)

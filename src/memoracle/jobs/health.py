@@ -264,21 +264,24 @@ def _memories(engine: Engine, checks: _Checks) -> dict[str, int | float | None]:
     by_status = dict.fromkeys(STATUSES, 0)
     for (status, _kind), n in engine.store.memories.counts().items():
         by_status[status] = by_status.get(status, 0) + n
-    active = by_status["active"]
+    # Guardrails and pinned memories are never archived to hold the cap: not counted.
+    capped = engine.store.memories.count_capped()
     max_facts = engine.settings.lifecycle.max_facts
     ratio = engine.settings.health.facts_warn_ratio
-    if active > ratio * max_facts:
+    if capped > ratio * max_facts:
         checks.warn(
             "facts_near_limit",
-            f"{active:,} active memories, over {ratio:.0%} of lifecycle.max_facts "
-            f"({max_facts:,}). Run `memoracle archive --apply` to move the faded and "
-            "surplus ones to the cold tier, or raise lifecycle.max_facts.",
+            f"{capped:,} active memories (guardrails and pinned ones aside), over "
+            f"{ratio:.0%} of lifecycle.max_facts ({max_facts:,}). Run `memoracle archive "
+            "--apply` to move the faded and surplus ones to the cold tier, or raise "
+            "lifecycle.max_facts.",
         )
     return {
         "total": sum(by_status.values()),
         **by_status,
+        "capped": capped,
         "max_facts": max_facts,
-        "percent_of_max": round(100 * active / max_facts, 1) if max_facts > 0 else None,
+        "percent_of_max": round(100 * capped / max_facts, 1) if max_facts > 0 else None,
     }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from memoracle.jobs.checkpoint import CheckpointReport
 from memoracle.jobs.doctor import Finding
 from memoracle.jobs.graph_log import CompactReport
-from memoracle.jobs.nightly import NightlyReport
+from memoracle.jobs.nightly import FileChange, NightlyReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport
 from memoracle.serialize.records import envelope, memory
@@ -118,9 +118,11 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
     return envelope(
         dry_run=report.dry_run,
         backup=str(report.backup) if report.backup else None,
+        backup_before=report.backup_before,
         steps=report.steps,
         merged=report.merged,
         settled=report.settled,
+        superseded=report.superseded,
         archived=[
             {"id": c.memory.ref, "reason": c.reason, "score": c.score} for c in report.archived
         ],
@@ -132,6 +134,7 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
         cleaned=[str(p) for p in report.cleaned],
         snapshot=str(report.snapshot) if report.snapshot else None,
         exports=[str(p) for p in report.exports],
+        appended={str(p): n for p, n in report.appended.items()},
         memory_md=None
         if md is None
         else {
@@ -144,10 +147,17 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
             "changed": md.changed,
             "problem": md.problem,
         },
-        changes=[{"path": str(c.path), "diff": c.diff()} for c in report.changes],
+        changes=[_change(c) for c in report.changes],
+        vacuum=None if report.vacuum is None else asdict(report.vacuum),
         problems=report.problems,
         seconds=report.seconds,
     )
+
+
+def _change(change: FileChange) -> dict[str, Any]:
+    added, removed = change.size()
+    diff = None if change.path.suffix == ".jsonl" else change.diff()
+    return {"path": str(change.path), "added": added, "removed": removed, "diff": diff}
 
 
 def doctor_report(status: str, findings: Sequence[Finding]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -31,11 +32,31 @@ __all__ = [
     "ArchivedMemory",
     "AuditEntry",
     "BackupInfo",
+    "FreeSpace",
     "Store",
     "View",
     "prune_backups",
     "require_fts5",
 ]
+
+
+@dataclass(frozen=True)
+class FreeSpace:
+    """The database file's pages, and how many of them are free (SQLite's freelist:
+    pages left by deleted rows and merged index segments, kept for reuse; only VACUUM
+    gives them back to the disk)."""
+
+    pages: int
+    free_pages: int
+    page_size: int
+
+    @property
+    def share(self) -> float:
+        return self.free_pages / self.pages if self.pages else 0.0
+
+    @property
+    def free_bytes(self) -> int:
+        return self.free_pages * self.page_size
 
 
 class Store:
@@ -81,15 +102,16 @@ class Store:
 
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo:
         """A verified copy of the committed database in `folder`, named for `now`
-        (`memoracle-20261202T143000Z.db`); see `backup.backup`. Call it outside a write
-        transaction: what that transaction has not committed is not in the copy."""
+        (`memoracle-20261202T143000Z.db`, `…Z-2.db` for a second one that second); see
+        `backup.backup`. Call it outside a write transaction: what that transaction has
+        not committed is not in the copy."""
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(
                 f"{folder}: could not create the backup folder ({exc.strerror or exc})."
             ) from None
-        return backups.backup(self.path, folder / backups.backup_name(now))
+        return backups.backup(self.path, backups.free_name(folder, now))
 
     def quick_check(self, limit: int = 5) -> list[str]:
         """SQLite's `PRAGMA quick_check` (read-only): ["ok"], or up to `limit` problems.
@@ -106,6 +128,38 @@ class Store:
         except sqlite3.DatabaseError as exc:  # raised while the rows are read
             raise StoreError(f"{self.path}: cannot be checked ({exc}).") from None
         return [str(r[0]) for r in rows]
+
+    def free_space(self) -> FreeSpace:
+        """The file's page count and free pages (`PRAGMA page_count`, `freelist_count`)."""
+
+        def pragma(name: str) -> int:
+            return int(self._db.execute(f"PRAGMA {name}").fetchone()[0])
+
+        return FreeSpace(pragma("page_count"), pragma("freelist_count"), pragma("page_size"))
+
+    def vacuum(self) -> int:
+        """Rewrite the database without its free pages (`VACUUM`) and return the bytes the
+        file shrank by. The WAL is checkpointed before and after, so the sizes compared
+        are the file's own and the space is back on the disk when this returns. Call it
+        outside a transaction; other connections may read meanwhile and wait to write.
+        SQLite needs room for a second copy of the database while it runs: a full disk
+        is a `StoreError` and the database is left as it was."""
+        self._checkpoint()
+        before = self.path.stat().st_size
+        self._db.execute("VACUUM")
+        self._checkpoint()
+        return max(0, before - self.path.stat().st_size)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the file and truncate it (`wal_checkpoint(TRUNCATE)`); a
+        reader that holds an old snapshot only makes it partial."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def copy_to(self, dest: Path) -> None:
+        """A plain copy of the committed database at `dest` (SQLite's backup API, page by
+        page, so free pages and layout are as here), unverified: a scratch copy to work
+        on, not a backup."""
+        backups.copy(self.path, dest)
 
     def size_bytes(self) -> int:
         total = 0

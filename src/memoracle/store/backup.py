@@ -26,7 +26,7 @@ from memoracle.store.db import BUSY_TIMEOUT_MS
 
 # The tables whose row counts must match between the database and its copy.
 COUNTED = ("memories", "episodes", "audit", "archive")
-NAME = re.compile(r"^memoracle-\d{8}T\d{6}Z\.db$")
+NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,29 @@ class BackupInfo:
     seconds: float
 
 
-def backup_name(now: datetime) -> str:
-    """`memoracle-20261202T143000Z.db`: names sort in time order."""
-    return f"memoracle-{as_utc(now):%Y%m%dT%H%M%SZ}.db"
+def backup_name(now: datetime, n: int = 1) -> str:
+    """`memoracle-20261202T143000Z.db` (the `n`th taken that second: `…Z-2.db`). The time
+    is the engine clock's, so a run at `--now 2023-05-08` names its backup for that day."""
+    return f"memoracle-{as_utc(now):%Y%m%dT%H%M%SZ}{'' if n == 1 else f'-{n}'}.db"
+
+
+def free_name(folder: Path, now: datetime) -> Path:
+    """A backup path in `folder` named for `now` that no backup has yet: a second backup
+    in the same second (two runs at one `--now`) never replaces the first."""
+    n = 1
+    while (folder / backup_name(now, n)).exists():
+        n += 1
+    return folder / backup_name(now, n)
+
+
+def taken_at(name: str) -> tuple[datetime, int] | None:
+    """When the backup named `name` was taken and its number in that second, or None
+    for a file not named like a backup."""
+    match = NAME.match(name)
+    if match is None:
+        return None
+    at = datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    return at, int(match.group(2) or 1)
 
 
 def backup(source: Path, dest: Path) -> BackupInfo:
@@ -81,31 +101,50 @@ def backup(source: Path, dest: Path) -> BackupInfo:
     )
 
 
-def newest_backup(folder: Path) -> datetime | None:
-    """When the newest backup in `folder` was taken (from its name), or None."""
-    if not folder.is_dir():
-        return None
-    names = sorted((p.name for p in folder.iterdir() if NAME.match(p.name)), reverse=True)
-    if not names:
-        return None
-    return datetime.strptime(names[0], "memoracle-%Y%m%dT%H%M%SZ.db").replace(tzinfo=UTC)
-
-
-def prune_backups(folder: Path, *, keep: int) -> list[Path]:
-    """Delete all but the newest `keep` backups in `folder` (by name, which is by time);
-    return the deleted paths. Files not named like a backup are never touched."""
-    if keep < 1:
-        raise InvalidInput(f"keep must be at least 1 (got {keep}): the newest backup stays.")
+def _found(folder: Path, now: datetime | None) -> list[tuple[tuple[datetime, int], Path]]:
+    """The backups in `folder` taken at or before `now` (all when None), newest first."""
     if not folder.is_dir():
         return []
-    found = sorted((p for p in folder.iterdir() if NAME.match(p.name)), reverse=True)
-    removed = found[keep:]
+    found = [(at, p) for p in folder.iterdir() if (at := taken_at(p.name)) is not None]
+    if now is not None:
+        found = [(at, p) for at, p in found if at[0] <= as_utc(now)]
+    return sorted(found, reverse=True)
+
+
+def newest_backup(folder: Path, *, now: datetime | None = None) -> datetime | None:
+    """When the newest backup in `folder` was taken (from its name), or None. With `now`
+    (the engine clock), only backups taken at or before it count: a run replayed at an
+    earlier `--now` does not take a backup named for a later day as recent."""
+    found = _found(folder, now)
+    return found[0][0][0] if found else None
+
+
+def prune_backups(folder: Path, *, keep: int, now: datetime | None = None) -> list[Path]:
+    """Delete all but the newest `keep` backups in `folder` (by the time in their names);
+    return the deleted paths. With `now` (the engine clock), only backups taken at or
+    before it are rotated: the one just taken is always kept, and backups named for a
+    later time (a run at another `--now`) are left alone. Files not named like a backup
+    are never touched."""
+    if keep < 1:
+        raise InvalidInput(f"keep must be at least 1 (got {keep}): the newest backup stays.")
+    removed = [path for _, path in _found(folder, now)[keep:]]
     for path in removed:
         try:
             path.unlink()
         except OSError as exc:
             raise StoreError(f"{path}: could not delete an old backup ({exc.strerror}).") from None
     return removed
+
+
+def copy(source: Path, dest: Path) -> None:
+    """Copy the committed database at `source` to `dest` (replaced), unverified: a
+    scratch copy. StoreError names the file when it cannot be written."""
+    try:
+        _remove(dest)
+        _copy(source, dest)
+    except (sqlite3.Error, OSError) as exc:
+        _remove(dest)
+        raise StoreError(f"{dest}: could not copy {source} ({exc}).") from None
 
 
 def _copy(source: Path, partial: Path) -> dict[str, int]:

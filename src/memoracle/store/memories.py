@@ -20,6 +20,9 @@ _COLUMNS = (
 )
 
 LIVE = ("active", "disputed")
+# Kinds never archived to hold `lifecycle.max_facts`, nor counted against it (pinned
+# memories neither): the archive's policy and health's count read this one set.
+CAP_EXEMPT_KINDS = frozenset({"guardrail"})
 
 
 def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Memory:
@@ -373,6 +376,17 @@ class Memories:
             (*params, limit),
         ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def count_capped(self) -> int:
+        """Active memories that count against `lifecycle.max_facts`: not pinned, not of
+        a kind in `CAP_EXEMPT_KINDS` — the ones the nightly archive may cut to the cap."""
+        marks = ",".join("?" * len(CAP_EXEMPT_KINDS))
+        row = self._db.execute(
+            "SELECT count(*) FROM memories WHERE status = 'active' AND pinned = 0"
+            f" AND kind NOT IN ({marks})",
+            tuple(sorted(CAP_EXEMPT_KINDS)),
+        ).fetchone()
+        return int(row[0])
 
     def counts(self, view: View | None = None) -> dict[tuple[str, str], int]:
         """(status, kind) -> number of memories (that `view`'s requester may see)."""

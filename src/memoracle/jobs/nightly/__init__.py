@@ -4,12 +4,13 @@
 the cold tier's policy (`archive`), MEMORY.md's block (`memory_md`), the daily notes and
 cleaning (`notes`), and the other views — snapshot, JSONL exports, topic and entity files
 (`exports`). What it leaves to others: the formulas (`lifecycle.scoring`), the text of the
-block and the notes (`render`), storage and backups (`store`), the doors (`cli`).
+block and the notes (`render`), storage, backups and VACUUM (`store`), the doors (`cli`).
 """
 
 from memoracle.jobs.nightly.archive import (
     ArchiveCandidate,
     archive,
+    counts_against_cap,
     memory_changed_at,
     plan_archive,
 )
@@ -31,7 +32,7 @@ from memoracle.jobs.nightly.notes import (
     archive_daily_notes,
     clean_old_files,
 )
-from memoracle.jobs.nightly.runner import STEPS, NightlyReport, run_nightly
+from memoracle.jobs.nightly.runner import STEPS, NightlyReport, Vacuum, run_nightly
 
 __all__ = [
     "STEPS",
@@ -39,10 +40,12 @@ __all__ = [
     "FileChange",
     "MemoryMdReport",
     "NightlyReport",
+    "Vacuum",
     "append_daily_notes",
     "archive",
     "archive_daily_notes",
     "clean_old_files",
+    "counts_against_cap",
     "export_archived",
     "export_jsonl",
     "hot_topics",

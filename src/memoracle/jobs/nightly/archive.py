@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from memoracle.engine import Engine
 from memoracle.lifecycle.scoring import activation, rank
+from memoracle.store.memories import CAP_EXEMPT_KINDS
 from memoracle.types import Memory
 
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
@@ -31,7 +32,7 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     life, decay = engine.settings.lifecycle, engine.settings.decay
     old_enough = now - timedelta(days=min(min_age_days, CENTURY_DAYS))
     chosen: dict[int, ArchiveCandidate] = {}
-    active = [m for m in engine.all_memories("active") if not m.pinned and m.kind != "guardrail"]
+    active = [m for m in engine.all_memories("active") if counts_against_cap(m)]
     for memory in active:
         if memory.expires_at is not None and memory.expires_at <= now:
             chosen[memory.id] = ArchiveCandidate(memory, "expired", None)
@@ -53,9 +54,19 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     return sorted(chosen.values(), key=lambda c: c.memory.id)
 
 
-def archive(engine: Engine, candidates: Iterable[ArchiveCandidate], *, actor: str) -> int:
-    """Move `candidates` to the cold tier and append them to HOME/archive/YYYY-MM-DD.jsonl;
-    the caller has taken a backup. Returns how many moved."""
+def counts_against_cap(memory: Memory) -> bool:
+    """Whether `memory` may be archived to hold `lifecycle.max_facts`, and so counts
+    against it: not pinned, not a guardrail (`store.memories.count_capped` counts the
+    same ones, for health)."""
+    return not memory.pinned and memory.kind not in CAP_EXEMPT_KINDS
+
+
+def archive(
+    engine: Engine, candidates: Iterable[ArchiveCandidate], *, actor: str, log: bool = True
+) -> int:
+    """Move `candidates` to the cold tier and append them to HOME/archive/YYYY-MM-DD.jsonl
+    (not with `log=False`: a dry run's scratch store); the caller has taken a backup.
+    Returns how many moved."""
     chosen = list(candidates)
     if not chosen:
         return 0
@@ -64,6 +75,8 @@ def archive(engine: Engine, candidates: Iterable[ArchiveCandidate], *, actor: st
         moved = engine.store.archive.move(
             [(c.memory.id, c.reason, c.score) for c in chosen], now=now, actor=actor
         )
+    if not log:
+        return moved
     folder = engine.settings.home / "archive"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{now.astimezone(engine.zone):%Y-%m-%d}.jsonl", "a", encoding="utf-8") as f:

@@ -36,21 +36,28 @@ TOPIC_MEMORIES = 50  # memories listed in a topic file, newest first
 
 
 def write_snapshot(
-    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    preview: list[FileChange] | None = None,
+    block: str | None = None,
 ) -> Path:
     """`SESSION-START.md` in the workspace folder: memoracle's MEMORY.md block, today's
     and yesterday's notes and the week's hot topics, cut to `render.snapshot_bytes`
     (8 KB) — what an agent reads first in a new session. (Not BOOTSTRAP.md: that is
-    OpenClaw's first-run file.)"""
+    OpenClaw's first-run file.) `block` is the block just rendered (by default, the
+    last one written), and a note changed in `preview` is read as changed: so a dry
+    run, which writes neither, shows the snapshot the real run writes."""
     files = engine.settings.files_dir
     today = engine.clock.now().astimezone(engine.zone).date()
     parts: list[str] = [f"# Session start — {today:%Y-%m-%d}"]
-    block = read_text(engine.settings.home / LAST_BLOCK)
+    if block is None:
+        block = read_text(engine.settings.home / LAST_BLOCK)
     if block:
         parts.append(block.strip())
     for day in (today, today - timedelta(days=1)):
         try:
-            note = read_text(files / NOTES_DIR / f"{day:%Y-%m-%d}.md")
+            note = _as_changed(files / NOTES_DIR / f"{day:%Y-%m-%d}.md", preview)
         except WorkspaceError as exc:  # the snapshot goes without it
             log.warning("%s", exc)
             continue
@@ -61,11 +68,30 @@ def write_snapshot(
         parts.append("## Hot topics (7 days)\n" + "\n".join(f"- {t} ({n})" for t, n in topics))
     text = _cut("\n\n".join(parts) + "\n", engine.settings.render.snapshot_bytes)
     path = files / SNAPSHOT_FILE
+    _write(path, text, dry_run=dry_run, preview=preview)
+    return path
+
+
+def _as_changed(path: Path, preview: list[FileChange] | None) -> str | None:
+    """`path`'s text after the changes in `preview`, else as it is on disk."""
+    for change in reversed(preview or ()):
+        if change.path == path:
+            return change.after
+    return read_text(path)
+
+
+def _write(path: Path, text: str, *, dry_run: bool, preview: list[FileChange] | None) -> None:
+    """Write `path` whole (not in a dry run); when its text changes, say so in `preview`.
+    A file that cannot be read counts as all new."""
+    if preview is not None:
+        try:
+            before = read_text(path)
+        except WorkspaceError:
+            before = None
+        if before != text:
+            preview.append(FileChange(path, before, text))
     if not dry_run:
         write_atomically(path, text)
-    elif preview is not None and (before := read_text(path)) != text:
-        preview.append(FileChange(path, before, text))
-    return path
 
 
 def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[str, int]]:
@@ -79,11 +105,19 @@ def hot_topics(engine: Engine, *, days: int = 7, top: int = 10) -> list[tuple[st
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
 
 
-def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
+def export_jsonl(
+    engine: Engine,
+    *,
+    dry_run: bool = False,
+    preview: list[FileChange] | None = None,
+    appended: dict[Path, int] | None = None,
+) -> list[Path]:
     """`knowledge-graph/facts.jsonl` (live memories), `entities.jsonl` and
     `relations.jsonl` (the graph, each with how many live memories state it), rewritten
     whole each night, and `archived-facts.jsonl` (the cold tier, `export_archived`), one
-    JSON object a line: views of the store for tools that read JSONL."""
+    JSON object a line: views of the store for tools that read JSONL. Files whose text
+    changes go to `preview`, and the lines `archived-facts.jsonl` gains to `appended`
+    (written or, in a dry run, not)."""
     folder = engine.settings.files_dir / "knowledge-graph"
     facts = [
         json.dumps(records.memory(m), ensure_ascii=False, sort_keys=True)
@@ -102,22 +136,22 @@ def export_jsonl(engine: Engine, *, dry_run: bool = False) -> list[Path]:
     ):
         path = folder / name
         written.append(path)
-        if not dry_run:
-            write_atomically(path, "".join(line + "\n" for line in lines))
-    written.append(export_archived(engine, dry_run=dry_run))
+        _write(path, "".join(line + "\n" for line in lines), dry_run=dry_run, preview=preview)
+    written.append(export_archived(engine, dry_run=dry_run, appended=appended))
     return written
 
 
-def export_archived(engine: Engine, *, dry_run: bool = False) -> Path:
+def export_archived(
+    engine: Engine, *, dry_run: bool = False, appended: dict[Path, int] | None = None
+) -> Path:
     """`knowledge-graph/archived-facts.jsonl`: the cold tier, one memory a line, in the
     order they were archived. The cold tier only grows, night after night, so the file
     is appended with what was archived since the last export, when it is as that export
     left it (the same size, and no memory up to its last line restored since);
     otherwise it is written whole again. Each export is recorded (runs:
-    `export:archived`, with its lines, bytes and last memory id)."""
+    `export:archived`, with its lines, bytes and last memory id). The lines written (in
+    a dry run: that would be) are added to `appended` under the path."""
     path = engine.settings.files_dir / "knowledge-graph" / "archived-facts.jsonl"
-    if dry_run:
-        return path
     archive = engine.store.archive
     last = engine.store.runs.latest("export:archived", status="ok")
     done = {} if last is None else last.counts
@@ -130,6 +164,10 @@ def export_archived(engine: Engine, *, dry_run: bool = False) -> Path:
     )
     if not appending:
         lines, newest = 0, None
+    if dry_run:
+        if appended is not None:
+            appended[path] = archive.count() - lines  # the cold tier only grows
+        return path
     written = 0
 
     def fresh_lines() -> Iterator[str]:
@@ -143,6 +181,8 @@ def export_archived(engine: Engine, *, dry_run: bool = False) -> Path:
         _append(path, fresh_lines())
     else:
         write_atomically(path, fresh_lines())
+    if appended is not None:
+        appended[path] = written
     engine.record_run(
         "export:archived",
         {
@@ -230,16 +270,14 @@ def write_topic_files(
             ),
         ]
         text = "\n".join(lines) + "\n"
-        path = engine.settings.files_dir / relative
-        if not dry_run:
-            write_atomically(path, text)
-        elif preview is not None and (before := read_text(path)) != text:
-            preview.append(FileChange(path, before, text))
+        _write(engine.settings.files_dir / relative, text, dry_run=dry_run, preview=preview)
         pointers.append((entity.name, relative))
     return pointers
 
 
-def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
+def write_entities_md(
+    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+) -> Path:
     """`reference/entities.md`: the knowledge graph's entities by type, each with the
     names it was seen under, how many memories name it and its relations; rewritten
     whole each night (a view: edit the memories, not this file)."""
@@ -259,6 +297,5 @@ def write_entities_md(engine: Engine, *, dry_run: bool = False) -> Path:
     for type_ in sorted(by_type):
         parts.append(f"## {type_}\n" + "\n".join(by_type[type_]))
     path = engine.settings.files_dir / "reference" / "entities.md"
-    if not dry_run:
-        write_atomically(path, "\n\n".join(parts) + "\n")
+    _write(path, "\n\n".join(parts) + "\n", dry_run=dry_run, preview=preview)
     return path

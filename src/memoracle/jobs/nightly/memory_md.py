@@ -5,6 +5,7 @@ the block is kept byte for byte."""
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +29,19 @@ from memoracle.workspace import (
 
 @dataclass(frozen=True)
 class FileChange:
-    """A file a dry run would write: its text now (None: it does not exist) and after."""
+    """A file the nightly run writes (or a dry run would) with another text: its text
+    before (None: it did not exist) and after."""
 
     path: Path
     before: str | None
     after: str
+
+    def size(self) -> tuple[int, int]:
+        """(lines added, lines removed): the diff's size, counted without the diff (a
+        JSONL export of 10,000 lines is compared in a blink, not line-aligned)."""
+        before = Counter((self.before or "").splitlines())
+        after = Counter(self.after.splitlines())
+        return sum((after - before).values()), sum((before - after).values())
 
     def diff(self) -> str:
         """The change as a unified diff."""
@@ -56,6 +65,7 @@ class MemoryMdReport:
     chars: int
     changed: bool
     problem: str | None = None  # why the file was left as it was (broken markers)
+    block: str | None = None  # the block rendered (None when the file was left as it was)
 
 
 def render_memory_md(
@@ -64,13 +74,18 @@ def render_memory_md(
     dry_run: bool = False,
     preview: list[FileChange] | None = None,
     pointers: Sequence[tuple[str, str]] = (),
+    apply_edits: bool | None = None,
 ) -> MemoryMdReport:
     """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
     become user-stated memories, deleted lines forgets), then rewrite the block from the
     store: guardrails and every memory scoring `PROMOTE_AT` or more, within
     `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
     byte. `pointers` ((title, path) pairs) fill its Topics section. With `dry_run`,
-    nothing is written or changed; the change is added to `preview`."""
+    no file is written, and the person's edits are only reported unless `apply_edits`
+    (a dry run's scratch store: the block is then the one the real run writes). A
+    change to the file is added to `preview`, written or not."""
+    if apply_edits is None:
+        apply_edits = not dry_run
     path = engine.settings.files_dir / MEMORY_FILE
     last_path = engine.settings.home / LAST_BLOCK
     current = read_text(path)
@@ -83,7 +98,7 @@ def render_memory_md(
     except BlockError as exc:  # a person broke a marker: their file stays as it is
         return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=f"{path}: {exc}")
     if edits is not None:
-        if not dry_run:
+        if apply_edits:
             refused: list[str] = []
             for text, kind in zip(edits.added, edits.added_kinds, strict=True):
                 try:
@@ -130,7 +145,7 @@ def render_memory_md(
         if changed:
             write_atomically(path, merged)
         write_atomically(last_path, block)
-    elif changed and preview is not None:
+    if changed and preview is not None:
         preview.append(FileChange(path, current, merged))
     return MemoryMdReport(
         path,
@@ -140,6 +155,7 @@ def render_memory_md(
         block.count("\n"),
         len(block),
         changed,
+        block=block,
     )
 
 

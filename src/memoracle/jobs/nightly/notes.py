@@ -43,7 +43,7 @@ def append_daily_notes(
     of them since (a note is a log of what was learned that day; only forgotten ones are
     left out), so a night that runs late writes the same notes. Notes are only ever
     appended to, and a memory already in its note is not written again. Returns
-    the notes that grew (with `dry_run`: would grow, the changes added to `preview`).
+    the notes that grew (with `dry_run`: would grow), each change added to `preview`.
     A note that cannot be read or written is left as it is and named in the
     `WorkspaceError` raised once every other note is written."""
     since = engine.clock.now() - timedelta(days=days)
@@ -63,7 +63,7 @@ def append_daily_notes(
                 if updated != (existing or ""):
                     if not dry_run:
                         write_atomically(path, updated)
-                    elif preview is not None:
+                    if preview is not None:
                         preview.append(FileChange(path, existing, updated))
                     grown.append(path)
         except WorkspaceError as exc:  # this note is left as it is; the others are written

@@ -5,15 +5,17 @@ equals running once."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from memoracle.engine import Engine
-from memoracle.errors import InvalidInput, WorkspaceError
+from memoracle.errors import InvalidInput, StoreError, WorkspaceError
 from memoracle.files import pid_lock
 from memoracle.jobs import graph_log, health
 from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
@@ -31,6 +33,7 @@ from memoracle.jobs.nightly.notes import (
     archive_daily_notes,
     clean_old_files,
 )
+from memoracle.store import Store
 from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet
 from memoracle.workspace import (
@@ -44,6 +47,9 @@ class NightlyReport:
     steps: dict[str, dict[str, int]] = field(default_factory=dict)  # counts of each step run
     backup: Path | None = None  # taken before the night's first bulk change, if any
     backup_seconds: float | None = None
+    backup_before: str | None = None  # the step it was (a dry run: would be) taken before
+    superseded: int = 0  # memories settling superseded (an old value said again otherwise)
+    vacuum: Vacuum | None = None
     merged: int = 0  # near-duplicates merged into the memory kept
     duplicates: list[DuplicateSet] = field(default_factory=list)
     settled: int = 0  # memories whose slot was looked for (contradictions) for the first time
@@ -54,15 +60,29 @@ class NightlyReport:
     cleaned: list[Path] = field(default_factory=list)  # old session logs and notes packed away
     snapshot: Path | None = None
     exports: list[Path] = field(default_factory=list)
-    changes: list[FileChange] = field(default_factory=list)  # a dry run's files, as diffs
+    changes: list[FileChange] = field(default_factory=list)  # files written (or would be)
+    appended: dict[Path, int] = field(default_factory=dict)  # lines an export appends
     problems: list[str] = field(default_factory=list)  # steps that failed on a file, and why
     health: health.HealthReport | None = None
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class Vacuum:
+    """The vacuum step: the store's free pages against `lifecycle.vacuum_free_share`,
+    and what VACUUM gave back (in a dry run, to the scratch copy: the same bytes)."""
+
+    pages: int
+    free_pages: int
+    page_size: int
+    threshold: float
+    vacuumed: bool
+    reclaimed_bytes: int
+
+
 STEPS: tuple[str, ...] = (
     "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
-    "health",
+    "vacuum", "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 Archive comes first after the daily notes, so the rest of the night works on what stays
@@ -72,7 +92,8 @@ comes before dedup so every memory is compared with its vector, whenever the nig
 (a search during the day may have embedded some texts, and not others); resolve comes
 before dedup so every memory has its slots, and a text with the same words but another
 value ("tea over coffee" after "coffee over tea") supersedes the old one instead of
-being merged into it."""
+being merged into it. Vacuum comes last but for health, once the night's changes have
+left their free pages, so health.json reports the file's size after it."""
 
 
 OnStep = Callable[[str, dict[str, int], float], None]
@@ -93,9 +114,11 @@ def run_nightly(
     (entities and relations of memories never read for the knowledge graph), archive,
     render (topic files, MEMORY.md's block, the session-start snapshot, the JSONL
     exports), clean (old daily notes to memory/archive/, old session logs and year-old
-    notes packed away), health (health.json). A verified backup is taken before the
-    first step that changes `lifecycle.backup_min_changes` memories or more, or any at
-    all once the newest backup is `lifecycle.backup_every_days` old (a night's small
+    notes packed away), vacuum (the store rewritten without its free pages once they
+    are `lifecycle.vacuum_free_share` of it), health (health.json). A verified backup
+    is taken before the first step that changes `lifecycle.backup_min_changes` memories
+    or more, or any at all once the newest backup is `lifecycle.backup_every_days` old
+    (by the engine clock; a night's small
     changes are in the audit log and undone one by one: `restore`, `resolve`); each step
     is recorded in the runs table with its counts and time, and `on_step` hears of it.
     One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
@@ -103,42 +126,71 @@ def run_nightly(
     computed from the store and the clock, so a killed run is finished by the next.
     A step that cannot read or write a file (a read-only folder, a note that is not
     UTF-8) is recorded as failed, named in `problems`, and the night goes on; the next
-    run tries it again. Nothing is deleted."""
+    run tries it again. Nothing is deleted.
+
+    With `dry_run`, every step runs as it would, on a scratch copy of the store (made
+    in HOME, removed afterwards), and no file is written: the report and the counts are
+    the real run's — the merges after the archive, the files after the merges, the
+    bytes VACUUM gives back — while the store, the workspace files and the backups are
+    left exactly as they were. It costs what the run costs, plus the copy."""
     if only is not None and only not in STEPS:
         raise InvalidInput(f"Unknown nightly step {only!r}; the steps are: {', '.join(STEPS)}.")
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
-    with _nightly_lock(engine.settings.home, dry_run=dry_run):
+    with _nightly_lock(engine.settings.home, dry_run=dry_run), _working(engine, dry_run) as work:
         for step in STEPS:
             if only is not None and step != only:
                 continue
-            if step == "health" and not dry_run and only is None and not report.problems:
+            if step == "health" and only is None and not report.problems:
                 # The maintenance is done: recorded first, so health.json reports this run.
-                engine.record_run("nightly", {"milliseconds": _since(started)})
+                work.record_run("nightly", {"milliseconds": _since(started)})
             step_started = time.perf_counter()
-            run = None if dry_run else engine.start_run(f"nightly:{step}")
+            run = work.start_run(f"nightly:{step}")  # a dry run's: in the scratch copy
             try:
-                counts = _STEP[step](engine, report, dry_run, actor)
+                counts = _STEP[step](work, report, dry_run, actor)
             except WorkspaceError as exc:  # a file it could not read or write: the night goes on
                 report.problems.append(f"{step}: {exc}")
-                if run is not None:
-                    engine.finish_run(run, "failed", {}, error=str(exc))
+                work.finish_run(run, "failed", {}, error=str(exc))
                 if on_step is not None:
                     on_step(step, {"failed": 1}, time.perf_counter() - step_started)
                 continue
             except BaseException as exc:
-                if run is not None:
-                    engine.finish_run(run, "failed", {}, error=f"{type(exc).__name__}: {exc}")
+                work.finish_run(run, "failed", {}, error=f"{type(exc).__name__}: {exc}")
                 raise
             seconds = time.perf_counter() - step_started
             counts["milliseconds"] = int(seconds * 1000)
             report.steps[step] = counts
-            if run is not None:
-                engine.finish_run(run, "ok", counts)
+            work.finish_run(run, "ok", counts)
             if on_step is not None:
                 on_step(step, counts, seconds)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+ANN_NEVER = 1 << 62  # a dry run's threshold for the HNSW graph: its file is in HOME
+
+
+@contextmanager
+def _working(engine: Engine, dry_run: bool) -> Iterator[Engine]:
+    """The engine the steps work on: `engine` itself, or for a dry run an engine over a
+    scratch copy of its store (same settings and clock, no HNSW graph written), in a
+    temporary folder of HOME (the system's when HOME is read-only), removed after."""
+    if not dry_run:
+        yield engine
+        return
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=".nightly-dry-run-", dir=engine.settings.home))
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="memoracle-nightly-dry-run-"))
+    try:
+        path = folder / engine.store.path.name
+        engine.store.copy_to(path)
+        embedding = replace(engine.settings.embedding, ann_threshold=ANN_NEVER)
+        settings = replace(engine.settings, embedding=embedding)
+        with Engine(settings, Store.open(path, now=engine.clock.now()), engine.clock) as work:
+            yield work
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _since(started: float) -> int:
@@ -161,21 +213,28 @@ def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str)
     return {"notes": len(report.daily_notes)}
 
 
-def _before_changing(engine: Engine, report: NightlyReport, changes: int) -> None:
-    """Take the night's verified backup, if it has none yet, before a step changes
+def _before_changing(engine: Engine, report: NightlyReport, changes: int, step: str) -> bool:
+    """Take the night's verified backup, if it has none yet, before `step` changes
     `changes` memories: when they are `lifecycle.backup_min_changes` or more, or when
-    the newest backup is older than `lifecycle.backup_every_days`."""
-    if report.dry_run or report.backup is not None or changes == 0:
-        return
+    the newest backup (by the engine clock) is older than `lifecycle.backup_every_days`.
+    Returns whether it was taken (in a dry run: would be; nothing is copied)."""
+    if report.backup_before is not None or changes == 0:
+        return False
     life = engine.settings.lifecycle
     if changes < life.backup_min_changes:
-        newest = newest_backup(engine.settings.home / "backups")
-        if newest is not None and engine.clock.now() - newest < timedelta(
-            days=life.backup_every_days
-        ):
-            return
-    info = engine.backup()
-    report.backup, report.backup_seconds = info.path, info.seconds
+        now = engine.clock.now()
+        newest = newest_backup(engine.settings.home / "backups", now=now)
+        if newest is not None and now - newest < timedelta(days=life.backup_every_days):
+            return False
+    report.backup_before = step
+    if not report.dry_run:
+        info = engine.backup()
+        report.backup, report.backup_seconds = info.path, info.seconds
+    return True
+
+
+def _backed_up(counts: dict[str, int], took: bool) -> dict[str, int]:
+    return {**counts, "backup": 1} if took else counts
 
 
 def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -185,39 +244,39 @@ def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
     through = engine.store.memories.max_id()
     duplicates = report.duplicates = engine.duplicates(after=after)
     report.merged = sum(len(group.merge) for group in duplicates)
-    if not dry_run:
-        _before_changing(engine, report, report.merged)
-        engine.merge_duplicates(duplicates, actor=actor)
-    return {"groups": len(duplicates), "merged": report.merged, "through_id": through}
+    took = _before_changing(engine, report, report.merged, "dedup")
+    engine.merge_duplicates(duplicates, actor=actor)
+    counts = {"groups": len(duplicates), "merged": report.merged, "through_id": through}
+    return _backed_up(counts, took)
 
 
 def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    if dry_run:
-        report.settled = len(engine.store.memories.without_slot(limit=1 << 62))
-    else:
-        backlog = engine.store.memories.without_slot(
-            limit=engine.settings.lifecycle.backup_min_changes
-        )
-        _before_changing(engine, report, len(backlog))  # settling may supersede some
-        report.settled = engine.settle_unslotted(actor=actor)
-    return {"settled": report.settled}
+    backlog = engine.store.memories.without_slot(limit=engine.settings.lifecycle.backup_min_changes)
+    took = _before_changing(engine, report, len(backlog), "resolve")  # settling may supersede
+    before = _superseded(engine)
+    report.settled = engine.settle_unslotted(actor=actor)
+    report.superseded = _superseded(engine) - before
+    return _backed_up({"settled": report.settled, "superseded": report.superseded}, took)
+
+
+def _superseded(engine: Engine) -> int:
+    counts = engine.store.memories.counts()
+    return sum(n for (status, _kind), n in counts.items() if status == "superseded")
 
 
 def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     if engine.searcher.embedder is None:
         return {"embedded": 0}
-    return {"embedded": engine.index_status().missing if dry_run else engine.reindex()}
+    return {"embedded": engine.reindex()}
 
 
 def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    if dry_run:
-        return {"read": len(engine.store.graph.unread(limit=1 << 62))}
     try:
         read = engine.read_graph_backlog()
     except InvalidInput as exc:  # the ontology file: named, and the night goes on
         raise WorkspaceError(str(exc)) from None
     try:
-        logged = graph_log.append(engine).appended
+        logged = graph_log.pending(engine) if dry_run else graph_log.append(engine).appended
     except InvalidInput as exc:  # a damaged line in the graph log
         raise WorkspaceError(
             f"{exc}. Move the graph log aside: the next run writes it again from the store."
@@ -227,26 +286,32 @@ def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
 
 def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     report.archived = plan_archive(engine)
-    if not dry_run:
-        _before_changing(engine, report, len(report.archived))
-        archive(engine, report.archived, actor=actor)
-    return {"archived": len(report.archived)}
+    took = _before_changing(engine, report, len(report.archived), "archive")
+    archive(engine, report.archived, actor=actor, log=not dry_run)
+    return _backed_up({"archived": len(report.archived)}, took)
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    before = len(report.changes)
     topics = write_topic_files(engine, dry_run=dry_run, preview=report.changes)
     report.memory_md = render_memory_md(
-        engine, dry_run=dry_run, preview=report.changes, pointers=topics
+        engine, dry_run=dry_run, preview=report.changes, pointers=topics, apply_edits=True
     )
-    report.snapshot = write_snapshot(engine, dry_run=dry_run, preview=report.changes)
-    report.exports = export_jsonl(engine, dry_run=dry_run)
-    report.exports.append(write_entities_md(engine, dry_run=dry_run))
+    report.snapshot = write_snapshot(
+        engine, dry_run=dry_run, preview=report.changes, block=report.memory_md.block
+    )
+    report.exports = export_jsonl(
+        engine, dry_run=dry_run, preview=report.changes, appended=report.appended
+    )
+    report.exports.append(write_entities_md(engine, dry_run=dry_run, preview=report.changes))
     md = report.memory_md
     return {
         "added": len(md.added),
         "forgotten": len(md.forgotten),
         "lines": md.lines,
         "changed": int(md.changed),
+        "files": len(report.changes) - before,
+        "appended": sum(report.appended.values()),
     }
 
 
@@ -254,6 +319,32 @@ def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
     report.notes_archived = archive_daily_notes(engine, dry_run=dry_run)
     report.cleaned = clean_old_files(engine, dry_run=dry_run)
     return {"notes_moved": len(report.notes_archived), "cleaned": len(report.cleaned)}
+
+
+def _vacuum(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    """VACUUM once the free pages are `lifecycle.vacuum_free_share` of the file (a dry
+    run vacuums its scratch copy, which has the same pages, to say what it would give
+    back). A full VACUUM, not auto_vacuum=INCREMENTAL: docs/lifecycle.md says why."""
+    space = engine.store.free_space()
+    threshold = engine.settings.lifecycle.vacuum_free_share
+    due = space.free_pages > 0 and space.share >= threshold
+    reclaimed = 0
+    if due:
+        try:
+            reclaimed = engine.store.vacuum()
+        except StoreError as exc:  # a full disk, say: the file is as it was
+            raise WorkspaceError(
+                f"{exc} The store was not vacuumed; the next night tries again."
+            ) from None
+    report.vacuum = Vacuum(
+        space.pages, space.free_pages, space.page_size, threshold, due, reclaimed
+    )
+    return {
+        "pages": space.pages,
+        "free_pages": space.free_pages,
+        "vacuumed": int(due),
+        "reclaimed_bytes": reclaimed,
+    }
 
 
 def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -268,8 +359,8 @@ def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
     checked = passed is None and isinstance(database, dict) and database["integrity"] == "ok"
     if not dry_run:
         health.write(engine, report.health)
-        if checked:
-            engine.record_run("nightly:integrity", {})
+    if checked:
+        engine.record_run("nightly:integrity", {})
     return {
         "warnings": len(report.health.warnings),
         "status": health.exit_code(report.health),
@@ -286,6 +377,7 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
     "archive": _archive,
     "render": _render,
     "clean": _clean,
+    "vacuum": _vacuum,
     "health": _health,
 }
 
