@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time
+from memoracle.store.memories import unexpired
 from memoracle.types import STATUSES, Condition, Scope, visible_to
 
 
@@ -27,6 +28,7 @@ class View:
     scope: Scope = Scope()
     kinds: tuple[str, ...] = ()
     as_of: datetime | None = None
+    now: datetime | None = None  # the engine's clock: what expired by then is left out
 
     def memory_clause(self, alias: str = "m") -> tuple[str, list[Any]]:
         clauses, params = _scope_clauses(visible_to(self.scope), alias)
@@ -43,6 +45,7 @@ class View:
                 f" AND ({alias}.status IN ('active', 'disputed') OR {alias}.status_changed_at > ?)"
             )
             params += [db_time(self.as_of), db_time(self.as_of)]
+        clauses.append(unexpired(alias, self.as_of or self.now, params))
         return " AND ".join(clauses), params
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
