@@ -8,15 +8,22 @@ import json
 import sqlite3
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 
 from memoracle.cli import main
 from memoracle.clock import FixedClock, format_until, parse_duration, parse_until
+from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
+from memoracle.mcp_server.server import build_server
 from memoracle.store import View
+from memoracle.types import Memory
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # where conftest's `clock` starts
 DOOR = "The office door code is 4521"
@@ -264,3 +271,44 @@ def test_cli_bad_expiry_is_exit_2_and_nothing_stored(
     out = cli(home, "--now", "2026-05-01T12:00", "remember", DOOR, *args, code=2)
     assert message in out
     assert "no memories" in cli(home, "list", "--status", "all")
+
+
+# -- MCP ----------------------------------------------------------------------------------
+
+
+def test_mcp_remember_takes_ttl_or_until_checked_by_its_schema(
+    settings: Settings, clock: FixedClock
+) -> None:
+    Engine.init(settings, clock=clock)
+    server = build_server(settings=settings, clock=clock)
+
+    async def call(**arguments: Any) -> dict[str, Any]:
+        result = await server.call_tool("memory_remember", arguments)
+        assert isinstance(result, CallToolResult) and result.structured_content is not None
+        return result.structured_content
+
+    async def refused(says: str, **arguments: Any) -> None:
+        with pytest.raises(ToolError, match=says):
+            await server.call_tool("memory_remember", arguments)
+
+    async def scenario() -> None:
+        (tool,) = [t for t in await server.list_tools() if t.name == "memory_remember"]
+        properties = tool.input_schema["properties"]
+        assert "pattern" in str(properties["ttl"]) and "pattern" in str(properties["until"])
+        week = await call(text=DOOR, ttl="7d")
+        assert week["memory"]["dates"]["expires_at"] == (T0 + timedelta(days=7)).isoformat()
+        day = await call(text="The parking is closed", until="2023-05-09")
+        assert day["memory"]["dates"]["expires_at"] == "2023-05-10T00:00:00+00:00"
+        await refused("`ttl`", text="x is y", ttl="a week")
+        await refused("`until`", text="x is y", until="next friday")
+        await refused("already past", text="x is y", until="2023-05-01")
+        await refused("not both", text="x is y", ttl="1d", until="2023-06-01")
+        await refused("until: not a date", text="x is y", until="2023-02-30")
+
+    anyio.run(scenario)
+    assert len(engine_memories(settings, clock)) == 2
+
+
+def engine_memories(settings: Settings, clock: FixedClock) -> list[Memory]:
+    with Engine.open(settings, clock=clock) as engine:
+        return engine.list_memories(status=None)
