@@ -21,6 +21,7 @@ from memoracle.clock import FixedClock, format_until, parse_duration, parse_unti
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
+from memoracle.jobs import nightly
 from memoracle.mcp_server.server import build_server
 from memoracle.store import View
 from memoracle.types import Memory
@@ -312,3 +313,125 @@ def test_mcp_remember_takes_ttl_or_until_checked_by_its_schema(
 def engine_memories(settings: Settings, clock: FixedClock) -> list[Memory]:
     with Engine.open(settings, clock=clock) as engine:
         return engine.list_memories(status=None)
+
+
+# -- the nightly, MEMORY.md and the Markdown importer ------------------------------------
+
+
+def test_the_nightly_archives_expired_memories_and_counts_them(
+    engine: Engine, clock: FixedClock
+) -> None:
+    door, _ = engine.remember(DOOR, ttl=timedelta(days=1))
+    rule, _ = engine.remember(
+        "Never deploy during the freeze", kind="guardrail", ttl=timedelta(days=1)
+    )
+    lasting, _ = engine.remember("The lift is on the left", ttl=timedelta(days=30))
+    plain, _ = engine.remember("The parking is underground")
+    assert rule.pinned
+    clock.advance(days=2)
+    report = nightly.run_nightly(engine)
+    assert {(c.memory.ref, c.reason) for c in report.archived} == {
+        (door.ref, "expired"),
+        (rule.ref, "expired"),  # pinned, but its expiry was asked for
+    }
+    assert report.steps["archive"]["expired"] == 2 and report.steps["archive"]["archived"] == 2
+    for memory in (door, rule):
+        assert engine.get(memory.ref).status == "archived"
+        (entry,) = [
+            e for e in engine.audit_entries() if e.memory_id == memory.id and e.action == "archive"
+        ]
+        assert entry.detail["reason"] == "expired"
+    assert engine.get(lasting.ref).status == "active" and engine.get(plain.ref).status == "active"
+    again = nightly.run_nightly(engine)
+    assert again.archived == [] and again.steps["archive"]["expired"] == 0
+
+
+def test_memory_md_shows_the_expiry_and_a_line_added_with_one_is_remembered_with_it(
+    engine: Engine, clock: FixedClock
+) -> None:
+    door, _ = engine.remember(DOOR, kind="guardrail", ttl=timedelta(days=7))
+    day, _ = engine.remember("Never park in bay 3", kind="guardrail", expires_at=date(2023, 5, 20))
+    kept, _ = engine.remember("Never push to main", kind="guardrail")
+    nightly.run_nightly(engine)
+    path = engine.settings.files_dir / "MEMORY.md"
+    text = path.read_text()
+    assert f"- {DOOR} <!-- {door.ref} --> <!-- until 2023-05-15T13:56 -->" in text
+    assert f"- Never park in bay 3 <!-- {day.ref} --> <!-- until 2023-05-20 -->" in text
+    assert f"- Never push to main <!-- {kept.ref} -->\n" in text
+    path.write_text(
+        text.replace(
+            "## Guardrails\n",
+            "## Guardrails\n- Never use the old VPN <!-- until 2023-06-01 -->\n",
+        )
+    )
+    clock.advance(days=1)
+    report = nightly.run_nightly(engine)
+    assert report.memory_md is not None and len(report.memory_md.added) == 1
+    added = engine.get(report.memory_md.added[0])
+    assert added.text == "Never use the old VPN" and added.kind == "guardrail"
+    assert added.expires_at == datetime(2023, 6, 2, tzinfo=UTC)
+    assert f"<!-- {added.ref} --> <!-- until 2023-06-01 -->" in path.read_text()
+    clock.advance(days=7)  # the door code expired: archived, and gone from the block
+    nightly.run_nightly(engine)
+    assert door.ref not in path.read_text() and engine.get(door.ref).status == "archived"
+
+
+def test_a_line_with_an_until_that_is_no_date_leaves_memory_md_as_it_is(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.remember("Never push to main", kind="guardrail")
+    nightly.run_nightly(engine)
+    path = engine.settings.files_dir / "MEMORY.md"
+    edited = path.read_text().replace(
+        "## Guardrails\n", "## Guardrails\n- Never use the old VPN <!-- until soon -->\n"
+    )
+    path.write_text(edited)
+    clock.advance(days=1)
+    report = nightly.run_nightly(engine)
+    assert report.memory_md is not None
+    problem = report.memory_md.problem or ""
+    assert "line 3" in problem and "'soon'" in problem and "until 2026-12-11" in problem
+    assert path.read_text() == edited and len(engine.list_memories()) == 1
+
+
+def test_render_and_read_edits_are_pure_over_until(clock: FixedClock) -> None:
+    from zoneinfo import ZoneInfo
+
+    from memoracle.render.memory_md import read_edits, render_block
+
+    paris = ZoneInfo("Europe/Paris")
+    block = render_block([], zone=paris)
+    edited = block.replace(
+        "<!-- memoracle:end -->",
+        "- Call Ana <!-- until 2026-12-11 -->\n- Book the room <!-- until: 2026-12-11T09:30 -->\n"
+        "- Pay rent\n<!-- memoracle:end -->",
+    )
+    edits = read_edits(edited, block)
+    assert edits.added == ["Call Ana", "Book the room", "Pay rent"]
+    assert edits.added_until == [date(2026, 12, 11), datetime(2026, 12, 11, 9, 30), None]
+
+
+def test_the_markdown_importer_reads_an_until_comment_as_the_expiry(
+    engine: Engine, tmp_path: Path
+) -> None:
+    notes = tmp_path / "MEMORY.md"
+    notes.write_text(
+        "# Memory\n\n## Facts\n"
+        "- The office door code is 4521 <!-- until 2023-05-20 -->\n"
+        "- The lift is on the left\n  <!-- until 2023-06-01T18:00 -->\n"
+        "- The old badge works <!-- until 2023-01-01 -->\n"
+        "- The parking is underground <!-- until someday -->\n"
+        "- Ana leads the team\n"
+    )
+    report = engine.ingest([notes])
+    (warning,) = report.warnings
+    assert warning.origin.endswith("MEMORY.md:8") and "'someday'" in warning.message
+    by_text = {m.text: m.expires_at for m in engine.list_memories()}
+    assert by_text == {
+        DOOR: datetime(2023, 5, 21, tzinfo=UTC),
+        "The lift is on the left": datetime(2023, 6, 1, 18, tzinfo=UTC),
+        "The old badge works": datetime(2023, 1, 2, tzinfo=UTC),  # kept as written
+        "Ana leads the team": None,
+    }
+    assert refs(engine, "old badge") == []  # already expired: never shown
+    assert engine.ingest([notes]).memories_added == 0  # read again: nothing new

@@ -230,7 +230,8 @@ def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
     if not dry_run:
         _before_changing(engine, report, len(report.archived))
         archive(engine, report.archived, actor=actor)
-    return {"archived": len(report.archived)}
+    expired = sum(c.reason == "expired" for c in report.archived)
+    return {"archived": len(report.archived), "expired": expired}
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
