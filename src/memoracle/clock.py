@@ -6,7 +6,8 @@ Everything that ages or stamps takes a `Clock`. `FixedClock` replays a transcrip
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import re
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Protocol
 
 
@@ -68,3 +69,49 @@ def parse_instant(text: str) -> datetime:
         # overflows, and no conversation happens there.
         raise ValueError(f"{text!r} is out of range: years {FIRST_YEAR} to {LAST_YEAR} only")
     return value
+
+
+_DURATION = re.compile(r"(\d{1,9})\s*([mhdw])", re.IGNORECASE)
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse a time to live: a number and a unit, m (minutes), h, d or w ('7d', '90m',
+    '1w2d'). Raises ValueError naming the text when it is not one, or is zero."""
+    raw = text.strip()
+    parts = _DURATION.findall(raw)
+    if not raw or "".join(n + u for n, u in parts).lower() != re.sub(r"\s", "", raw).lower():
+        raise ValueError(f"not a duration: {text!r} (a number and a unit: 90m, 12h, 7d, 2w)")
+    try:
+        total = sum((timedelta(**{_UNITS[u.lower()]: int(n)}) for n, u in parts), timedelta())
+    except OverflowError:
+        raise ValueError(f"{text!r} is too long a duration") from None
+    if total <= timedelta(0):
+        raise ValueError(f"{text!r} is no time at all: give a positive duration")
+    return total
+
+
+def parse_until(text: str) -> date | datetime:
+    """Parse an end: a date ('2026-12-11': to the end of that day) or a time
+    (`parse_instant`: naive without an offset). Raises ValueError naming the text."""
+    raw = text.strip()
+    if _DAY.fullmatch(raw):
+        try:
+            day = date.fromisoformat(raw)
+        except ValueError:
+            raise ValueError(f"not a date: {text!r}") from None
+        if not FIRST_YEAR <= day.year <= LAST_YEAR:
+            raise ValueError(f"{text!r} is out of range: years {FIRST_YEAR} to {LAST_YEAR} only")
+        return day
+    return parse_instant(raw)
+
+
+def format_until(at: datetime, zone: tzinfo) -> str:
+    """`at` as `parse_until` reads it back, in `zone`: a date when it is a midnight there
+    (the day before it: kept to the end of that day), else the wall-clock time."""
+    local = at.astimezone(zone)
+    if local.time() == time():
+        return (local.date() - timedelta(days=1)).isoformat()
+    exact = local.second or local.microsecond
+    return local.replace(tzinfo=None).isoformat(timespec="seconds" if exact else "minutes")

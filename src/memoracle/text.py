@@ -48,6 +48,11 @@ def clean(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").replace("\x00", "")
 
 
+# A bullet's expiry in MEMORY.md: ``<!-- until 2026-12-11 -->`` (`clock.parse_until`
+# reads what it gives; MEMORY.md's block writes it and the Markdown importer reads it).
+UNTIL_COMMENT = re.compile(r"<!--\s*until\b:?\s*(.*?)\s*-->", re.IGNORECASE)
+
+
 def drop_comments(line: str, in_comment: bool) -> tuple[str, bool]:
     """`line` of a Markdown file without its HTML comments (``<!-- … -->``, which may
     span lines), and whether a comment is still open at its end: pass that back in with

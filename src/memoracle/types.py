@@ -112,6 +112,7 @@ class ImportedNote:
     heading: str | None = None
     kind: str | None = None
     day: date | None = None
+    until: date | datetime | None = None  # its <!-- until … --> comment (workspace zone)
 
 
 @dataclass(frozen=True)

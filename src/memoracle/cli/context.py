@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memoracle.clock import Clock, FixedClock, SystemClock, parse_instant
+from memoracle.clock import Clock, FixedClock, SystemClock, format_until, parse_instant
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import EngineError
@@ -112,9 +112,12 @@ def date_label(memory: Memory, zone: tzinfo) -> str:
 
 
 def memory_line(memory: Memory, zone: tzinfo) -> str:
-    """One memory on one line: id, kind, its date in the workspace timezone, text."""
+    """One memory on one line: id, kind, its date in the workspace timezone, text, and
+    its expiry when it has one."""
     who = f"{memory.subject}: " if memory.subject and memory.subject not in ("user",) else ""
     status = "" if memory.status == "active" else f" [{memory.status}]"
+    if memory.expires_at is not None:
+        status += f" (until {format_until(memory.expires_at, zone)})"
     when = date_label(memory, zone)
     return f"{memory.ref:>7}  {memory.kind:<10} {when:<14} {who}{memory.text}{status}"
 

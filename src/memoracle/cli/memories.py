@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
+
 import click
 
 from memoracle.cli.context import (
@@ -14,6 +16,7 @@ from memoracle.cli.context import (
     scope_options,
 )
 from memoracle.cli.main import main
+from memoracle.clock import parse_duration, parse_until
 from memoracle.serialize import records
 from memoracle.types import KINDS, STATUSES, Scope
 
@@ -92,28 +95,67 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
         click.echo(f"  from {origin}")
 
 
+def _ttl(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
+    try:
+        return None if value is None else parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _until(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
+    try:
+        return None if value is None else parse_until(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @main.command()
 @home_option
 @click.argument("text")
 @click.option(
     "--kind", type=click.Choice(KINDS), help="Kind (default: inferred by the rules, else fact)."
 )
+@click.option(
+    "--ttl",
+    metavar="DURATION",
+    callback=_ttl,
+    help="Expire it after this long: a number and a unit, m h d w (90m, 12h, 7d, 2w).",
+)
+@click.option(
+    "--until",
+    metavar="DATE",
+    callback=_until,
+    help="Expire it after this date (to the end of that day) or at this time "
+    "(2026-12-11, 2026-12-11T18:00; workspace timezone unless it has an offset).",
+)
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def remember(
     text: str,
     kind: str | None,
+    ttl: timedelta | None,
+    until: date | datetime | None,
     scope: Scope,
     as_json: bool,
 ) -> None:
     """Store TEXT as a memory, as written (secrets redacted).
 
+    With --ttl or --until it expires: from that moment search and recall leave it out,
+    and the nightly run archives it (reason "expired"). Remembering it again sets the
+    expiry anew (none: kept for good). An expiry already past is refused (exit 2).
+
     \b
-    Example:
+    Examples:
       memoracle remember "The staging server is staging.internal:8443" --kind fact
+      memoracle remember "The door code this week is 4521" --ttl 7d
+      memoracle remember "Alice is on leave" --until 2026-12-11
     """
+    if ttl is not None and until is not None:
+        fail("Give --ttl or --until, not both.", 2)
     with engine_errors(), current().engine() as engine:
-        memory, inserted = engine.remember(text, kind=kind, scope=scope)
+        with engine_errors(2):
+            engine.expiry(expires_at=until, ttl=ttl)  # bad input: refused before any write
+        memory, inserted = engine.remember(text, kind=kind, scope=scope, expires_at=until, ttl=ttl)
         zone = engine.zone
     if as_json:
         echo_json(records.envelope(inserted=inserted, memory=records.memory(memory)))

@@ -10,7 +10,7 @@ share (`state`). SQL is `store`'s, rules `capture`'s, formulas `lifecycle`'s.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
@@ -266,10 +266,27 @@ class Engine(EngineState):
         scope: Scope | None = None,
         source: str = "manual",
         actor: str = "cli",
+        expires_at: datetime | date | None = None,
+        ttl: timedelta | None = None,
     ) -> tuple[Memory, bool]:
         """Store `text` as a memory as it is (secrets redacted). Returns (memory, inserted);
-        an exact duplicate is bumped instead."""
-        return memories.remember(self, text, kind=kind, scope=scope, source=source, actor=actor)
+        an exact duplicate is bumped instead. With `ttl` (a timedelta from now) or
+        `expires_at` (a time, or a date: to the end of that day; without an offset in
+        `workspace.timezone`) it expires then: search and recall leave it out from that
+        moment and the nightly archives it. Remembering a live memory again sets its
+        expiry to this call's (none: kept for good). An expiry already past, or both
+        given, is `InvalidInput`."""
+        return memories.remember(
+            self, text, kind=kind, scope=scope, source=source, actor=actor,
+            expires_at=expires_at, ttl=ttl,
+        )  # fmt: skip
+
+    def expiry(
+        self, *, expires_at: datetime | date | None = None, ttl: timedelta | None = None
+    ) -> datetime | None:
+        """The UTC instant `remember` would give as the expiry for these arguments (None:
+        never), checked as `remember` checks them: a door can refuse bad input first."""
+        return memories.expiry_of(self, self.clock.now(), expires_at=expires_at, ttl=ttl)
 
     def forget(self, ref: str | int, *, actor: str = "cli", reason: str = "") -> Memory:
         """Mark one memory forgotten (a status change with an audit entry, never a delete)."""

@@ -5,14 +5,14 @@ MEMORY.md and daily notes as stated memories, each run recorded with its counts.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from pathlib import Path
 
 from memoracle import ingest as readers
 from memoracle.capture.injection import classify
 from memoracle.capture.pipeline import prepare
-from memoracle.engine import write
+from memoracle.engine import memories, write
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -236,12 +236,14 @@ def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | No
         datetime.combine(note.day, time(), tzinfo=st.zone).astimezone(UTC) if note.day else now
     )
     details = {"heading": note.heading} if note.heading else {}
+    # Kept as written, even when already past: the nightly archives it as expired.
+    expiry = memories.expiry_of(st, now, expires_at=note.until, past_ok=True)
     verdict = classify(text)
     if verdict.level != "clean":
         held = write.hold(st, 
             text, level=verdict.level, reasons=verdict.reasons, kind=note.kind,
             source="import", observed_at=observed, scope=scope, actor="import", now=now,
-            origin=note.origin,
+            origin=note.origin, expires_at=expiry,
         )  # fmt: skip
         raise WriteHeld(write.held_message(held), held.ref)
     new = write.stated(
@@ -253,4 +255,5 @@ def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | No
         scope=scope,
         details=details,
     )
+    new = replace(new, expires_at=expiry)
     return write.store_memory(st, new, now=now, actor="import", origin=note.origin)[1]

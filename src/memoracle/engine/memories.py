@@ -6,10 +6,12 @@ write audit (`held_writes`, `confirm_held`, `reject_held`, `audit_entries`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
 
 from memoracle.capture.injection import classify
 from memoracle.capture.pipeline import prepare
+from memoracle.clock import LAST_YEAR
 from memoracle.engine import write
 from memoracle.engine.scope import can_see, fill_scope, view_for
 from memoracle.engine.state import EngineState, parse_ref
@@ -61,6 +63,7 @@ def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list
                 held.text, kind=held.kind, source=held.source,
                 observed_at=held.observed_at, scope=held.scope,
             )  # fmt: skip
+            new = replace(new, expires_at=held.expires_at)
             ids = [write.store_memory(st, new, now=now, actor=actor, origin=held.origin)[0]]
     return st.store.memories.get_many(ids)
 
@@ -137,28 +140,96 @@ def remember(
     scope: Scope | None = None,
     source: str = "manual",
     actor: str = "cli",
+    expires_at: datetime | date | None = None,
+    ttl: timedelta | None = None,
 ) -> tuple[Memory, bool]:
-    """Store `text` as a memory as it is (secrets redacted). Returns (memory, inserted);
-    an exact duplicate is bumped instead."""
+    """`Engine.remember` (its docstring says what callers get)."""
     said = prepare(text).text.strip()
     if not said:
         raise InvalidInput("Nothing to remember: the text is empty.")
     write.check_size(st, Turn(role="user", text=said), origin="remember")
     now = st.clock.now()
+    expiry = expiry_of(st, now, expires_at=expires_at, ttl=ttl)
     new = write.stated(
         st, said, kind=kind, source=source, observed_at=now, scope=fill_scope(st.settings, scope)
     )
+    new = replace(new, expires_at=expiry)
     verdict = classify(said, lang=new.lang)
     if verdict.level != "clean":
         with st.store.transaction():
             held = write.hold(st, 
                 said, level=verdict.level, reasons=verdict.reasons, kind=kind,
                 source=source, observed_at=now, scope=new.scope, actor=actor, now=now,
+                expires_at=expiry,
             )  # fmt: skip
         raise WriteHeld(write.held_message(held), held.ref)
     with st.store.transaction():
         memory_id, inserted = write.store_memory(st, new, now=now, actor=actor)
+        if not inserted:
+            _renew(st, memory_id, expiry, now=now, actor=actor)
     return st.memory(memory_id), inserted
+
+
+def expiry_of(
+    st: EngineState,
+    now: datetime,
+    *,
+    expires_at: datetime | date | None = None,
+    ttl: timedelta | None = None,
+    past_ok: bool = False,
+) -> datetime | None:
+    """The UTC instant a memory expires: `now` + `ttl`, or `expires_at` — a date is kept
+    to the end of that day, a time without an offset is a wall-clock time, both in
+    `workspace.timezone`. None when neither is given (it never expires). An instant not
+    after `now` is `InvalidInput` unless `past_ok` (an imported note, kept as written)."""
+    if expires_at is not None and ttl is not None:
+        raise InvalidInput("Give a time to live (--ttl) or an end (--until), not both.")
+    try:
+        if ttl is not None:
+            if ttl <= timedelta(0):
+                raise InvalidInput(f"A time to live must be positive, not {ttl}.")
+            at = now + ttl
+        elif isinstance(expires_at, datetime):
+            at = st.local_time(expires_at).astimezone(UTC)
+        elif expires_at is not None:
+            at = datetime.combine(expires_at + timedelta(days=1), time(), tzinfo=st.zone)
+            at = at.astimezone(UTC)
+        else:
+            return None
+    except OverflowError:
+        at = datetime.max.replace(tzinfo=UTC)
+    if at.year > LAST_YEAR:
+        raise InvalidInput(
+            f"The expiry is too far away ({ttl or expires_at}): years up to {LAST_YEAR} only."
+        )
+    if at <= now and not past_ok:
+        raise InvalidInput(
+            f"The expiry {at.astimezone(st.zone).isoformat()} is already past (now "
+            f"{now.astimezone(st.zone).isoformat()}): a memory must outlive the moment "
+            "it is stored. Give a later time."
+        )
+    return at
+
+
+def _renew(
+    st: EngineState, memory_id: int, expiry: datetime | None, *, now: datetime, actor: str
+) -> None:
+    """A memory remembered again by hand takes the expiry asked this time: a time to
+    live, or none (said again without one, it is kept for good)."""
+    memory = st.memory(memory_id)
+    if memory.expires_at == expiry:
+        return
+    st.store.memories.set_expiry(memory_id, expiry)
+    st.store.audit.append(
+        at=now,
+        actor=actor,
+        action="expiry",
+        memory_id=memory_id,
+        detail={
+            "expires_at": None if expiry is None else expiry.isoformat(),
+            "was": None if memory.expires_at is None else memory.expires_at.isoformat(),
+        },
+    )
 
 
 def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str = "") -> Memory:

@@ -53,9 +53,11 @@ def view_for(
     scope: Scope | None,
     kinds: Sequence[str] = (),
     as_of: datetime | None = None,
+    now: datetime | None = None,
 ) -> View:
-    """What `scope` (filled) may see, as the store's `View`."""
-    return View(fill_scope(settings, scope), tuple(kinds), as_of, own_scope(settings))
+    """What `scope` (filled) may see, as the store's `View` (at `now`, when given: what
+    expired by then is left out)."""
+    return View(fill_scope(settings, scope), tuple(kinds), as_of, now, own_scope(settings))
 
 
 def can_see(settings: Settings, scope: Scope | None, item: Scope) -> bool:

@@ -93,8 +93,8 @@ def search(
     `as_of`, which returns what was active then."""
     text = _query(st, query)
     then = st.local_time(as_of) if as_of else None
-    view = view_for(st.settings, scope, kinds, then)
     now = st.clock.now()
+    view = view_for(st.settings, scope, kinds, then, now)
     searcher = st.searcher
     embedder = searcher.embedder
     stale = _model_changed(st)
@@ -137,8 +137,8 @@ def recall(
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
     settings = st.settings.recall
-    view = view_for(st.settings, scope)
     now = st.clock.now()
+    view = view_for(st.settings, scope, now=now)
     index, memories = st.store.index, st.store.memories
     guardrails = memories.get_many(index.guardrails(view))
     fresh = memories.get_many(

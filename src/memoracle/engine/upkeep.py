@@ -148,7 +148,7 @@ def dedup_query(
     said = clean(text).strip()
     if not said:
         raise InvalidInput("Nothing to compare: the text is empty.")
-    view = view_for(st.settings, scope)
+    view = view_for(st.settings, scope, now=st.clock.now())
     ids: list[int] = []
     for fts_query in fts_queries(said)[:2]:
         found = st.store.index.lexical_memories(fts_query.expression, view, limit=50)

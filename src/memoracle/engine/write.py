@@ -258,7 +258,7 @@ def store_memory(
     """Insert, or bump the exact duplicate; a new memory is then settled against
     what it may contradict (`_settle`). Returns (id, inserted)."""
     memories = st.store.memories
-    existing = memories.find_duplicate(new.content_hash, new.subject, new.scope)
+    existing = memories.find_duplicate(new.content_hash, new.subject, new.scope, now=now)
     slots: tuple[Slot, ...] = ()
     if existing is None:
         slots = slots_of(new.text, lang=new.lang, speaker=speaker)
@@ -307,7 +307,7 @@ def _near_duplicate(
     if not queries:
         return None
     found = st.store.index.lexical_memories(
-        queries[-1].expression, View(new.scope), limit=NEAR_CANDIDATES
+        queries[-1].expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
     candidates = [
@@ -399,6 +399,7 @@ def hold(
     now: datetime,
     episode_id: int | None = None,
     origin: str | None = None,
+    expires_at: datetime | None = None,
 ) -> HeldWrite:
     """Hold a write the audit flagged (the same text from the same place held before,
     and not confirmed, is that write again), with an audit entry."""
@@ -409,7 +410,7 @@ def hold(
     held_id = held.add(
         now=now, actor=actor, level=level, reasons=reasons, text=text, kind=kind,
         source=source, observed_at=observed_at, scope=scope, episode_id=episode_id,
-        origin=origin,
+        origin=origin, expires_at=expires_at,
     )  # fmt: skip
     st.store.audit.append(
         at=now,

@@ -9,7 +9,9 @@ English, Russian, French and Spanish; other headings give ``kind=None``).
 
 Skipped: memoracle's own block in MEMORY.md (between its ``<!-- memoracle:begin … -->``
 and ``<!-- memoracle:end -->`` markers: views of stored memories), HTML comments
-(OpenClaw Dreaming's ``<!-- openclaw-memory-promotion:... -->`` markers, TTL tags),
+(OpenClaw Dreaming's ``<!-- openclaw-memory-promotion:... -->`` markers), except an
+``<!-- until 2026-12-11 -->`` on a bullet, which is its expiry (`ImportedNote.until`;
+one that gives no date or time skips the bullet with a warning),
 Dreaming's trailing ``[score=... source=...]`` annotations, front matter, fenced code,
 paragraphs that are not bullets, and placeholders such as ``(none yet)``, ``TBD`` or
 ``<fact>``. A daily note's ``day`` comes from its file name.
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from memoracle.clock import parse_until
 from memoracle.ingest.callbacks import (
     LINE_FACTOR,
     OnProgress,
@@ -33,7 +36,7 @@ from memoracle.ingest.callbacks import (
     too_big,
 )
 from memoracle.ingest.jsonlines import iter_lines
-from memoracle.text import drop_comments
+from memoracle.text import UNTIL_COMMENT, drop_comments
 from memoracle.types import ImportedNote, IngestWarning
 
 # The block memoracle renders into MEMORY.md: its lines are views of stored memories.
@@ -125,6 +128,7 @@ class _Bullet:
     line: int
     indent: int
     parts: list[str] = field(default_factory=list)
+    until: str | None = None  # what its <!-- until … --> comment says
 
 
 def _read(
@@ -156,9 +160,18 @@ def _read(
             limit = f"above the {mb(max_text_bytes)} limit"
             on_warning(IngestWarning(origin, f"bullet of {mb(size)} is {limit}; skipped"))
             return None
+        try:
+            until = None if b.until is None else parse_until(b.until)
+        except ValueError as exc:
+            on_warning(
+                IngestWarning(origin, f"its until comment is not understood ({exc}); skipped")
+            )
+            return None
         heading = headings[-1][1] if headings else None
         kind = next((k for _, h in reversed(headings) if (k := heading_kind(h)) is not None), None)
-        return ImportedNote(text=text, origin=origin, heading=heading, kind=kind, day=day)
+        return ImportedNote(
+            text=text, origin=origin, heading=heading, kind=kind, day=day, until=until
+        )
 
     previous = 0
     with path.open("rb") as f:
@@ -198,8 +211,11 @@ def _read(
                 bullet = None
                 in_own_block = not _OWN_END.match(raw)
                 continue
+            said_until = None if in_comment else UNTIL_COMMENT.search(raw)
             text, in_comment = drop_comments(raw, in_comment)
             if not text.strip():
+                if said_until and bullet is not None:
+                    bullet.until = said_until.group(1)
                 continue  # only a comment (a Dreaming marker): the bullet goes on
             if m := _HEADING.match(text):
                 if (done := note(bullet)) is not None:
@@ -215,10 +231,14 @@ def _read(
                     yield done
                 bullet = _Bullet(line.number, len(m.group("indent").expandtabs(4)))
                 bullet.parts.append(_CHECKBOX.sub("", _NESTED_MARKER.sub("", m.group("text"))))
+                if said_until:
+                    bullet.until = said_until.group(1)
                 continue
             indent = len(text) - len(text.lstrip())
             if bullet is not None and indent > bullet.indent:
                 bullet.parts.append(text.strip())
+                if said_until:
+                    bullet.until = said_until.group(1)
                 continue
             if (done := note(bullet)) is not None:  # a paragraph ends the bullet
                 yield done

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from memoracle.clock import Clock, SystemClock, parse_instant
+from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
@@ -268,6 +268,22 @@ class MemoryTools:
                 "follow), event, error, pattern or insight; default: inferred from the text."
             ),
         ] = None,
+        ttl: Annotated[
+            str | None,
+            Field(
+                pattern=r"^\s*(\d{1,9}\s*[mhdwMHDW]\s*)+$",
+                description="Forget it after this long: a number and a unit, m h d w (90m, "
+                "12h, 7d, 2w). For things true only for a while; default: kept for good.",
+            ),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(
+                pattern=r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$",
+                description="Forget it after this date (2026-12-11: to the end of that day) "
+                "or at this time (2026-12-11T18:00). Give ttl or until, not both.",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Store something in long-term memory, as written. Call it when the user asks
         you to remember something, or states a durable fact, preference, decision or rule
@@ -275,11 +291,19 @@ class MemoryTools:
         later ("Alice's daughter Mia was born on 2019-04-02", not "her birthday"). Saying
         the same thing again strengthens the existing memory instead of adding a copy.
         Text that looks like an attempt to plant instructions is held for a person to
-        review and not stored."""
+        review and not stored. With `ttl` or `until` it expires then and leaves recall
+        and search ("the door code this week is 4521", ttl 7d); saying it again sets the
+        expiry anew."""
+        try:
+            life = None if ttl is None else parse_duration(ttl)
+            end = None if until is None else parse_until(until)
+        except ValueError as exc:
+            raise ToolError(f"{'ttl' if until is None else 'until'}: {exc}") from None
         with self._call() as engine:
             memory, inserted = engine.remember(
-                text, kind=kind, scope=self.scope, source="agent", actor=ACTOR
-            )
+                text, kind=kind, scope=self.scope, source="agent", actor=ACTOR,
+                expires_at=end, ttl=life,
+            )  # fmt: skip
         verb = "Remembered" if inserted else "Already known (strengthened)"
         data = records.envelope(inserted=inserted, memory=records.memory(memory))
         return _result(f"{verb}: {memory.ref} {memory.kind}: {memory.text}", data)

@@ -25,8 +25,12 @@ The block, as `render_block` returns it::
 - Each memory is one bullet, its text as stored with runs of whitespace collapsed to one
   space, tagged with its ref in a trailing HTML comment (``<!-- m_12 -->``): invisible
   when the Markdown is viewed, easy to keep when the line is edited, and dropped by the
-  Markdown importer like any comment. ``<!--`` and ``-->`` inside a memory's text are
-  written ``&lt;!--`` and ``--&gt;`` so a text can never close the tag or fake a marker.
+  Markdown importer like any comment. A memory that expires says so in a second one,
+  ``<!-- until 2026-12-11 -->`` (kept to the end of that day) or ``<!-- until
+  2026-12-11T18:00 -->``, in the workspace timezone (`clock.format_until`); a line a
+  person adds with such a comment is remembered with that expiry. ``<!--`` and ``-->``
+  inside a memory's text are written ``&lt;!--`` and ``--&gt;`` so a text can never
+  close the tag or fake a marker.
 - Sections, in this order, each only when it has lines: Guardrails (kind guardrail), Key
   facts (fact, event, error, pattern, insight, and any unknown kind), Preferences,
   Active decisions (decision), Open tasks (task), Topics (the `pointers`, untagged).
@@ -50,9 +54,12 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, tzinfo
 from typing import NamedTuple
 
+from memoracle.clock import format_until, parse_until
 from memoracle.errors import InvalidInput
+from memoracle.text import UNTIL_COMMENT
 from memoracle.types import Memory
 
 __all__ = [
@@ -124,15 +131,19 @@ class BlockEdits:
     `added`: texts of new lines (bullet, checkbox and HTML comments stripped, whitespace
     collapsed), in file order: each is a new user-stated memory. `added_kinds[i]` is the
     kind of the section `added[i]` sits under ("guardrail", "fact", "preference",
-    "decision", "task"), None outside those. `forgotten`: refs whose line was deleted or
-    whose text was changed. `edited`: (ref, new text) for each changed line, which is
-    also in `forgotten` and `added` — an edit forgets the old memory and states a new one.
+    "decision", "task"), None outside those. `added_until[i]` is the end its line gives
+    in an ``<!-- until … -->`` comment (a date, or a time without an offset: both in the
+    workspace timezone), None when it gives none. `forgotten`: refs whose line was
+    deleted or whose text was changed. `edited`: (ref, new text) for each changed line,
+    which is also in `forgotten` and `added` — an edit forgets the old memory and states
+    a new one.
     """
 
     added: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
     added_kinds: list[str | None] = field(default_factory=list)
     edited: list[tuple[str, str]] = field(default_factory=list)
+    added_until: list[date | datetime | None] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -149,9 +160,11 @@ def one_line(text: str) -> str:
     return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
 
 
-def tagged_line(ref: str, text: str) -> str:
-    """One item: ``- text <!-- m_12 -->`` (text on one line, comment delimiters escaped)."""
-    return f"- {one_line(text)} <!-- {ref} -->"
+def tagged_line(ref: str, text: str, until: str | None = None) -> str:
+    """One item: ``- text <!-- m_12 -->`` (text on one line, comment delimiters escaped),
+    and ``<!-- until 2026-12-11 -->`` after it when it expires."""
+    tail = f" <!-- until {until} -->" if until else ""
+    return f"- {one_line(text)} <!-- {ref} -->{tail}"
 
 
 def line_ending(text: str) -> str:
@@ -285,9 +298,11 @@ def render_block(
     max_lines: int = 200,
     max_chars: int = 10_000,
     pointers: Sequence[tuple[str, str]] = (),
+    zone: tzinfo = UTC,
 ) -> str:
     """The block for `memories` and topic `pointers` ((title, relative path) pairs, shown
-    in the order given), within `max_lines` lines and `max_chars` characters.
+    in the order given), within `max_lines` lines and `max_chars` characters; expiries
+    are written in `zone` (the workspace timezone).
 
     See the module docstring for the format, order and budget rules. Raises
     `InvalidInput` when the budget cannot hold even the two markers (and, if anything
@@ -295,7 +310,8 @@ def render_block(
     """
     lines_by_key: dict[str, list[str]] = {key: [] for key, _ in SECTION_TITLES}
     for m in _ordered(memories):
-        lines_by_key[_SECTION_OF_KIND.get(m.kind, "fact")].append(tagged_line(m.ref, m.text))
+        until = None if m.expires_at is None else format_until(m.expires_at, zone)
+        lines_by_key[_SECTION_OF_KIND.get(m.kind, "fact")].append(tagged_line(m.ref, m.text, until))
     for title, path in pointers:
         if target := one_line(path):
             lines_by_key["topic"].append(f"- {one_line(title) or target} → {target}")
@@ -391,6 +407,7 @@ class _Item(NamedTuple):
     ref: str | None
     text: str
     kind: str | None
+    until: date | datetime | None = None
 
 
 def _items(text: str, span: _Span) -> list[_Item]:
@@ -413,8 +430,25 @@ def _items(text: str, span: _Span) -> list[_Item]:
         if tag is None and not plain:
             continue
         number = span.begin.number + line.number - 1
-        found.append(_Item(number, tag.group(1) if tag else None, plain, kind))
+        until = _until(content, number)
+        found.append(_Item(number, tag.group(1) if tag else None, plain, kind, until))
     return found
+
+
+def _until(content: str, number: int) -> date | datetime | None:
+    """The end an ``<!-- until … -->`` comment on line `number` gives, if it has one."""
+    m = UNTIL_COMMENT.search(content)
+    if m is None:
+        return None
+    try:
+        return parse_until(m.group(1))
+    except ValueError as exc:
+        raise BlockError(
+            f"MEMORY.md line {number}: the until comment is not understood ({exc}). Write "
+            "<!-- until 2026-12-11 --> (kept to the end of that day) or "
+            "<!-- until 2026-12-11T18:00 -->.",
+            number,
+        ) from None
 
 
 def read_edits(current_file: str, last_rendered_block: str) -> BlockEdits:
@@ -496,4 +530,5 @@ def read_edits(current_file: str, last_rendered_block: str) -> BlockEdits:
         forgotten=forgotten,
         added_kinds=[item.kind for item in new],
         edited=edited,
+        added_until=[item.until for item in new],
     )

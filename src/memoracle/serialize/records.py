@@ -222,6 +222,7 @@ def held(h: HeldWrite) -> dict[str, Any]:
         "decision": h.decision,
         "decided_at": _time(h.decided_at),
         "decided_by": h.decided_by,
+        "expires_at": _time(h.expires_at),
     }
 
 

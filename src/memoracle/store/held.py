@@ -23,7 +23,7 @@ from memoracle.types import Scope
 DECISIONS = ("confirm", "reject")
 _FIELDS = (
     "id, held_at, actor, level, reasons, text, kind, source, observed_at, agent_id, user_id,"
-    " chat_id, visibility, episode_id, origin, decision, decided_at, decided_by"
+    " chat_id, visibility, episode_id, origin, decision, decided_at, decided_by, expires_at"
 )
 
 
@@ -44,6 +44,7 @@ class HeldWrite:
     decision: str | None  # None while it waits; "confirm" | "reject"
     decided_at: datetime | None
     decided_by: str | None
+    expires_at: datetime | None = None  # the time to live asked for (remember --ttl)
 
     @property
     def ref(self) -> str:
@@ -52,7 +53,7 @@ class HeldWrite:
 
 def _held(row: Any) -> HeldWrite:
     (id_, held_at, actor, level, reasons, text, kind, source, observed, agent, user, chat,
-     vis, episode_id, origin, decision, decided_at, decided_by) = row  # fmt: skip
+     vis, episode_id, origin, decision, decided_at, decided_by, expires_at) = row  # fmt: skip
     return HeldWrite(
         id=int(id_),
         held_at=from_db_time(held_at),
@@ -69,6 +70,7 @@ def _held(row: Any) -> HeldWrite:
         decision=decision,
         decided_at=None if decided_at is None else from_db_time(decided_at),
         decided_by=decided_by,
+        expires_at=None if expires_at is None else from_db_time(expires_at),
     )
 
 
@@ -90,16 +92,17 @@ class Held:
         scope: Scope,
         episode_id: int | None = None,
         origin: str | None = None,
+        expires_at: datetime | None = None,
     ) -> int:
         """Hold a write; returns its id."""
         cursor = self._db.execute(
             "INSERT INTO held (held_at, actor, level, reasons, text, kind, source, observed_at,"
-            " agent_id, user_id, chat_id, visibility, episode_id, origin)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " agent_id, user_id, chat_id, visibility, episode_id, origin, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 db_time(now), actor, level, json.dumps(list(reasons)), text, kind, source,
                 db_time(observed_at), scope.agent, scope.user, scope.chat, scope.visibility,
-                episode_id, origin,
+                episode_id, origin, db_time(expires_at),
             ),
         )  # fmt: skip
         return int(cursor.lastrowid or 0)

@@ -16,6 +16,17 @@ from memoracle.store.db import Database, db_time
 from memoracle.types import STATUSES, Condition, Scope, visible_to
 
 
+def unexpired(alias: str, at: datetime | None, params: list[Any]) -> str:
+    """The SQL condition "`alias`'s memory has not expired at `at`" (its time to live,
+    `expires_at`, is unset or later), its parameter appended to `params`; "1" when `at`
+    is None. Search and recall add it to their live-memory clause, so an item leaves
+    them the moment the engine's clock passes its expiry, before any nightly run."""
+    if at is None:
+        return "1"
+    params.append(db_time(at))
+    return f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)"
+
+
 @dataclass(frozen=True)
 class View:
     """Who is asking and what they may see.
@@ -27,6 +38,7 @@ class View:
     scope: Scope = Scope()
     kinds: tuple[str, ...] = ()
     as_of: datetime | None = None
+    now: datetime | None = None  # the engine's clock: what expired by then is left out
     own: Scope = Scope()
 
     def scope_clause(self, alias: str) -> tuple[str, list[Any]]:
@@ -49,6 +61,7 @@ class View:
                 f" AND ({alias}.status IN ('active', 'disputed') OR {alias}.status_changed_at > ?)"
             )
             params += [db_time(self.as_of), db_time(self.as_of)]
+        clauses.append(unexpired(alias, self.as_of or self.now, params))
         return " AND ".join(clauses), params
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time, maybe_time
-from memoracle.store.index import View
+from memoracle.store.index import View, unexpired
 from memoracle.text import for_index, fts_terms
 from memoracle.types import Memory, NewMemory, Scope
 
@@ -122,16 +122,38 @@ class Memories:
         ).fetchone()
         return int(row[0])
 
-    def find_duplicate(self, content_hash: str, subject: str | None, scope: Scope) -> int | None:
+    def find_duplicate(
+        self, content_hash: str, subject: str | None, scope: Scope, *, now: datetime | None = None
+    ) -> int | None:
         """A live memory with the same normalised text, about the same subject, in the
-        same scope."""
+        same scope; with `now`, not one that has expired by then (a text said again after
+        its memory expired is a new memory, not a bump of one search no longer shows)."""
+        params: list[Any] = [content_hash, subject, scope.agent, scope.user, scope.chat]
+        fresh = unexpired("memories", now, params)
         row = self._db.execute(
             "SELECT id FROM memories WHERE content_hash = ? AND status IN ('active', 'disputed')"
-            " AND subject IS ? AND agent_id IS ? AND user_id IS ? AND chat_id IS ?"
+            f" AND subject IS ? AND agent_id IS ? AND user_id IS ? AND chat_id IS ? AND {fresh}"
             " ORDER BY id LIMIT 1",
-            (content_hash, subject, scope.agent, scope.user, scope.chat),
+            params,
         ).fetchone()
         return None if row is None else int(row[0])
+
+    def set_expiry(self, memory_id: int, expires_at: datetime | None) -> None:
+        """Give `memory_id` a new time to live (None: it never expires)."""
+        self._db.execute(
+            "UPDATE memories SET expires_at = ? WHERE id = ?", (db_time(expires_at), memory_id)
+        )
+
+    def expired(self, now: datetime) -> list[Memory]:
+        """Live memories whose time to live ran out by `now`, oldest expiry first (through
+        the partial index of memories with an expiry: a night looks at those only)."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM memories INDEXED BY memories_expires"
+            " WHERE expires_at IS NOT NULL AND expires_at <= ?"
+            " AND status IN ('active', 'disputed') ORDER BY expires_at, id",
+            (db_time(now),),
+        ).fetchall()
+        return self._with_provenance(rows)
 
     def bump(self, memory_id: int, *, now: datetime, boost: float) -> None:
         """Seen again: one more access, activation raised (capped at 1), last access now."""

@@ -450,6 +450,20 @@ def m010_turn_keys(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE OR IGNORE episodes SET turn_key = ? WHERE id = ?", (key, id_))
 
 
+def m011_expiry(conn: sqlite3.Connection) -> None:
+    """Time to live. `memories.expires_at` has been there since m001, but nothing set it;
+    now `remember --ttl/--until` does. A partial index over the memories that have one
+    lets the nightly find the expired without reading every live memory; and a held
+    write keeps its requested expiry, so confirming it stores what was asked."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
+        ALTER TABLE held ADD COLUMN expires_at TEXT;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -461,6 +475,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (8, "held writes", m008_held),
     (9, "child key indexes", m009_child_key_indexes),
     (10, "turn keys", m010_turn_keys),
+    (11, "expiry", m011_expiry),
 )
 LATEST = MIGRATIONS[-1][0]
 

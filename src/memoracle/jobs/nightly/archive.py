@@ -27,16 +27,20 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     """What would go to the cold tier now (docs/lifecycle.md): active memories whose activation
     fell below `lifecycle.prune_threshold` (and said at least `min_age_days` ago), the
     lowest-scored beyond `lifecycle.max_facts`, superseded ones older than the retention,
-    and expired TTL items. Guardrails and pinned memories are never archived."""
+    and live memories whose time to live ran out (`remember --ttl/--until`). Guardrails
+    and pinned memories are never archived for their score or age, only when they
+    expire: the person who gave the expiry asked for it."""
     now = engine.clock.now()
     life, decay = engine.settings.lifecycle, engine.settings.decay
     old_enough = now - timedelta(days=min(min_age_days, CENTURY_DAYS))
-    chosen: dict[int, ArchiveCandidate] = {}
-    active = [m for m in engine.all_memories("active") if counts_against_cap(m)]
+    chosen = {
+        m.id: ArchiveCandidate(m, "expired", None) for m in engine.store.memories.expired(now)
+    }
+    active = [
+        m for m in engine.all_memories("active") if counts_against_cap(m) and m.id not in chosen
+    ]
     for memory in active:
-        if memory.expires_at is not None and memory.expires_at <= now:
-            chosen[memory.id] = ArchiveCandidate(memory, "expired", None)
-        elif (
+        if (
             memory.observed_at <= old_enough
             and (a := activation(memory, now, decay)) < life.prune_threshold
         ):

@@ -77,7 +77,8 @@ def render_memory_md(
     apply_edits: bool | None = None,
 ) -> MemoryMdReport:
     """Read back what a person changed inside memoracle's block of MEMORY.md (added lines
-    become user-stated memories, deleted lines forgets), then rewrite the block from the
+    become user-stated memories, with the expiry of an ``<!-- until … -->`` comment if
+    they have one; deleted lines forgets), then rewrite the block from the
     store: guardrails and every memory scoring `PROMOTE_AT` or more, within
     `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
     byte. `pointers` ((title, path) pairs) fill its Topics section. With `dry_run`,
@@ -100,10 +101,11 @@ def render_memory_md(
     if edits is not None:
         if apply_edits:
             refused: list[str] = []
-            for text, kind in zip(edits.added, edits.added_kinds, strict=True):
+            lines = zip(edits.added, edits.added_kinds, edits.added_until, strict=True)
+            for text, kind, until in lines:
                 try:
                     memory, _ = engine.remember(
-                        text, kind=kind, source="user-stated", actor="memory-md"
+                        text, kind=kind, source="user-stated", actor="memory-md", expires_at=until
                     )
                 except InvalidInput as exc:  # too long, say: the line stays in the file
                     refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
@@ -127,10 +129,12 @@ def render_memory_md(
                 forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
         else:
             added, forgotten = list(edits.added), list(edits.forgotten)
+    now = engine.clock.now()
     chosen = [  # the owner's file: only what the owner's private context sees
         m
         for m, s in engine.score(seen_by=engine.owner)
-        if m.kind == "guardrail" or s.total >= PROMOTE_AT
+        if (m.kind == "guardrail" or s.total >= PROMOTE_AT)
+        and (m.expires_at is None or m.expires_at > now)  # expired: archived tonight
     ]
     render = engine.settings.render
     block = render_block(
@@ -138,6 +142,7 @@ def render_memory_md(
         max_lines=render.memory_md_max_lines,
         max_chars=render.memory_md_max_chars,
         pointers=pointers,
+        zone=engine.zone,
     )
     merged = merge_into(current, block)
     changed = merged != current

@@ -288,7 +288,8 @@ def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
     report.archived = plan_archive(engine)
     took = _before_changing(engine, report, len(report.archived), "archive")
     archive(engine, report.archived, actor=actor, log=not dry_run)
-    return _backed_up({"archived": len(report.archived)}, took)
+    expired = sum(c.reason == "expired" for c in report.archived)
+    return _backed_up({"archived": len(report.archived), "expired": expired}, took)
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
