@@ -9,7 +9,9 @@ from importlib import resources
 import pytest
 
 from memoracle.capture.dates import find_dates, parse_timewords
+from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
+from memoracle.types import Turn
 
 # Monday 2023-05-08 13:56 UTC; the same instant at UTC+11 is Tuesday 2023-05-09 00:56.
 ANCHOR = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -283,6 +285,28 @@ NOT_DATES = [
 ]
 
 
+# A day of the month without its month, in the forms each language says it.
+NOT_DATES += [
+    ("en", "the 17th century"),
+    ("en", "my 17th birthday"),
+    ("en", "on the 3rd floor"),
+    ("en", "the 17 of them"),
+    ("en", "a goal in the 17th."),
+    ("en", "the 17th-century church"),
+    ("ru", "17-го века"),
+    ("ru", "с 5-го этажа"),
+    ("ru", "в 17-м веке"),
+    ("fr", "J'habite dans le 17."),
+    ("fr", "le 17 rue Lafayette"),
+    ("fr", "au 17e siècle"),
+    ("es", "vivo en el 17"),
+    ("es", "el 17% de los votos"),
+    ("es", "cuesta el 17€"),
+    ("fr", "le 17.5 est sorti"),
+    ("es", "el 17 de cada mes"),
+]
+
+
 @pytest.mark.parametrize(("lang", "text"), NOT_DATES)
 def test_ordinary_words_are_not_dates(lang: str, text: str) -> None:
     assert find_dates(text, ANCHOR, lang) == []
@@ -390,6 +414,8 @@ def test_each_language_file_is_valid(lang: str) -> None:
         ('lang = "en"', 'lang = "en"\nlanguage = "English"', "language"),
         ('calendar_week = ["next"', 'calendar_week = ["nxt"', "modifiers.calendar_week"),
         ('tonight = { day = 0, part = "night" }', 'tonight = { day = 0, part = "dusk" }', "part"),
+        ("ordinal = true", 'ordinal = "yes"', "day_of_month.ordinal"),
+        ('not_after = ["in"]', "", "day_of_month.not_after"),
     ],
 )
 def test_malformed_file_names_file_and_key(old: str, new: str, key: str) -> None:
@@ -402,3 +428,75 @@ def test_malformed_file_names_file_and_key(old: str, new: str, key: str) -> None
 def test_invalid_toml_names_the_file() -> None:
     with pytest.raises(InvalidInput, match=r"broken\.toml.*not valid TOML"):
         parse_timewords("lang = ", "broken.toml")
+
+
+# --- a day of the month without its month ------------------------------------------------
+
+# (lang, text, said on, mention, day): the next such day on or after the day it was said,
+# skipping months that lack it.
+DAY_OF_MONTH = [
+    ("en", "The report is due on the 17th.", "2025-11-03", "on the 17th", "2025-11-17"),
+    ("en", "The report is due on the 17th.", "2025-11-20", "on the 17th", "2025-12-17"),
+    ("en", "It's on the 31st.", "2025-01-31", "on the 31st", "2025-01-31"),
+    ("en", "Pay rent by the 31st", "2025-04-05", "the 31st", "2025-05-31"),
+    ("en", "the 29th", "2025-01-30", "the 29th", "2025-03-29"),
+    ("en", "the 29th", "2024-01-30", "the 29th", "2024-02-29"),
+    ("en", "Back on the 1st, ok?", "2025-12-31", "on the 1st", "2026-01-01"),
+    ("en", "due on 17th and not later", "2025-11-03", "on 17th", "2025-11-17"),
+    ("ru", "Отчёт нужно сдать 17-го.", "2025-11-03", "17-го", "2025-11-17"),
+    ("ru", "Сдать отчёт к 17-му числу", "2025-11-20", "17-му числу", "2025-12-17"),
+    ("ru", "Платёж 31 числа", "2025-04-05", "31 числа", "2025-05-31"),
+    ("ru", "Созвон 31-го", "2025-01-31", "31-го", "2025-01-31"),
+    ("fr", "Le rapport est à rendre le 17.", "2025-11-03", "le 17", "2025-11-17"),
+    ("fr", "Le loyer est dû le 31", "2025-04-05", "le 31", "2025-05-31"),
+    ("fr", "On se voit le 1er et on en parle.", "2025-11-20", "le 1er", "2025-12-01"),
+    ("es", "El informe vence el 17.", "2025-11-03", "el 17", "2025-11-17"),
+    ("es", "Pago el día 31", "2025-04-05", "el día 31", "2025-05-31"),
+    ("es", "Nos vemos el 17, ¿vale?", "2025-11-20", "el 17", "2025-12-17"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "said", "mention", "day"), DAY_OF_MONTH)
+def test_a_day_of_the_month_alone_is_the_next_such_day(
+    lang: str, text: str, said: str, mention: str, day: str
+) -> None:
+    [found] = find_dates(text, _at(f"{said}T10:00", UTC), lang)
+    assert (found.text, found.start, found.end, found.granularity) == (
+        mention,
+        _at(day, UTC),
+        _at(day, UTC) + timedelta(days=1),
+        "day",
+    )
+    assert found.rule == f"{lang}.day_of_month"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "start"),
+    [
+        ("en", "on the 17th at 5pm", "2023-05-17T17:00"),
+        ("ru", "17-го в 15:00", "2023-05-17T15:00"),
+        ("fr", "le 17 à 15h", "2023-05-17T15:00"),
+        ("es", "el día 17 a las 5", "2023-05-17T17:00"),
+        ("en", "Friday the 13th", "2023-10-13T00:00"),  # the next 13th that is a Friday
+    ],
+)
+def test_a_day_of_the_month_joins_a_time_or_a_weekday(lang: str, text: str, start: str) -> None:
+    [found] = find_dates(text, ANCHOR, lang)
+    assert (found.text, found.start) == (text, _at(start, UTC))
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "due"),
+    [
+        ("en", "The report is due on the 17th.", "2025-11-17"),
+        ("ru", "Отчёт нужно сдать 17-го.", "2025-11-17"),
+        ("fr", "Le rapport est à rendre le 17.", "2025-11-17"),
+        ("es", "El informe vence el 17.", "2025-11-17"),
+    ],
+)
+def test_a_task_due_on_a_day_of_the_month_gets_that_due_date(
+    engine: Engine, lang: str, text: str, due: str
+) -> None:
+    result = engine.capture([Turn("user", text, _at("2025-11-03T10:00", UTC))])
+    [task] = result.added
+    assert (task.kind, task.lang, task.due_at) == ("task", lang, _at(due, UTC))

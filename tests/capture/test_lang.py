@@ -1,4 +1,4 @@
-"""detect_language: script first, then marker words, endings and letters; "en" by default."""
+"""detect_language: words in a script, marker words, endings and letters; "en" by default."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ GOLD = Path(__file__).parent / "data" / "capture_gold.jsonl"
         ("Let's use Postgres 16 for the billing service.", "en"),
         ("Hey Mel! I went to a support group yesterday.", "en"),
         ("Вчера я ходила на концерт.", "ru"),
-        ("ok, запомни это", "ru"),  # any Cyrillic wins
+        ("ok, запомни это", "ru"),  # Cyrillic words, no English evidence
         ("Deploy упал, посмотри логи", "ru"),
         ("Je suis allée au marché ce matin.", "fr"),
         ("J'ai adopté un chat, il s'appelle Biscotte.", "fr"),

@@ -6,7 +6,10 @@ or which rule family fires) and attribution. The rules themselves are data
 whole noise turns is `noise`; secrets, dates, dedup and storage are the capture
 pipeline's, which calls `extract` after redaction and before date resolution.
 
-Per sentence, in order:
+Each sentence is read in its own language: the turn's, unless the sentence's own words
+point to another (`lang.sentence_language`: "Мой ник — Lexa. I moved to Berlin in March."
+is a Russian sentence, then an English one); a language left out of `languages` skips
+the sentence as ``language:<code>``. Then, per sentence, in order:
 
 1. longer than `MAX_SENTENCE_CHARS` (a paste, not a memory) -> skipped as ``too_long``;
 2. no letters at all ("👍", "...") -> ``smalltalk``;
@@ -39,9 +42,10 @@ Lyon") keep their candidate, with ``hedged=True`` and confidence × `HEDGE_FACTO
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import replace
 
-from memoracle.capture.lang import detect_language
+from memoracle.capture.lang import detect_language, sentence_language
 from memoracle.capture.rules import (
     ASSISTANT_KINDS,
     DIRECTIVES,
@@ -78,36 +82,51 @@ _TAG_TRAIL = " \t,;:-–—"
 
 
 def extract(
-    text: str, *, role: str, speaker: str | None = None, lang: str | None = None
+    text: str,
+    *,
+    role: str,
+    speaker: str | None = None,
+    lang: str | None = None,
+    languages: Collection[str] | None = None,
 ) -> Extraction:
     """Typed memory candidates in `text`, one at most per sentence.
 
-    `lang` forces a language ("en", "ru", "fr", "es"); by default it is detected.
-    Raises `InvalidInput` for a language with no rule file.
+    `lang` forces one language ("en", "ru", "fr", "es") on every sentence; by default
+    the turn's language is detected, then each sentence's (`sentence_language`), so an
+    English sentence in a Russian turn is read by the English rules. A sentence in a
+    language outside `languages` (when given) is skipped as ``language:<code>``.
+    `Extraction.lang` is the turn's language. Raises `InvalidInput` for a language with
+    no rule file.
     """
     ruleset = default_rules()
-    code = lang if lang is not None else detect_language(text)
-    rules = ruleset.get(code)
+    turn = ruleset.get(lang if lang is not None else detect_language(text))
     owner = speaker or role
     allowed = ASSISTANT_KINDS if role == "assistant" else None
-    outcomes: list[tuple[str, Candidate | str]] = []
-    for start, end in split_sentences(text, rules.abbreviations):
+    outcomes: list[tuple[str, Candidate | str, LanguageRules]] = []
+    spans = split_sentences(text, turn.abbreviations)
+    mixed = lang is None and len(spans) > 1  # one sentence is the turn: already read
+    for start, end in spans:
         sentence = text[start:end]
+        rules = ruleset.get(sentence_language(sentence, turn.code)) if mixed else turn
+        if languages is not None and rules.code not in languages:
+            outcomes.append((sentence, f"language:{rules.code}", rules))
+            continue
         tail = _remember_tail(sentence, rules) if allowed is None else None
         if tail is None:
-            outcomes.append((sentence, _sentence(sentence, rules, owner, allowed)))
+            outcomes.append((sentence, _sentence(sentence, rules, owner, allowed), rules))
         elif tail > 0:
             head = sentence[:tail]
             outcome = _sentence(head, rules, owner, allowed)
-            outcomes.append((head, _remembered(head, outcome, rules, owner)))
+            outcomes.append((head, _remembered(head, outcome, rules, owner), rules))
         elif outcomes:
-            before, outcome = outcomes[-1]
-            outcomes[-1] = (before, _remembered(before, outcome, rules, owner))
+            # "Remember that." points at the sentence before, read in its own language.
+            before, outcome, said_in = outcomes[-1]
+            outcomes[-1] = (before, _remembered(before, outcome, said_in, owner), said_in)
         else:
-            outcomes.append((sentence, "no_match"))
-    candidates = tuple(o for _, o in outcomes if isinstance(o, Candidate))
-    skipped = tuple(o for _, o in outcomes if isinstance(o, str))
-    return Extraction(lang=rules.code, candidates=candidates, skipped=skipped)
+            outcomes.append((sentence, "no_match", rules))
+    candidates = tuple(o for _, o, _ in outcomes if isinstance(o, Candidate))
+    skipped = tuple(o for _, o, _ in outcomes if isinstance(o, str))
+    return Extraction(lang=turn.code, candidates=candidates, skipped=skipped)
 
 
 def _remember_tail(sentence: str, rules: LanguageRules) -> int | None:
@@ -130,7 +149,9 @@ def _remembered(
         if outcome.action != "store":
             return outcome
         return replace(outcome, action="remember", rule=f"{outcome.rule}+remember.tail")
-    if outcome in ("question", "hypothetical", "too_long", "assistant"):
+    if outcome in ("question", "hypothetical", "too_long", "assistant") or outcome.startswith(
+        "language:"
+    ):
         return outcome
     content = _TRIM_CONTENT.sub("", text)
     if not content or _vague(fold_chars(content).casefold(), rules):

@@ -2,9 +2,10 @@
 
 `prepare` makes the text safe (broken characters repaired, secrets redacted) and says
 whether the turn is noise; nothing after it (episode, memory, index, turn key) ever holds
-a secret. `propose` runs the language detection, the rules and the date resolver, and is
-only called for a turn that is new. Both are pure: no store, no clock. The engine
-decides what the proposals become (dedup, insert, forget).
+a secret. `propose` runs the rules, each sentence in its own language (one in a
+language left out of `languages` yields nothing), and the date resolver in each
+candidate's language; it is only called for a turn that is new. Both are pure: no store,
+no clock. The engine decides what the proposals become (dedup, insert, forget).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from datetime import datetime
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
-from memoracle.capture.lang import detect_language
 from memoracle.capture.noise import is_noise
 from memoracle.capture.redact import redact
 from memoracle.text import clean
@@ -66,12 +66,9 @@ def propose(
     said = _CAPTION.sub("", text).strip()
     if not said:
         return Proposals("", (), ())
-    lang = detect_language(said)
-    if lang not in languages:
-        return Proposals(lang, (), (f"language:{lang}",))
-    found = extract(said, role=role, speaker=speaker, lang=lang)
+    found = extract(said, role=role, speaker=speaker, languages=languages)
     proposals = tuple(
         Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first)))
         for c in found.candidates
     )
-    return Proposals(lang, proposals, found.skipped)
+    return Proposals(found.lang, proposals, found.skipped)

@@ -3,10 +3,11 @@
 Owns the grammar of dates for capture: relative days ("yesterday", "позавчера"), shifts
 ("3 days ago", "dans deux semaines"), weekdays ("last Friday", "el viernes"), periods
 ("next week", "в прошлом месяце"), parts of day ("tonight", "ce soir"), clock times
-("tomorrow at 5") and absolute dates ("2023-05-08", "8 мая 2023", "8/5/23"). The words
-are data, one file per language in `language/rules/timewords/<lang>.toml`; this module holds the
-grammar they share and the numeric forms that need no words. Which memory a date belongs
-to is the pipeline's business; storing it is the store's.
+("tomorrow at 5"), absolute dates ("2023-05-08", "8 мая 2023", "8/5/23") and days of
+the month alone ("on the 17th"). The words are data, one file per language in
+`language/rules/timewords/<lang>.toml`; this module holds the grammar they share and the
+numeric forms that need no words. Which memory a date belongs to is the pipeline's
+business; storing it is the store's.
 
 Choices callers can rely on (relative to the anchor, in the anchor's timezone):
 
@@ -28,6 +29,11 @@ Choices callers can rely on (relative to the anchor, in the anchor's timezone):
 - "in May" / "в мае" / "en mai" with no year is May of the anchor's year, and so is
   "May 8". "last May" is the most recent May before this month, "next May" the first May
   after it. A bare year needs a preposition or a year word ("in 2021", "2021 год").
+- A day of the month without its month ("on the 17th", "17-го", "le 17", "el día 17") is
+  the next such day on or after the anchor's day, skipping months that lack it: "the
+  31st" said on 5 April is 31 May. Only the forms in [day_of_month] count, and only
+  before the end, punctuation or a listed word ("the 17th floor" is no date); "Friday
+  the 13th" is the next 13th that is a Friday.
 - Parts of day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06 (next day).
   "tonight" said before 06:00 is the night under way.
 - A bare hour 1-7 (no am/pm, no part of day, no leading zero) is in the afternoon:

@@ -7,9 +7,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from memoracle.capture.dates.resolve import _Atom, _Context, _Resolver, _Resolvers, _Rule
+from memoracle.capture.dates.resolve import (
+    _Atom,
+    _Context,
+    _midnight,
+    _next_weekday_of_month,
+    _Resolver,
+    _Resolvers,
+    _Rule,
+)
 from memoracle.capture.dates.words import (
     _DIGIT,
     _JOIN,
@@ -95,6 +103,14 @@ class _Grammar(_Resolvers):
                     self._text_date,
                 )
             )
+        specs.append(
+            (
+                f"{lang}.day_of_month",
+                self._day_alone(w, b, n, _affix_alt(w.ordinals)),
+                ("digit",),
+                self._day_of_month,
+            )
+        )
         specs += [
             (
                 f"{lang}.month_year",
@@ -209,6 +225,7 @@ class _Grammar(_Resolvers):
         self.triggers = self._triggers()
         habit = _alt(w.habitual_before)
         self._habitual = re.compile(rf"(?<!\w){habit}\s+$")
+        self._not_day = re.compile(rf"(?<!\w){_alt(w.day_of_month.not_after)}\s+$")
         # One pass finds every cue; explicit words come before the patterns so that a
         # listed word ("planned": future) is never re-read by a pattern ("-ed": past).
         patterns = {
@@ -219,6 +236,33 @@ class _Grammar(_Resolvers):
         }
         body = "|".join(f"(?P<{name}>{p})" for name, p in patterns.items())
         self._cues = re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+
+    @staticmethod
+    def _day_alone(w: TimeWords, b: str, n: str, ordinals: str) -> str:
+        """A day of the month without its month: "on the 17th", "le 17", "17-го числа".
+
+        What may come next is checked here, so that "the 17th floor", "el 17%" or
+        "le 17.5" never match: the end of the text or line, punctuation (not a unit or a
+        decimal point), an emoji, or a listed follower (with the [time] prefixes and
+        markers and the parts of day).
+        """
+        dom = w.day_of_month
+        lead = rf"(?P<lead>{_alt(dom.lead)})\s+" if dom.lead else ""
+        follow = _alt(
+            [
+                *dom.followers,
+                *w.time_prefixes,
+                *w.strong_time_prefixes,
+                *w.time_markers,
+                *w.part_words,
+                *w.part_phrases,
+            ]
+        )
+        return (
+            rf"{b}{lead}{n}(?P<d>\d{{1,2}})(?P<ord>{ordinals})?"
+            rf"(?:\s+(?P<tail>{_alt(dom.tail)}))?(?![\w-])"
+            rf"(?=\s*(?:$|\n|[.,:;](?!\d)|[^\w\s.,:;%$€£¥°/+-]|[-–—]\s)|\s+{follow}(?!\w))"
+        )
 
     @staticmethod
     def _determiners(determiners: tuple[str, ...]) -> str:
@@ -325,6 +369,12 @@ class _Grammar(_Resolvers):
                 return self._clock(a.day, b, None, span, rule, ctx)
             if a.weekday_only and b.kind == "range" and b.absolute:
                 return replace(b, span=span, rule=rule)
+            if a.weekday_only and b.month_day is not None:  # "Friday the 13th"
+                day = _next_weekday_of_month(ctx.today, b.month_day, a.day.weekday())
+                if day is None:
+                    return None
+                start, end = _midnight(day, ctx.tz), _midnight(day + timedelta(days=1), ctx.tz)
+                return _Atom(span, rule, "range", start, end, "day", day)
             return None
         if a.kind == "range" and a.day is not None and a.granularity == "part_of_day":
             return self._clock(a.day, b, a.part, span, rule, ctx) if b.kind == "time" else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Literal
 
@@ -36,6 +36,7 @@ class _Atom:
     strong: bool = False  # "at 5pm" stands alone; "at 5" needs a day next to it
     weekday_only: bool = False  # a bare "Monday": a date right after it ("Monday, May 8") wins
     absolute: bool = False  # written as a calendar date
+    month_day: int | None = None  # a day of the month said alone ("the 17th")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,35 @@ def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
+def _next_day_of_month(today: date, day: int) -> date | None:
+    """The first date on or after `today` whose day of the month is `day`, skipping the
+    months that have no such day ("the 31st" said on 5 April is 31 May)."""
+    if not 1 <= day <= 31:
+        return None
+    year, month = today.year, today.month
+    if day < today.day:
+        year, month = _add_months(year, month, 1)
+    for _ in range(12):
+        if year > date.max.year:
+            return None
+        found = _valid_date(year, month, day)
+        if found is not None:
+            return found
+        year, month = _add_months(year, month, 1)
+    return None
+
+
+def _next_weekday_of_month(today: date, day: int, weekday: int) -> date | None:
+    """The first date on or after `today` that is both the `day` of its month and a
+    `weekday` ("Friday the 13th"); None if there is none within 28 months."""
+    found = _next_day_of_month(today, day)
+    for _ in range(28):
+        if found is None or found.weekday() == weekday:
+            return found
+        found = _next_day_of_month(found + timedelta(days=1), day)
+    return None
+
+
 def _weekday_near(today: date, weekday: int, offset: int, *, calendar: bool = False) -> date:
     """offset 0: that day of this week. calendar: that day of the week `offset` weeks
     away; otherwise -1 is the latest before today and +1 the first after today."""
@@ -103,6 +133,7 @@ class _Resolvers:
 
     words: TimeWords
     _habitual: re.Pattern[str]
+    _not_day: re.Pattern[str]
     _cues: re.Pattern[str]
 
     @staticmethod
@@ -259,6 +290,17 @@ class _Resolvers:
         year = int(m["y"]) if m["y"] else ctx.today.year
         day = _valid_date(year, month, int(m["d"]))
         return None if day is None else self._day(m, rule, day, ctx, absolute=True)
+
+    def _day_of_month(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
+        if self.words.day_of_month.ordinal and not (m["ord"] or m["tail"]):
+            return None  # "the 17" is a number, "the 17th" a day
+        if self._not_day.search(ctx.folded, max(0, m.start() - 24), m.start()):
+            return None  # "in the 17th", "vivo en el 17"
+        number = int(m["d"])
+        day = _next_day_of_month(ctx.today, number)
+        if day is None:
+            return None
+        return replace(self._day(m, rule, day, ctx), month_day=number)
 
     def _month_year(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
         month = self._month_of(m, ctx)

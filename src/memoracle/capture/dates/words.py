@@ -133,6 +133,18 @@ def _plain_alt(words: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True)
+class DayOfMonth:
+    """How a day of the month is said without its month ("on the 17th", "le 17",
+    "17-го"); see en.toml's [day_of_month]. Words are in lookup form."""
+
+    lead: tuple[str, ...]
+    not_after: tuple[str, ...]
+    ordinal: bool
+    tail: tuple[str, ...]
+    followers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TimeWords:
     """One language's time vocabulary, validated. Keys of word tables are in lookup form
     (folded, lower case, hyphens as spaces); see en.toml for what each one means."""
@@ -166,6 +178,7 @@ class TimeWords:
     month_year_joiners: tuple[str, ...]
     year_suffixes: tuple[str, ...]
     month_before_day: bool
+    day_of_month: DayOfMonth
     this_part: tuple[str, ...]
     part_words: Mapping[str, str]
     part_phrases: Mapping[str, tuple[int, str]]
@@ -351,6 +364,16 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
     month_before_day = dates.flag("month_before_day")
     dates.close()
 
+    alone = top.table("day_of_month")
+    day_of_month = DayOfMonth(
+        lead=alone.words("lead"),
+        not_after=alone.words("not_after"),
+        ordinal=alone.flag("ordinal"),
+        tail=alone.words("tail"),
+        followers=alone.words("followers"),
+    )
+    alone.close()
+
     parts = top.table("parts_of_day")
     this_part = parts.words("this")
     part_words = {form: part for part in PARTS for form in parts.words(part)}
@@ -429,6 +452,7 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
         month_year_joiners=month_year,
         year_suffixes=year_suffixes,
         month_before_day=month_before_day,
+        day_of_month=day_of_month,
         this_part=this_part,
         part_words=part_words,
         part_phrases=part_phrases,
