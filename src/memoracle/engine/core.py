@@ -347,8 +347,9 @@ class Engine(EngineState):
         actor: str = "cli",
     ) -> Memory:
         """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
-        superseded — by `replacement`, stored as a user-stated memory, or else by the
-        memory that disputed it. Returns the memory as it is now."""
+        superseded — by `replacement`, stored as a user-stated memory with the kind,
+        subject, attribute and slots of the one it replaces, or else by the memory that
+        disputed it. Returns the memory as it is now."""
         return upkeep.resolve(self, ref, confirm=confirm, replacement=replacement, actor=actor)
 
     def backup(self) -> BackupInfo:
