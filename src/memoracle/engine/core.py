@@ -292,9 +292,20 @@ class Engine(EngineState):
         gets its recall boost. A shared context sees no private item and no guardrail."""
         return search.recall(self, message, budget=budget, scope=scope)
 
-    def explain(self, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
-        """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
-        return search.explain(self, ref, query=query, scope=scope)
+    def explain(
+        self,
+        ref: str,
+        *,
+        query: str,
+        scope: Scope | None = None,
+        kinds: Sequence[str] = (),
+    ) -> Explanation:
+        """Why `ref` (m_… or e_…) ranks where it does for `query` (searched as `scope`,
+        for `kinds`), signal by signal; when it is not returned, what kept it out: a
+        filter (status, scope, kind, a held turn) or the stage of the search where it
+        fell out (no lexical match, no vector yet, below the candidates scored, faded,
+        the same evidence as a better hit, ...)."""
+        return search.explain(self, ref, query=query, scope=scope, kinds=kinds)
 
     def duplicates(self, *, after: int | None = None) -> list[DuplicateSet]:
         """Near-duplicate groups among live memories (docs/lifecycle.md: Jaccard, containment,

@@ -21,8 +21,9 @@ from memoracle.ingest.callbacks import OnProgress
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
+from memoracle.recall.why import missing
 from memoracle.store import View
-from memoracle.text import clean
+from memoracle.text import clean, content_hash
 from memoracle.types import (
     Episode,
     Explanation,
@@ -32,6 +33,7 @@ from memoracle.types import (
     RecallBlock,
     RecallLine,
     Scope,
+    sees,
 )
 
 EXPLAIN_DEPTH = 200
@@ -198,28 +200,101 @@ def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | N
     return format_line(ref, f"{who}: {episode.text}", episode.at.astimezone(st.zone).date())
 
 
-def explain(st: EngineState, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
-    """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
+def explain(
+    st: EngineState,
+    ref: str,
+    *,
+    query: str,
+    scope: Scope | None = None,
+    kinds: Sequence[str] = (),
+) -> Explanation:
+    """`Engine.explain` (its docstring says what callers get)."""
     text = ref.strip().lower()
     source = "episode" if text.startswith("e") else "memory"
     item_id = parse_ref(text, "e" if source == "episode" else "m")
-    if source == "memory":
-        st.get(item_id)
-    elif st.store.episodes.get(item_id) is None:
+    item: Memory | Episode | None
+    item = st.get(item_id) if source == "memory" else st.store.episodes.get(item_id)
+    if item is None:
         raise NotFound(f"No episode 'e_{item_id}'.")
-    outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope)
+    outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope, kinds=kinds)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:
             return Explanation(hit.ref, query, rank, hit, _reasons(hit, rank, outcome.mode))
-    reasons = [
-        f"not among the first {EXPLAIN_DEPTH} hits ({outcome.mode} search)",
-        "it shares no content word with the query, is not among the nearest vectors, "
-        "is not active, is out of this scope, or is a faded weak match "
-        f"(activation under {st.settings.search.activation_threshold})",
-    ]
+    requester = fill_scope(st.settings, scope)
+    reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)"]
+    filtered = _filtered(st, item, requester, tuple(kinds))
+    if filtered:
+        reasons += filtered
+    elif outcome.trace is not None:
+        key = (source, item_id)
+        view = View(requester, tuple(kinds))
+        reasons += missing(st.searcher, outcome.trace, key, view=view, content_hash=_hash(item))
     if outcome.note:
         reasons.append(outcome.note)
     return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
+
+
+def _hash(item: Memory | Episode) -> str:
+    return item.content_hash if isinstance(item, Memory) else content_hash(item.text)
+
+
+def _filtered(
+    st: EngineState, item: Memory | Episode, requester: Scope, kinds: tuple[str, ...]
+) -> list[str]:
+    """The filters that keep `item` out of every search `requester` makes (with
+    `kinds`), each named: its status, a held turn, its scope, its kind."""
+    found: list[str] = []
+    if isinstance(item, Memory):
+        ref = item.ref
+        status = {
+            "superseded": f"superseded by m_{item.superseded_by}"
+            if item.superseded_by
+            else "superseded",
+            "disputed": f"disputed: a hedged statement put it in doubt (memoracle resolve {ref})",
+            "archived": f"archived in the cold tier (memoracle restore {ref} brings it back)",
+            "forgotten": "forgotten (kept, with an audit entry, never searched again)",
+        }
+        if item.status in status:
+            found.append(
+                f"filtered by status: {status[item.status]}; search sees active memories only"
+            )
+    else:
+        if item.kind != "message":
+            found.append(f"filtered by kind of turn: a {item.kind}; search reads messages only")
+        held = [h for h in st.store.held.list(limit=100_000) if h.episode_id == item.id]
+        for h in held:
+            if h.decision is None:
+                found.append(
+                    f"held by the write audit ({h.ref}, {h.level}): out of search until "
+                    f"memoracle audit --confirm {h.ref}"
+                )
+            elif h.decision == "reject":
+                found.append(f"held by the write audit and rejected ({h.ref}): never searched")
+    kind = item.kind if isinstance(item, Memory) else None
+    if not sees(requester, item.scope, kind):
+        if kind == "guardrail" and requester.visibility == "shared":
+            found.append("filtered by scope: a guardrail, and a shared context sees none")
+        else:
+            found.append(
+                f"filtered by scope: it belongs to {_whose(item.scope)}; this request is "
+                f"{_whose(requester)}"
+            )
+    if kind is not None and kinds and kind not in kinds:
+        found.append(
+            f"filtered by kind: it is a {kind}; the search asked for {', '.join(kinds)} only"
+        )
+    return found
+
+
+def _whose(scope: Scope) -> str:
+    """ "private, agent main, user alice": who an item is, or who asks."""
+    parts = [scope.visibility]
+    parts += [
+        f"{name} {value}"
+        for name, value in (("agent", scope.agent), ("user", scope.user), ("chat", scope.chat))
+        if value
+    ]
+    return ", ".join(parts)
 
 
 def _query(st: EngineState, query: str) -> str:
