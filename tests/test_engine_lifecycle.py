@@ -89,3 +89,47 @@ def test_speakers_and_owners_do_not_contradict_each_other(engine: Engine) -> Non
     _say(engine, "I live in Lyon.", "2", speaker="Melanie")
     engine.capture([Turn("user", "I live in Oslo.", AT, "s", "3")], scope=Scope(user="bob"))
     assert all(m.status == "active" for m in engine.list_memories(status=None))
+
+
+@pytest.mark.parametrize(
+    "replacement",
+    [
+        "Lyon",  # a bare value: no rule reads it
+        "I'm moving to Lyon.",  # alone, the rules read it as an event
+        "I might move to Lyon.",  # the very text of the event that disputed it
+        "I live in Lyon now.",
+    ],
+)
+def test_a_replacement_keeps_the_kind_and_slot_of_what_it_replaces(
+    engine: Engine, replacement: str
+) -> None:
+    _say(engine, "I live in Paris.", "1")
+    _say(engine, "I might move to Lyon.", "2")
+    paris = engine.get(_by_text(engine, "Paris"))
+    assert paris.status == "disputed"
+    gone = engine.resolve(paris.ref, confirm=False, replacement=replacement)
+    new = engine.get(gone.superseded_by or 0)
+    assert new.text == replacement and new.source == "user-stated"
+    assert (new.kind, new.layer, new.subject, new.predicate) == (
+        "fact",
+        "semantic",
+        "user",
+        "lives_in",
+    )
+    assert engine.store.memories.slot_values([new.id])[new.id] == {("user", "lives_in"): "lyon"}
+    # The slot is the old one's: saying the same value again confirms the replacement.
+    _say(engine, "I live in Lyon.", "3")
+    assert engine.get(new.ref).status == "active"
+    assert engine.get(new.ref).confidence > new.confidence
+
+
+def test_a_speakers_replacement_stays_about_the_speaker(engine: Engine) -> None:
+    _say(engine, "I live in Paris.", "1", speaker="Caroline")
+    _say(engine, "I might move to Lyon.", "2", speaker="Caroline")
+    paris = engine.get(_by_text(engine, "Paris"))
+    assert paris.status == "disputed"
+    gone = engine.resolve(paris.ref, confirm=False, replacement="Lyon")
+    new = engine.get(gone.superseded_by or 0)
+    assert (new.kind, new.subject, new.predicate) == ("fact", paris.subject, "lives_in")
+    held = engine.store.memories.slot_values([paris.id])[paris.id]
+    assert engine.store.memories.slot_values([new.id])[new.id] == {key: "lyon" for key in held}

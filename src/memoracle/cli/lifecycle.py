@@ -219,7 +219,12 @@ def pending(as_json: bool) -> None:
 @click.argument("ref")
 @click.option("--confirm", "decision", flag_value="confirm", help="It still holds: keep it.")
 @click.option("--reject", "decision", flag_value="reject", help="It no longer holds.")
-@click.option("--replacement", metavar="TEXT", help="With --reject: what holds instead.")
+@click.option(
+    "--replacement",
+    metavar="TEXT",
+    help="With --reject: what holds instead (it keeps the kind and slot of the memory "
+    "it replaces).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bool) -> None:
     """Settle a disputed memory: --confirm keeps it; --reject supersedes it by the

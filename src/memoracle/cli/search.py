@@ -112,22 +112,27 @@ def recall(
 @home_option
 @click.argument("ref")
 @click.option("--query", "-q", required=True, help="The query to explain the rank for.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="As search --kind.")
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def explain(
     ref: str,
     query: str,
+    kinds: tuple[str, ...],
     scope: Scope,
     as_json: bool,
 ) -> None:
-    """Say why a memory (m_…) or turn (e_…) ranks where it does for a query.
+    """Say why a memory (m_…) or turn (e_…) ranks where it does for a query, or what
+    kept it out: its status, scope or kind, a held turn, or the stage of the search it
+    fell out at (no lexical match, no vector yet, faded, ...).
 
     \b
     Example:
       memoracle explain m_12 --query "where does Caroline live"
+      memoracle explain m_12 --query "deploys" --kind guardrail --user alice
     """
     with engine_errors(), current().engine() as engine:
-        found = engine.explain(ref, query=query, scope=scope)
+        found = engine.explain(ref, query=query, scope=scope, kinds=kinds)
     if as_json:
         echo_json(records.explanation(found))
         return

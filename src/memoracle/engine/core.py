@@ -332,9 +332,20 @@ class Engine(EngineState):
         gets its recall boost. What `scope` may see is docs/scopes.md's rule."""
         return search.recall(self, message, budget=budget, scope=scope)
 
-    def explain(self, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
-        """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
-        return search.explain(self, ref, query=query, scope=scope)
+    def explain(
+        self,
+        ref: str,
+        *,
+        query: str,
+        scope: Scope | None = None,
+        kinds: Sequence[str] = (),
+    ) -> Explanation:
+        """Why `ref` (m_… or e_…) ranks where it does for `query` (searched as `scope`,
+        for `kinds`), signal by signal; when it is not returned, what kept it out: a
+        filter (status, scope, kind, a held turn) or the stage of the search where it
+        fell out (no lexical match, no vector yet, below the candidates scored, faded,
+        the same evidence as a better hit, ...)."""
+        return search.explain(self, ref, query=query, scope=scope, kinds=kinds)
 
     def duplicates(self, *, after: int | None = None) -> list[DuplicateSet]:
         """Near-duplicate groups among live memories (docs/lifecycle.md: Jaccard, containment,
@@ -391,8 +402,9 @@ class Engine(EngineState):
         actor: str = "cli",
     ) -> Memory:
         """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
-        superseded — by `replacement`, stored as a user-stated memory, or else by the
-        memory that disputed it. Returns the memory as it is now."""
+        superseded — by `replacement`, stored as a user-stated memory with the kind,
+        subject, attribute and slots of the one it replaces, or else by the memory that
+        disputed it. Returns the memory as it is now."""
         return upkeep.resolve(self, ref, confirm=confirm, replacement=replacement, actor=actor)
 
     def backup(self) -> BackupInfo:

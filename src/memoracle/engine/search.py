@@ -21,7 +21,8 @@ from memoracle.ingest.callbacks import OnProgress
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
-from memoracle.text import clean
+from memoracle.recall.why import missing
+from memoracle.text import clean, content_hash
 from memoracle.types import (
     Episode,
     Explanation,
@@ -197,28 +198,81 @@ def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | N
     return format_line(ref, f"{who}: {episode.text}", episode.at.astimezone(st.zone).date())
 
 
-def explain(st: EngineState, ref: str, *, query: str, scope: Scope | None = None) -> Explanation:
-    """Why `ref` (m_… or e_…) ranks where it does for `query`, signal by signal."""
+def explain(
+    st: EngineState,
+    ref: str,
+    *,
+    query: str,
+    scope: Scope | None = None,
+    kinds: Sequence[str] = (),
+) -> Explanation:
+    """`Engine.explain` (its docstring says what callers get)."""
     text = ref.strip().lower()
     source = "episode" if text.startswith("e") else "memory"
     item_id = parse_ref(text, "e" if source == "episode" else "m")
-    if source == "memory":
-        memories.get(st, item_id, scope=scope)
+    item: Memory | Episode
+    if source == "memory":  # one another may not see is "No memory", as a missing one
+        item = memories.get(st, item_id, scope=scope)
     else:
-        memories.get_episode(st, item_id, scope=scope)
-    outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope)
+        item = memories.get_episode(st, item_id, scope=scope)
+    outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope, kinds=kinds)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:
             return Explanation(hit.ref, query, rank, hit, _reasons(hit, rank, outcome.mode))
-    reasons = [
-        f"not among the first {EXPLAIN_DEPTH} hits ({outcome.mode} search)",
-        "it shares no content word with the query, is not among the nearest vectors, "
-        "is not active, is out of this scope, or is a faded weak match "
-        f"(activation under {st.settings.search.activation_threshold})",
-    ]
+    reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)"]
+    filtered = _filtered(st, item, tuple(kinds))
+    if filtered:
+        reasons += filtered
+    elif outcome.trace is not None:
+        key = (source, item_id)
+        view = view_for(st.settings, scope, kinds, now=st.clock.now())
+        reasons += missing(st.searcher, outcome.trace, key, view=view, content_hash=_hash(item))
     if outcome.note:
         reasons.append(outcome.note)
     return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
+
+
+def _hash(item: Memory | Episode) -> str:
+    return item.content_hash if isinstance(item, Memory) else content_hash(item.text)
+
+
+def _filtered(st: EngineState, item: Memory | Episode, kinds: tuple[str, ...]) -> list[str]:
+    """The filters that keep `item` out of every search with `kinds`, each named: its
+    status, a held turn, its kind. (An item out of the asker's scope never gets here:
+    `explain` says "No memory" for it, as for a missing one.)"""
+    found: list[str] = []
+    if isinstance(item, Memory):
+        ref = item.ref
+        status = {
+            "superseded": f"superseded by m_{item.superseded_by}"
+            if item.superseded_by
+            else "superseded",
+            "disputed": f"disputed: a hedged statement put it in doubt (memoracle resolve {ref})",
+            "archived": f"archived in the cold tier (memoracle restore {ref} brings it back)",
+            "forgotten": "forgotten (kept, with an audit entry, never searched again)",
+        }
+        if item.status in status:
+            found.append(
+                f"filtered by status: {status[item.status]}; search sees active memories only"
+            )
+    else:
+        if item.kind != "message":
+            found.append(f"filtered by kind of turn: a {item.kind}; search reads messages only")
+        held = [h for h in st.store.held.list(limit=100_000) if h.episode_id == item.id]
+        for h in held:
+            if h.decision is None:
+                found.append(
+                    f"held by the write audit ({h.ref}, {h.level}): out of search until "
+                    f"memoracle audit --confirm {h.ref}"
+                )
+            elif h.decision == "reject":
+                found.append(f"held by the write audit and rejected ({h.ref}): never searched")
+    kind = item.kind if isinstance(item, Memory) else None
+    if kind is not None and kinds and kind not in kinds:
+        found.append(
+            f"filtered by kind: it is a {kind}; the search asked for {', '.join(kinds)} only"
+        )
+    return found
 
 
 def _query(st: EngineState, query: str) -> str:

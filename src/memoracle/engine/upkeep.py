@@ -6,6 +6,8 @@ restores, run records and stats.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from memoracle.errors import (
 from memoracle.lifecycle import dedup, scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
-from memoracle.lifecycle.slots import slots_of
+from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
 from memoracle.recall.query import fts_queries
 from memoracle.store import View
 from memoracle.store.backup import BackupInfo, prune_backups
@@ -268,15 +270,8 @@ def resolve(
                 said = prepare(replacement).text.strip()
                 if not said:
                     raise InvalidInput("The replacement text is empty.")
-                new = write.stated(
-                    st,
-                    said,
-                    kind=memory.kind,
-                    source="user-stated",
-                    observed_at=now,
-                    scope=memory.scope,
-                )
-                new_id, _ = write.store_memory(st, new, now=now, actor=actor)
+                new, slots = _replacement(st, memory, said, now=now)
+                new_id, _ = write.store_memory(st, new, now=now, actor=actor, slots=slots)
                 by = memories.get(new_id)
             if st.memory(memory.id).status != "superseded":  # the replacement may have
                 if by is not None:
@@ -288,6 +283,45 @@ def resolve(
             at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
         )
     return st.memory(memory.id)
+
+
+def _replacement(
+    st: EngineState, memory: Memory, said: str, *, now: datetime
+) -> tuple[NewMemory, tuple[Slot, ...]]:
+    """The memory `said` makes of a rejected `memory`'s replacement, with the slots it
+    fills. It takes the old memory's place: its kind, subject and attribute (predicate),
+    whatever the rules would make of the new words alone ("Lyon" is no sentence; "I'm
+    moving to Lyon" reads as an event). Each slot the old memory filled gets the value
+    the replacement states for it, else the replacement's words as a whole; slots the
+    replacement states besides are kept too. The object is the new value when the
+    replacement states the predicate's slot, else unknown."""
+    speaker = memory.subject if memory.subject not in (None, DEFAULT_SUBJECT) else None
+    stated = {s.key: s for s in slots_of(said, speaker=speaker)}
+    held = st.store.memories.slot_values([memory.id])[memory.id]
+    slots = {
+        key: stated.get(key) or Slot(key[0], key[1], value_key(said), said=said)
+        for key in held
+        if key != (write.NO_SLOT, write.NO_SLOT)
+    }
+    slots.update({k: s for k, s in stated.items() if k not in slots})
+    value = next(
+        (s.said or s.value for (_, a), s in stated.items() if memory.predicate in (a, _base(a))),
+        None,
+    )
+    new = replace(
+        write.stated(
+            st, said, kind=memory.kind, source="user-stated", observed_at=now, scope=memory.scope
+        ),
+        subject=memory.subject,
+        predicate=memory.predicate,
+        object=value if memory.predicate else None,
+    )
+    return new, tuple(slots.values())
+
+
+def _base(attribute: str) -> str:
+    """ "prefers" of "prefers:drink" (a parametrised attribute)."""
+    return attribute.partition(":")[0]
 
 
 def backup(st: EngineState) -> BackupInfo:

@@ -254,14 +254,21 @@ def store_memory(
     episode_id: int | None = None,
     origin: str | None = None,
     speaker: str | None = None,
+    slots: Sequence[Slot] | None = None,
 ) -> tuple[int, bool]:
     """Insert, or bump the exact duplicate; a new memory is then settled against
-    what it may contradict (`_settle`). Returns (id, inserted)."""
+    what it may contradict (`_settle`). Returns (id, inserted).
+
+    `slots`, when given, are the slots the new memory fills instead of those its text
+    states, and then only a duplicate of the same kind is the same memory: a
+    replacement chosen by `resolve` keeps the kind and slot of what it replaces."""
     memories = st.store.memories
     existing = memories.find_duplicate(new.content_hash, new.subject, new.scope, now=now)
-    slots: tuple[Slot, ...] = ()
-    if existing is None:
+    if existing is not None and slots is not None and st.memory(existing).kind != new.kind:
+        existing = None
+    if existing is None and slots is None:
         slots = slots_of(new.text, lang=new.lang, speaker=speaker)
+    slots = tuple(slots or ())
     near = None if existing is not None else _near_duplicate(st, new, slots)
     if near is not None:
         existing = near[0]

@@ -54,11 +54,40 @@ class TimeWindow:
     end: datetime
 
 
+Key = tuple[str, int]  # ("memory" | "episode", id)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What one search did, stage by stage, so `explain` can say where an item fell
+    out: the FTS5 queries it ran and those it did not need, per (table, expression) the
+    id at and below which only a query's rarest words were scored (`Searcher._lexical`),
+    each list's ranks, the query vector and the similarity of the last of the nearest
+    looked up, the fused scores, the candidates scored (the best POOL * 2), the faded
+    ones dropped (their activation), the items another hit stood for (a memory and its
+    turn are one), and what was left for MMR."""
+
+    queries: tuple[FtsQuery, ...]
+    untried: tuple[FtsQuery, ...]
+    cutoffs: dict[tuple[str, str], int]
+    lexical: dict[Key, int]
+    vector: dict[Key, int]
+    graph: frozenset[Key]
+    query_vector: npt.NDArray[np.float32] | None
+    nearest_floor: float | None
+    ranked: dict[Key, float]
+    scored: tuple[Key, ...]
+    faded: dict[Key, float]
+    stood_for: dict[Key, str]
+    kept: tuple[Key, ...]
+
+
 @dataclass(frozen=True)
 class SearchOutcome:
     hits: tuple[Hit, ...]
     mode: str  # "hybrid" or "lexical"
     note: str | None = None
+    trace: Trace | None = None
 
 
 class Searcher:
@@ -196,12 +225,16 @@ class Searcher:
     ) -> SearchOutcome:
         lexical_m: list[int] = []
         lexical_e: list[int] = []
-        for fts_query in fts_queries(query):
+        tried: list[FtsQuery] = []
+        cutoffs: dict[tuple[str, str], int] = {}
+        every_query = fts_queries(query)
+        for fts_query in every_query:
+            tried.append(fts_query)
             lexical_m += [
-                i for i in self._lexical("memories", fts_query, view) if i not in lexical_m
+                i for i in self._lexical("memories", fts_query, view, cutoffs) if i not in lexical_m
             ]
             lexical_e += [
-                i for i in self._lexical("episodes", fts_query, view) if i not in lexical_e
+                i for i in self._lexical("episodes", fts_query, view, cutoffs) if i not in lexical_e
             ]
             if len(lexical_m) + len(lexical_e) >= POOL:
                 break
@@ -209,6 +242,7 @@ class Searcher:
         vector_m: list[tuple[int, float]] = []
         vector_e: list[tuple[int, float]] = []
         query_vector: npt.NDArray[np.float32] | None = None
+        floor: list[float] = []
         mode, note = "lexical", None
         if self.embedder is None:
             note = "no embedding model configured: lexical search only"
@@ -218,7 +252,7 @@ class Searcher:
                 found = self._vectors()
                 if found is not None and len(found):
                     query_vector = self.embedder.embed_query(query)
-                    vector_m, vector_e = self._nearest(found, query_vector, view)
+                    vector_m, vector_e = self._nearest(found, query_vector, view, floor)
                     mode = "hybrid"
                 if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
                     note = "some items have no vector yet: run memoracle reindex"
@@ -237,6 +271,7 @@ class Searcher:
         for key, value in by_vector.items():
             ranked[key] = ranked.get(key, 0.0) + self.settings.search.vector_weight * value
         graph_weight = self.settings.search.graph_weight
+        graph_m: list[int] = []
         if graph_weight > 0:  # entity expansion: the graph's list, fused like the others
             graph_m = self._graph_list(query, view, lexical_m, query_vector)
             by_graph = fuse.rrf([[("memory", i) for i in graph_m]], k=rrf_k)
@@ -257,6 +292,7 @@ class Searcher:
             e.id: e for e in self.store.episodes.get_many([i for s, i in top if s == "episode"])
         }
         hits: list[Hit] = []
+        faded: dict[Key, float] = {}
         for key in top:
             source, item_id = key
             memory = memories.get(item_id) if source == "memory" else None
@@ -278,12 +314,30 @@ class Searcher:
                 boost=_time_boost(memory, episode, window, when_question),
             )
             if scores is None:
+                faded[key] = self._activation(memory, now) if memory is not None else 0.0
                 continue
             hits.append(_hit(source, item_id, memory, episode, scores))
 
-        hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True))
+        stood_for: dict[Key, str] = {}
+        hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True), stood_for)
+        kept = tuple((h.source, h.id) for h in hits)
         hits = self._diversify(hits, k)
-        return SearchOutcome(tuple(self._with_provenance(hits)), mode, note)
+        trace = Trace(
+            queries=tuple(tried),
+            untried=tuple(every_query[len(tried) :]),
+            cutoffs=cutoffs,
+            lexical=lexical_rank,
+            vector=vector_rank,
+            graph=frozenset(("memory", i) for i in graph_m),
+            query_vector=query_vector,
+            nearest_floor=floor[0] if floor else None,
+            ranked=ranked,
+            scored=tuple(top),
+            faded=faded,
+            stood_for=stood_for,
+            kept=kept,
+        )
+        return SearchOutcome(tuple(self._with_provenance(hits)), mode, note, trace)
 
     def _graph_list(
         self,
@@ -314,7 +368,13 @@ class Searcher:
         }
         return sorted(ids, key=lambda i: (tier[i], -similarity[i]))[:POOL]
 
-    def _lexical(self, table: str, query: FtsQuery, view: View) -> list[int]:
+    def _lexical(
+        self,
+        table: str,
+        query: FtsQuery,
+        view: View,
+        cutoffs: dict[tuple[str, str], int] | None = None,
+    ) -> list[int]:
         """Ids in `table` matching `query`, best BM25 first, at most POOL.
 
         BM25 scores every row that matches, so words found in tens of thousands of rows
@@ -323,12 +383,15 @@ class Searcher:
         words (together in at most LEXICAL_ROWS rows), which say the most, run over all
         rows as well: a strong match to an old item stays reachable; only old items that
         share nothing but common words with the query are left to the vector search
-        (docs/retrieval.md)."""
+        (docs/retrieval.md). `cutoffs` learns, per (table, expression), the id at and
+        below which only the rarest words were scored."""
         index = self.store.index
         run = index.lexical_memories if table == "memories" else index.lexical_episodes
         since = index.newest_matches_from(table, query.expression, count=LEXICAL_ROWS)
         if since is None:
             return [i for i, _ in run(query.expression, view, limit=POOL)]
+        if cutoffs is not None:
+            cutoffs[(table, query.expression)] = since
         found = run(query.expression, view, limit=POOL, min_id=since)
         if query.any:
             counts = [index.match_count(table, t.quoted(), cap=LEXICAL_ROWS) for t in query.terms]
@@ -347,9 +410,14 @@ class Searcher:
         return sorted(best, key=best.__getitem__)[:POOL]
 
     def _nearest(
-        self, found: VectorSet, query: npt.NDArray[np.float32], view: View
+        self, found: VectorSet, query: npt.NDArray[np.float32], view: View, floor: list[float]
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The memories and turns behind the VECTOR_POOL nearest texts, at most POOL of
+        each; `floor` learns the similarity of the last text looked up when all
+        VECTOR_POOL were (an item less similar was not)."""
         nearest = found.nearest(query, VECTOR_POOL)
+        if len(nearest) == VECTOR_POOL:
+            floor.append(nearest[-1][1])
         score = dict(nearest)
         order = {h: n for n, (h, _) in enumerate(nearest)}
         hashes = list(score)
@@ -441,14 +509,17 @@ def _hit(
     )
 
 
-def _dedup_sources(hits: list[Hit]) -> list[Hit]:
-    """A memory and the turn it was said in are one piece of evidence: keep the better."""
-    seen_episodes: set[int] = set()
+def _dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
+    """A memory and the turn it was said in are one piece of evidence: keep the better
+    (`stood_for` learns which hit stands for each one left out)."""
+    seen_episodes: dict[int, str] = {}
     out: list[Hit] = []
     for hit in hits:
         episodes = set(hit.memory.episode_ids) if hit.memory else {hit.id}
-        if episodes and episodes <= seen_episodes:
+        if episodes and episodes <= seen_episodes.keys():
+            stood_for[(hit.source, hit.id)] = seen_episodes[min(episodes)]
             continue
-        seen_episodes |= episodes
+        for episode in episodes:
+            seen_episodes.setdefault(episode, hit.ref)
         out.append(hit)
     return out

@@ -1,6 +1,7 @@
 """MEMORY.md's managed block read back and rewritten (`render_memory_md`): lines a
 person added become user-stated memories, lines they deleted become forgets, text outside
-the block is kept byte for byte."""
+the block is kept byte for byte, and what a person's own bullets there already say is
+not repeated in the block."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoracle.capture.pipeline import prepare
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
 from memoracle.files import read_text, write_atomically
+from memoracle.ingest.callbacks import MAX_TEXT_BYTES, no_progress
+from memoracle.ingest.markdown import read_memory_md
 from memoracle.lifecycle.scoring import PROMOTE_AT
 from memoracle.render.memory_md import (
     BlockError,
@@ -60,7 +64,7 @@ class MemoryMdReport:
     path: Path
     added: tuple[str, ...]  # refs of memories made from lines a person added
     forgotten: tuple[str, ...]  # refs forgotten because a person deleted their line
-    memories: int  # memories offered to the block
+    memories: int  # memories offered to the block (not those a person's bullet says)
     lines: int
     chars: int
     changed: bool
@@ -81,10 +85,11 @@ def render_memory_md(
     they have one; deleted lines forgets), then rewrite the block from the
     store: guardrails and every memory scoring `PROMOTE_AT` or more, within
     `render.memory_md_max_lines` / `_max_chars`. Text outside the block is kept byte for
-    byte. `pointers` ((title, path) pairs) fill its Topics section. With `dry_run`,
-    no file is written, and the person's edits are only reported unless `apply_edits`
-    (a dry run's scratch store: the block is then the one the real run writes). A
-    change to the file is added to `preview`, written or not."""
+    byte, and a memory one of its bullets already says (imported from it, say) is left
+    out of the block: each bullet shows once. `pointers` ((title, path) pairs) fill its
+    Topics section. With `dry_run`, no file is written, and the person's edits are only
+    reported unless `apply_edits` (a dry run's scratch store: the block is then the one
+    the real run writes). A change to the file is added to `preview`, written or not."""
     if apply_edits is None:
         apply_edits = not dry_run
     path = engine.settings.files_dir / MEMORY_FILE
@@ -130,11 +135,13 @@ def render_memory_md(
         else:
             added, forgotten = list(edits.added), list(edits.forgotten)
     now = engine.clock.now()
+    theirs = _own_bullets(path) if current else set()
     chosen = [  # the owner's file: only what the owner's private context sees
         m
         for m, s in engine.score(seen_by=engine.owner)
         if (m.kind == "guardrail" or s.total >= PROMOTE_AT)
         and (m.expires_at is None or m.expires_at > now)  # expired: archived tonight
+        and _key(m.text) not in theirs
     ]
     render = engine.settings.render
     block = render_block(
@@ -166,3 +173,19 @@ def render_memory_md(
 
 def _quote(text: str, width: int = 60) -> str:
     return f"“{text[:width]}…”" if len(text) > width else f"“{text}”"
+
+
+def _own_bullets(path: Path) -> set[str]:
+    """The texts of the bullets a person wrote in MEMORY.md outside memoracle's block,
+    read by the very importer that makes memories of them (`memoracle ingest`), in the
+    form an import stores (`prepare`), compared by `_key`. A bullet the importer skips
+    (too big, not UTF-8) is no memory, so it hides nothing."""
+    notes = read_memory_md(
+        path, on_warning=lambda _: None, on_progress=no_progress, max_text_bytes=MAX_TEXT_BYTES
+    )
+    return {_key(prepare(note.text).text) for note in notes}
+
+
+def _key(text: str) -> str:
+    """What two texts must share to be one bullet: words, whitespace and case aside."""
+    return " ".join(text.split()).casefold()

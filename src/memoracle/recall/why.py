@@ -1,0 +1,120 @@
+"""Why a search did not return an item it could see: the stage where it fell out, named.
+
+`explain` asks this once the item passed the filters (status, scope, kind, held turns,
+which are the engine's to check). The search's own `Trace` says what each stage kept;
+the few probes here (the item's lexical rank over more rows, its stored vector's
+similarity) say why the item was not kept, in the search's own terms: no lexical match,
+a match beyond the rows each list keeps, no vector yet, not among the nearest, a fused
+score below the candidates scored, faded, the same evidence as a better hit, a
+near-repeat MMR left out. The doors print the sentences as they are.
+"""
+
+from __future__ import annotations
+
+from memoracle.recall import hybrid
+from memoracle.recall.hybrid import Key, Searcher, Trace
+from memoracle.recall.query import FtsQuery
+from memoracle.recall.vectors import stored_vectors
+from memoracle.store import View
+
+PROBE_ROWS = 10_000  # how deep `explain` looks for an item's own lexical rank
+
+
+def missing(
+    searcher: Searcher, trace: Trace, key: Key, *, view: View, content_hash: str
+) -> list[str]:
+    """The reasons `key` (an item `view` may see) is not among the search's hits."""
+    lexical = _lexical(searcher, trace, key, view)
+    vector = _vector(searcher, trace, key, content_hash)
+    lines = [lexical, vector]
+    if key not in trace.ranked:  # in no list: the two reasons above are the whole story
+        return ["not a candidate: in none of the lists fused (lexical, vector, graph)", *lines]
+    if key in trace.graph:
+        lines.append("proposed by the graph (a memory about an entity the query names)")
+    if key not in trace.scored:
+        order = sorted(trace.ranked, key=trace.ranked.__getitem__, reverse=True)
+        lines.append(
+            f"fused score (RRF) {trace.ranked[key]:.4f} ranks {order.index(key) + 1} of "
+            f"{len(order)} candidates; only the best {len(trace.scored)} are scored"
+        )
+    elif key in trace.faded:
+        weighting = searcher.settings.search
+        lines.append(
+            f"faded: activation {trace.faded[key]:.3f} is under the threshold "
+            f"{weighting.activation_threshold}, and the match is weak (no lexical or vector "
+            "rank near the top), so it is dropped"
+        )
+    elif key in trace.stood_for:
+        lines.append(
+            f"the same evidence as {trace.stood_for[key]}, which ranks higher: a memory and "
+            "the turn it was said in are one hit"
+        )
+    elif key in trace.kept:
+        lines.append("left out by MMR: a near-repeat of better hits, beyond the k asked for")
+    return lines
+
+
+def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
+    """Whether the item matches the query's words, and if so why no list kept it."""
+    if key in trace.lexical:
+        return f"lexical (BM25) rank {trace.lexical[key]}"
+    if not trace.queries:
+        return "no lexical match: the query has no content word to match"
+    source, item_id = key
+    table = "memories" if source == "memory" else "episodes"
+    index = searcher.store.index
+    run = index.lexical_memories if table == "memories" else index.lexical_episodes
+    for query in trace.queries:
+        found = [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]
+        if item_id not in found:
+            continue
+        since = trace.cutoffs.get((table, query.expression))
+        if since is not None and item_id <= since:
+            return (
+                f"matches {_shown(query)} only through words common in the store: they are "
+                f"scored over their {hybrid.LEXICAL_ROWS} newest matches, and this item is older"
+            )
+        return (
+            f"matches {_shown(query)} at lexical rank {found.index(item_id) + 1}, below the "
+            f"best {hybrid.POOL} each list keeps"
+        )
+    words = ", ".join(t.text for t in trace.queries[0].terms)
+    for query in trace.untried:
+        if item_id in [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]:
+            return (
+                f"matches the looser {_shown(query)}, which the search did not run: the "
+                f"stricter ones had found {hybrid.POOL} items already"
+            )
+    return f"no lexical match: it shares none of the query's content words ({words})"
+
+
+def _shown(query: FtsQuery) -> str:
+    joiner = " or " if query.any else " and "
+    return "'" + joiner.join(t.text + ("*" if t.prefix else "") for t in query.terms) + "'"
+
+
+def _vector(searcher: Searcher, trace: Trace, key: Key, content_hash: str) -> str:
+    """Whether the item has a vector, and if so how near it is to the query's."""
+    if key in trace.vector:
+        return f"vector rank {trace.vector[key]}"
+    embedder = searcher.embedder
+    if embedder is None or trace.query_vector is None:
+        return "no vector search"
+    stored = stored_vectors(searcher.store.index, embedder.model_id, embedder.dim, [content_hash])
+    if content_hash not in stored:
+        return f"no vector yet for {embedder.model_id} (memoracle reindex embeds it)"
+    similarity = float(stored[content_hash] @ trace.query_vector)
+    if similarity <= 0.0:
+        return (
+            f"cosine similarity {similarity:.3f}: no relation to the query (the vector "
+            "search keeps positive similarities only)"
+        )
+    if trace.nearest_floor is not None and similarity < trace.nearest_floor:
+        return (
+            f"not among the {hybrid.VECTOR_POOL} nearest vectors (cosine similarity "
+            f"{similarity:.3f}; the last of them {trace.nearest_floor:.3f})"
+        )
+    return (
+        f"cosine similarity {similarity:.3f}, yet not in the vector list: nearer items filled "
+        f"it ({hybrid.POOL} a list), or the approximate (HNSW) search passed it by"
+    )
