@@ -382,6 +382,7 @@ class Hit:
     episode: Episode | None = None
     turn_ids: tuple[str, ...] = ()
     session_ids: tuple[str, ...] = ()
+    replaced_at: datetime | None = None  # a turn that only states a value since replaced
 
     @property
     def ref(self) -> str:

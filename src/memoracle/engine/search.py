@@ -21,6 +21,7 @@ from memoracle.ingest.callbacks import OnProgress
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
+from memoracle.recall.replaced import settle_replaced
 from memoracle.recall.why import missing
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -112,6 +113,11 @@ def search(
         )
     finally:
         searcher.embedder = embedder
+    if as_of is None:  # asked about the past, an old value was true then
+        turns = [h.id for h in outcome.hits if h.source == "episode"]
+        replaced = st.store.memories.replaced_turns(turns) if turns else {}
+        if replaced:
+            outcome = replace(outcome, hits=tuple(settle_replaced(outcome.hits, replaced)))
     if stale and embedder is not None:
         return replace(
             outcome,
@@ -158,7 +164,7 @@ def recall(
         (
             "search",
             settings.search_share,
-            [(h.ref, _line(st, h.ref, h.memory, h.episode)) for h in hits.values()],
+            [(h.ref, _line(st, h.ref, h.memory, h.episode, h.replaced_at)) for h in hits.values()],
         ),
     ]
     packed = pack(slots, budget, st.token_counter)
@@ -179,8 +185,15 @@ def recall(
     )
 
 
-def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | None) -> str:
-    """'- [m_12 2023-05-07] Caroline: text': dated, tagged, and whose words."""
+def _line(
+    st: EngineState,
+    ref: str,
+    memory: Memory | None,
+    episode: Episode | None,
+    replaced_at: datetime | None = None,
+) -> str:
+    """'- [m_12 2023-05-07] Caroline: text': dated, tagged, and whose words; a turn
+    whose value was since replaced says so: '(earlier, until 2025-03)'."""
     if memory is not None:
         said = memory.details.get("dates") or []
         when = (
@@ -195,7 +208,10 @@ def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | N
         return format_line(ref, text, when)
     assert episode is not None
     who = episode.speaker or episode.role
-    return format_line(ref, f"{who}: {episode.text}", episode.at.astimezone(st.zone).date())
+    text = f"{who}: {episode.text}"
+    if replaced_at is not None:
+        text = f"{text} (earlier, until {replaced_at.astimezone(st.zone):%Y-%m})"
+    return format_line(ref, text, episode.at.astimezone(st.zone).date())
 
 
 def explain(

@@ -165,6 +165,7 @@ def hit(h: Hit) -> dict[str, Any]:
         out["memory"] = memory(h.memory)
     if h.episode is not None:
         out["episode"] = episode(h.episode)
+        out["replaced_at"] = _time(h.replaced_at)
     return out
 
 

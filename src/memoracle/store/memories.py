@@ -280,6 +280,26 @@ class Memories:
         found = self.get_many([memory_id])
         return found[0] if found else None
 
+    def replaced_turns(self, episode_ids: Sequence[int]) -> dict[int, datetime]:
+        """Of `episode_ids`, the turns whose every memory (one at least) was replaced by
+        a newer one (superseded, archived since or not), each with when the last of them
+        stopped being true: a turn that only states an old value."""
+        found: dict[int, datetime] = {}
+        for start in range(0, len(episode_ids), 500):
+            chunk = list(episode_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT p.episode_id,"
+                " max(coalesce(m.valid_to, n.valid_from, n.observed_at, m.status_changed_at))"
+                " FROM provenance p JOIN memories m ON m.id = p.memory_id"
+                " LEFT JOIN memories n ON n.id = m.superseded_by"
+                f" WHERE p.episode_id IN ({marks}) GROUP BY p.episode_id"
+                " HAVING min(m.superseded_by IS NOT NULL AND m.status != 'active') = 1",
+                chunk,
+            ).fetchall()
+            found.update({int(e): from_db_time(t) for e, t in rows if t is not None})
+        return found
+
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
         """Memories by id, in the order asked; unknown ids are left out."""
         rows: dict[int, Any] = {}
