@@ -109,3 +109,58 @@ def bench_locomo(
         echo_json(records.envelope(**report_json(report)))
         return
     click.echo(format_report(report))
+
+
+@bench.command("capture")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--embedder", default="hash", show_default=True, help="Embedding model for the run.")
+@click.option("--misses", is_flag=True, help="List every case with a miss or an extra memory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bench_capture(path: Path, embedder: str, misses: bool, as_json: bool) -> None:
+    """Capture benchmark on a labelled set (JSONL, docs/capture.md): recall, typed recall,
+    dates, precision and the noise rate, per language and category.
+
+    Each turn is captured alone, in a fresh temporary store; nothing is written to yours.
+
+    \b
+    Example:
+      memoracle bench capture bench/data/blind/capture.jsonl
+    """
+    from memoracle.jobs.bench.capture_set import run_capture_set
+
+    with engine_errors(), progress("turns") as on_progress:
+        report = run_capture_set(path, embedder=embedder, on_progress=on_progress)
+    if as_json:
+        echo_json(records.envelope(**report.to_json()))
+        return
+    click.echo(report.format())
+    for miss in report.misses if misses else ():
+        click.echo(f"  {miss.id}: {miss.text!r}")
+        for item in miss.missing:
+            click.echo(f"    missing  {item}")
+        for item in miss.extra:
+            click.echo(f"    extra    {item}")
+
+
+@bench.command("lifecycle")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--embedder", default="hash", show_default=True, help="Embedding model for the run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bench_lifecycle(path: Path, embedder: str, as_json: bool) -> None:
+    """Lifecycle benchmark (JSONL scenarios, docs/lifecycle.md): after turns that change
+    things (and nightly runs), is each scenario's current truth right?
+
+    Runs in a fresh temporary store; nothing is written to yours.
+
+    \b
+    Example:
+      memoracle bench lifecycle bench/data/blind/lifecycle.jsonl
+    """
+    from memoracle.jobs.bench.lifecycle_set import run_lifecycle_set
+
+    with engine_errors(), progress("scenarios") as on_progress:
+        report = run_lifecycle_set(path, embedder=embedder, on_progress=on_progress)
+    if as_json:
+        echo_json(records.envelope(**report.to_json()))
+        return
+    click.echo(report.format())

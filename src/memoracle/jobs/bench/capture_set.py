@@ -1,0 +1,256 @@
+"""The capture benchmark on a labelled set: does capture keep what a person would want
+remembered, and nothing else? (`memoracle bench capture PATH`, docs/capture.md.)
+
+A set is JSONL, one turn a line: ``{"id", "lang", "role", "said_at", "speaker"?,
+"text", "category"?, "expected": [{"kind", "subject", "relation"?, "value",
+"date"?}]}``; `expected` empty means nothing is worth keeping. Each turn is captured
+alone, in a scope of its own, with the clock at `said_at`. An expected memory is
+*found* when a memory made from the turn contains its `value` (case, accents and
+spacing aside), *typed* when that memory's kind is the expected kind too, and *dated*
+when an expected `date` is the memory's resolved date. A memory is *right* when it
+finds an expected one of its turn. Reported per language and overall: recall (found ÷
+expected), typed recall, precision (right ÷ memories made), and the noise rate (turns
+expecting nothing that still made a memory).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memoracle.clock import FixedClock, parse_instant
+from memoracle.config import load
+from memoracle.engine import Engine
+from memoracle.errors import InvalidInput
+from memoracle.language.words import fold
+from memoracle.types import Memory, Scope, Turn
+
+__all__ = ["CaptureCase", "CaptureSetReport", "Tally", "folded", "read_cases", "run_capture_set"]
+
+
+@dataclass(frozen=True)
+class Expected:
+    kind: str
+    value: str
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class CaptureCase:
+    id: str
+    lang: str
+    role: str
+    said_at: datetime
+    text: str
+    expected: tuple[Expected, ...]
+    speaker: str | None = None
+    category: str = ""
+
+
+@dataclass
+class Tally:
+    """Counts of one group of cases (a language, a category, or all)."""
+
+    cases: int = 0
+    expected: int = 0
+    found: int = 0
+    typed: int = 0
+    dated: int = 0
+    with_date: int = 0
+    memories: int = 0
+    right: int = 0
+    quiet_cases: int = 0  # cases expecting nothing
+    noisy: int = 0  # of those, the ones that still made a memory
+
+    def add(self, other: Tally) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **{name: getattr(self, name) for name in self.__dataclass_fields__},
+            "recall": _ratio(self.found, self.expected),
+            "typed_recall": _ratio(self.typed, self.expected),
+            "dated": _ratio(self.dated, self.with_date),
+            "precision": _ratio(self.right, self.memories),
+            "noise_rate": _ratio(self.noisy, self.quiet_cases),
+        }
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A case capture got wrong: what was expected and what it made."""
+
+    id: str
+    text: str
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+
+
+@dataclass
+class CaptureSetReport:
+    path: str
+    embedder: str
+    overall: Tally = field(default_factory=Tally)
+    by_language: dict[str, Tally] = field(default_factory=dict)
+    by_category: dict[str, Tally] = field(default_factory=dict)
+    misses: list[Miss] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "embedder": self.embedder,
+            "overall": self.overall.to_json(),
+            "by_language": {k: v.to_json() for k, v in sorted(self.by_language.items())},
+            "by_category": {k: v.to_json() for k, v in sorted(self.by_category.items())},
+            "misses": [m.__dict__ for m in self.misses],
+            "seconds": self.seconds,
+        }
+
+    def format(self) -> str:
+        rows = [
+            "capture on a labelled set: " + self.path,
+            f"{'':<16} {'cases':>5} {'recall':>7} {'typed':>6} {'dated':>6} {'prec.':>6}"
+            f" {'noise':>6}",
+        ]
+        groups = [("all", self.overall), *sorted(self.by_language.items())]
+        groups += [(f"  {k}", v) for k, v in sorted(self.by_category.items())]
+        for name, t in groups:
+            j = t.to_json()
+            rows.append(
+                f"{name:<16} {t.cases:>5} {_pct(j['recall']):>7} {_pct(j['typed_recall']):>6}"
+                f" {_pct(j['dated']):>6} {_pct(j['precision']):>6} {_pct(j['noise_rate']):>6}"
+            )
+        rows.append(f"{len(self.misses)} case(s) with a miss or an extra memory; {self.seconds}s")
+        return "\n".join(rows)
+
+
+def read_cases(path: Path) -> list[CaptureCase]:
+    """The cases of a labelled set; `InvalidInput` naming file and line for a bad one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc}).") from None
+    cases: list[CaptureCase] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            raw = json.loads(line)
+            cases.append(_case(raw))
+        except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
+            raise InvalidInput(f"{where}: not a capture case ({exc}).") from None
+    if not cases:
+        raise InvalidInput(f"{path}: no cases.")
+    return cases
+
+
+def _case(raw: Mapping[str, Any]) -> CaptureCase:
+    expected = tuple(
+        Expected(str(e["kind"]), str(e["value"]), str(e["date"]) if e.get("date") else None)
+        for e in raw["expected"]
+    )
+    return CaptureCase(
+        id=str(raw["id"]),
+        lang=str(raw["lang"]),
+        role=str(raw["role"]),
+        said_at=parse_instant(str(raw["said_at"])),
+        text=str(raw["text"]),
+        expected=expected,
+        speaker=str(raw["speaker"]) if raw.get("speaker") else None,
+        category=str(raw.get("category") or ""),
+    )
+
+
+def run_capture_set(
+    path: Path,
+    *,
+    embedder: str | None = "hash",
+    on_progress: Callable[[int, int], None] | None = None,
+) -> CaptureSetReport:
+    """Capture every case of the set at `path` in a fresh temporary store and score it
+    (the module docstring says how). Capture never embeds, so `embedder` only matters
+    to the write path's near-duplicate check."""
+    started = time.perf_counter()
+    cases = read_cases(Path(path))
+    report = CaptureSetReport(str(path), embedder or "default")
+    with tempfile.TemporaryDirectory(prefix="memoracle-capture-set-") as home:
+        overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
+        if embedder:
+            overrides["embedding.model"] = embedder
+        settings = load(Path(home), env={}, overrides=overrides)
+        clock = FixedClock(cases[0].said_at)
+        Engine.init(settings, clock=clock)
+        with Engine.open(settings, clock=clock) as engine:
+            for done, case in enumerate(cases, 1):
+                clock.set(case.said_at)
+                result = engine.capture(
+                    [Turn(case.role, case.text, case.said_at, case.id, "1", case.speaker)],
+                    scope=Scope(user=f"case-{case.id}"),
+                )
+                tally, miss = score_case(case, result.added)
+                report.overall.add(tally)
+                report.by_language.setdefault(case.lang, Tally()).add(tally)
+                report.by_category.setdefault(case.category or "-", Tally()).add(tally)
+                if miss is not None:
+                    report.misses.append(miss)
+                if on_progress is not None:
+                    on_progress(done, len(cases))
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+def score_case(case: CaptureCase, made: Sequence[Memory]) -> tuple[Tally, Miss | None]:
+    """One case's counts, and what it missed or made in excess (None when right)."""
+    t = Tally(cases=1, expected=len(case.expected), memories=len(made))
+    texts = [(m, folded(m.text)) for m in made]
+    right: set[int] = set()
+    missing: list[str] = []
+    for e in case.expected:
+        holders = [m for m, text in texts if folded(e.value) in text]
+        right.update(m.id for m in holders)
+        t.found += bool(holders)
+        t.typed += any(m.kind == e.kind for m in holders)
+        if e.date:
+            t.with_date += 1
+            t.dated += any(e.date in _dates(m) for m in holders)
+        if not holders:
+            missing.append(f"{e.kind}: {e.value}")
+    t.right = len(right)
+    if not case.expected:
+        t.quiet_cases = 1
+        t.noisy = int(bool(made))
+    extra = tuple(f"{m.kind}: {m.text}" for m in made if m.id not in right)
+    if missing or extra:
+        return t, Miss(case.id, case.text, tuple(missing), extra)
+    return t, None
+
+
+def _dates(memory: Memory) -> set[str]:
+    said = memory.details.get("dates") or []
+    found = {str(d.get("start", ""))[:10] for d in said if isinstance(d, Mapping)}
+    for at in (memory.valid_from, memory.due_at):
+        if at is not None:
+            found.add(at.date().isoformat())
+    return found
+
+
+def folded(text: str) -> str:
+    """`text` as phrases are compared: each word case-folded, accents dropped."""
+    return " ".join(fold(word) for word in text.split())
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def _pct(value: object) -> str:
+    return "—" if value is None else f"{float(value):.2f}"  # type: ignore[arg-type]

@@ -1,0 +1,123 @@
+"""`memoracle bench capture` and `bench lifecycle`: labelled sets scored the documented
+way, bad files named by line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memoracle.cli import main
+from memoracle.errors import InvalidInput
+from memoracle.jobs.bench.capture_set import read_cases, run_capture_set
+from memoracle.jobs.bench.lifecycle_set import read_scenarios, run_lifecycle_set
+
+CASES = [
+    {
+        "id": "a",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2025-11-03T10:00:00+00:00",
+        "text": "I live in Lyon.",
+        "category": "self-fact",
+        "expected": [{"kind": "fact", "subject": "user", "value": "Lyon"}],
+    },
+    {
+        "id": "b",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2025-11-03T10:00:00+00:00",
+        "text": "ok thanks!",
+        "category": "acknowledgement",
+        "expected": [],
+    },
+    {
+        "id": "c",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2025-11-03T10:00:00+00:00",
+        "text": "The report is due on the 17th.",
+        "category": "task",
+        "expected": [{"kind": "task", "subject": "user", "value": "report", "date": "2025-11-17"}],
+    },
+    {
+        "id": "d",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2025-11-03T10:00:00+00:00",
+        "text": "zorbly flimflam wobble",
+        "category": "self-fact",
+        "expected": [{"kind": "fact", "subject": "user", "value": "Quux"}],
+    },
+]
+
+SCENARIOS = [
+    {
+        "id": "move",
+        "lang": "en",
+        "topic": "residence",
+        "turns": [
+            {"at": "2025-01-05T10:00:00+00:00", "text": "I live in Paris."},
+            {"nightly": True},
+            {"at": "2025-03-05T10:00:00+00:00", "text": "I live in Lyon now."},
+        ],
+        "checks": {
+            "active": ["Lyon"],
+            "not_active": ["Paris"],
+            "ask": {"question": "where do I live?", "answer": "Lyon"},
+        },
+    },
+    {
+        "id": "never",
+        "lang": "en",
+        "topic": "residence",
+        "turns": [{"at": "2025-01-05T10:00:00+00:00", "text": "I live in Paris."}],
+        "checks": {"active": ["Berlin"], "not_active": ["Paris"]},
+    },
+]
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_capture_set_counts_found_typed_dated_precision_and_noise(tmp_path: Path) -> None:
+    report = run_capture_set(_write(tmp_path / "set.jsonl", CASES))
+    t = report.overall
+    assert (t.cases, t.expected, t.found, t.quiet_cases, t.noisy) == (4, 3, 2, 1, 0)
+    assert (t.with_date, t.dated) == (1, 1)
+    assert t.memories >= 2 and t.right == 2
+    assert [m.id for m in report.misses] == ["d"]
+    assert report.to_json()["overall"]["recall"] == round(2 / 3, 3)
+
+
+def test_lifecycle_set_checks_the_end_state(tmp_path: Path) -> None:
+    report = run_lifecycle_set(_write(tmp_path / "set.jsonl", SCENARIOS))
+    by_id = {o.id: o for o in report.outcomes}
+    assert by_id["move"].failed == [] and by_id["move"].checks == 3
+    assert by_id["never"].failed == ["active 'Berlin'", "not_active 'Paris'"]
+    assert report.to_json()["right"] == 1
+
+
+@pytest.mark.parametrize("read", [read_cases, read_scenarios])
+def test_a_bad_line_is_named(tmp_path: Path, read: object) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "x"}\n', encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"bad\.jsonl:1: not a"):
+        read(path)  # type: ignore[operator]
+
+
+def test_the_commands_print_and_json(tmp_path: Path) -> None:
+    cases = _write(tmp_path / "c.jsonl", CASES)
+    scenarios = _write(tmp_path / "s.jsonl", SCENARIOS)
+    out = CliRunner().invoke(main, ["bench", "capture", str(cases), "--misses"])
+    assert out.exit_code == 0, out.output
+    assert "recall" in out.output and "missing  fact: Quux" in out.output
+    out = CliRunner().invoke(main, ["bench", "lifecycle", str(scenarios), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["right"] == 1
+    bad = CliRunner().invoke(main, ["bench", "lifecycle", str(tmp_path / "missing.jsonl")])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
