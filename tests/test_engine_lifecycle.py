@@ -89,3 +89,16 @@ def test_speakers_and_owners_do_not_contradict_each_other(engine: Engine) -> Non
     _say(engine, "I live in Lyon.", "2", speaker="Melanie")
     engine.capture([Turn("user", "I live in Oslo.", AT, "s", "3")], scope=Scope(user="bob"))
     assert all(m.status == "active" for m in engine.list_memories(status=None))
+
+
+def test_a_task_reported_done_scores_lower(engine: Engine, clock: FixedClock) -> None:
+    engine.capture([Turn("user", "I need to renew my passport before June.", AT, "s", "t1")])
+    later = datetime(2026, 3, 9, 9, 0, tzinfo=UTC)
+    clock.set(later)
+
+    def completion() -> float:
+        return next(s.completion for m, s in engine.score() if m.kind == "task")
+
+    assert completion() == 1.0
+    engine.capture([Turn("user", "I renewed my passport this morning.", later, "s", "t2")])
+    assert completion() == 0.3
