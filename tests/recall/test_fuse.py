@@ -148,12 +148,18 @@ def test_threshold_boundary_and_override() -> None:
     assert final_score(lexical_rank=10, vector_rank=None, activation=0.2, threshold=0.3) is None
 
 
-def test_evergreen_items_are_exempt() -> None:
+def test_evergreen_items_are_exempt_from_recency_only() -> None:
     for kw in ({"evergreen": True}, {"half_life_days": math.inf}):
-        s = final_score(lexical_rank=20, vector_rank=None, age_days=3650, activation=0.0, **kw)
+        s = final_score(lexical_rank=20, vector_rank=None, age_days=3650, activation=1.0, **kw)
         assert s is not None
         assert s.recency == 1.0 and s.activation == 1.0
         assert s.final == pytest.approx(1 / 80)
+        # Their activation still weighs, and a faded weak match is still dropped: a
+        # fact nobody recalled for a year is not the store's best answer.
+        weak = final_score(lexical_rank=20, vector_rank=None, activation=0.5, **kw)
+        assert weak is not None and weak.activation == pytest.approx(0.9)
+        assert final_score(lexical_rank=20, vector_rank=None, activation=0.1, **kw) is None
+        assert final_score(lexical_rank=2, vector_rank=None, activation=0.1, **kw) is not None
 
 
 def test_items_without_activation_are_never_faded() -> None:
