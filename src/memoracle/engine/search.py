@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
+from memoracle.config import Settings
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
@@ -18,6 +19,7 @@ from memoracle.errors import (
     NotFound,
 )
 from memoracle.ingest.callbacks import OnProgress
+from memoracle.lifecycle import scoring
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
@@ -162,10 +164,12 @@ def recall(
         ),
     ]
     packed = pack(slots, budget, st.token_counter)
-    recalled = [int(line.ref[2:]) for line in packed.lines if line.ref.startswith("m_")]
+    offered = {m.id: m for m in guardrails + fresh}
+    offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
+    recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
     if recalled:
         with st.store.transaction():
-            memories.touch(recalled, now=now, boost=settings.boost)
+            memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
         text=packed.text,
         lines=tuple(
@@ -177,6 +181,17 @@ def recall(
         tokenizer=packed.tokenizer,
         degraded=outcome.note if outcome else None,
     )
+
+
+def boosted(recalled: Sequence[Memory], now: datetime, settings: Settings) -> dict[int, float]:
+    """Each recalled memory's new activation: its activation decayed to `now` plus
+    `recall.boost`, at most 1. Adding to the stored value would undo the decay (the
+    stored value is the strength at the last access, 1.0 for a new memory), so every
+    recall would reset a memory to full strength whatever the boost."""
+    return {
+        m.id: min(1.0, scoring.activation(m, now, settings.decay) + settings.recall.boost)
+        for m in recalled
+    }
 
 
 def _line(st: EngineState, ref: str, memory: Memory | None, episode: Episode | None) -> str:
