@@ -53,6 +53,7 @@ def search(
             records.envelope(
                 mode=outcome.mode,
                 note=outcome.note,
+                no_match=outcome.no_match,
                 hits=[records.hit(h) for h in outcome.hits],
             )
         )
@@ -66,7 +67,7 @@ def search(
         text = " ".join(h.text.split())
         click.echo(f"{h.ref:>8}  {h.scores.final:.4f}  {h.at.date().isoformat()}  {who}{text}")
     if not outcome.hits:
-        click.echo("no match")
+        click.echo(outcome.no_match or "no match")
 
 
 @main.command()
@@ -103,6 +104,8 @@ def recall(
         return
     if block.degraded:
         click.echo(f"note: {block.degraded}", err=True)
+    if block.note:
+        click.echo(f"note: {block.note}", err=True)
     if block.text:
         click.echo(block.text)
     click.echo(f"({block.tokens}/{block.budget} tokens, {block.tokenizer})", err=True)

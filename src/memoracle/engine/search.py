@@ -171,6 +171,7 @@ def recall(
         with st.store.transaction():
             memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
+        note=outcome.no_match if outcome else None,
         text=packed.text,
         lines=tuple(
             RecallLine(line.slot, line.ref, line.text, line.tokens, hits.get(line.ref))  # type: ignore[arg-type]
