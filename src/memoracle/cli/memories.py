@@ -34,7 +34,7 @@ from memoracle.types import KINDS, STATUSES, Scope
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def list_(kind: str | None, status: str, limit: int, as_json: bool) -> None:
-    """List memories, newest first.
+    """List memories, newest first, with their activation decayed to now (--now).
 
     \b
     Example:

@@ -26,7 +26,13 @@ from memoracle.types import KINDS, Scope
 @home_option
 @click.argument("query")
 @click.option("--k", type=click.IntRange(1, 1000), help="Number of hits (default: search.k).")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(KINDS),
+    help="Only memories of these kinds (no raw turns).",
+)
 @click.option("--as-of", metavar="DATE", help="What was active then (ISO date or time).")
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print hits with their scores as JSON.")
@@ -39,6 +45,9 @@ def search(
     as_json: bool,
 ) -> None:
     """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns.
+
+    A query that shares no word with anything stored, and is not close in meaning to
+    anything (search.similarity_floor), gets no hits and says so.
 
     \b
     Example:
