@@ -86,6 +86,12 @@ def test_without_the_floor_nonsense_gets_the_stores_items(
     assert filled.search("snorfle glimp drazzle").hits
 
 
+def test_explain_says_the_query_is_under_the_floor(filled: Engine) -> None:
+    ref = filled.search("green tea").hits[0].ref
+    reasons = filled.explain(ref, query="zxqv blorft").reasons
+    assert any("search.similarity_floor" in r for r in reasons)
+
+
 def test_a_supported_query_is_answered(filled: Engine) -> None:
     outcome = filled.search("where does Anna live")
     assert outcome.no_match is None

@@ -233,8 +233,7 @@ def explain(st: EngineState, ref: str, *, query: str, scope: Scope | None = None
         "is not active, is out of this scope, or is a faded weak match "
         f"(activation under {st.settings.search.activation_threshold})",
     ]
-    if outcome.note:
-        reasons.append(outcome.note)
+    reasons += [n for n in (outcome.no_match, outcome.note) if n]
     return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
 
 
