@@ -83,7 +83,7 @@ def _weak_old_match_found(kind: str) -> Measure:
     0.01 then, a decision's 0.21): kept or dropped by the threshold."""
 
     def measure(engine: Engine, clock: FixedClock) -> float:
-        for i in range(4):
+        for i in range(6):  # better matches: the old one is not among the top 5 (strong)
             _said(engine, clock, f"Tomato plant {i} in the garden needs water.", 1, "fact")
         _said(engine, clock, "The garden gate of the old house is green.", 200, kind)
         texts = [h.text for h in engine.search("garden tomato water", k=10).hits]

@@ -95,7 +95,7 @@ class Weighting:
 
     `recency_weight` and `activation_weight` are the share of the score each may take
     away: a weight is `(1 - w) + w · x` for x in 0..1, so an old, unused memory keeps at
-    least `(1 - w_r)(1 - w_a)` of its score (0.64 by default): ranked lower, not lost.
+    least `(1 - w_r)(1 - w_a)` of its score (0.72 by default): ranked lower, not lost.
     `threshold` is the activation under which a memory is faded. A match is strong when
     it is in the top `strong_rank` of the lexical or the vector list, or its similarity
     reaches `strong_similarity` (off by default: similarity scales differ by embedder).
@@ -103,9 +103,9 @@ class Weighting:
 
     rrf_k: int = RRF_K
     recency_weight: float = 0.2
-    activation_weight: float = 0.2
+    activation_weight: float = 0.1
     threshold: float = 0.15
-    strong_rank: int = 3
+    strong_rank: int = 5
     strong_similarity: float | None = None
 
 
