@@ -133,3 +133,16 @@ def test_a_speakers_replacement_stays_about_the_speaker(engine: Engine) -> None:
     assert (new.kind, new.subject, new.predicate) == ("fact", paris.subject, "lives_in")
     held = engine.store.memories.slot_values([paris.id])[paris.id]
     assert engine.store.memories.slot_values([new.id])[new.id] == {key: "lyon" for key in held}
+
+
+def test_a_task_reported_done_scores_lower(engine: Engine, clock: FixedClock) -> None:
+    engine.capture([Turn("user", "I need to renew my passport before June.", AT, "s", "t1")])
+    later = datetime(2026, 3, 9, 9, 0, tzinfo=UTC)
+    clock.set(later)
+
+    def completion() -> float:
+        return next(s.completion for m, s in engine.score() if m.kind == "task")
+
+    assert completion() == 1.0
+    engine.capture([Turn("user", "I renewed my passport this morning.", later, "s", "t2")])
+    assert completion() == 0.3

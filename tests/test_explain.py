@@ -64,7 +64,7 @@ def test_out_of_scope_is_no_memory_and_a_kind_filter_is_named(engine: Engine) ->
     shared = Scope(chat="tg:1", visibility="shared")
     with pytest.raises(NotFound, match="No memory"):
         engine.explain(rule.ref, query="deploy Fridays", scope=shared)
-    assert _why(engine, rule.ref, "deploy Fridays", kinds=("task", "fact")) == [
+    assert _why(engine, rule.ref, "deploy Fridays", kinds=("task", "fact"))[:1] == [
         "filtered by kind: it is a guardrail; the search asked for task, fact only"
     ]
     assert engine.explain(rule.ref, query="deploy Fridays", kinds=("guardrail",)).rank == 1
@@ -75,7 +75,7 @@ def test_a_turn_held_by_the_write_audit(engine: Engine) -> None:
     engine.capture([Turn("user", said, AT, "s", "1")])
     (held,) = engine.store.held.list()
     assert held.episode_id is not None
-    (reason,) = _why(engine, f"e_{held.episode_id}", "previous instructions memory file")
+    reason = _why(engine, f"e_{held.episode_id}", "previous instructions memory file")[0]
     assert reason.startswith(f"held by the write audit ({held.ref}")
 
 
@@ -86,10 +86,11 @@ def test_no_lexical_match_and_no_vector_yet(
     engine.search("garden shed")  # embeds it: vector search is on
     monkeypatch.setattr(hybrid, "EMBED_AT_SEARCH", 0)  # from now on nothing is embedded
     tea, _ = engine.remember("I prefer green tea.", kind="preference")
-    reasons = _why(engine, tea.ref, "motorbike repairs")
+    reasons = _why(engine, tea.ref, "garden motorbike repairs")  # the shed holds it up
     assert reasons[:3] == [
         "not a candidate: in none of the lists fused (lexical, vector, graph)",
-        "no lexical match: it shares none of the query's content words (motorbike, repairs)",
+        "no lexical match: it shares none of the query's content words"
+        " (garden, motorbike, repairs)",
         "no vector yet for hash-384 (memoracle reindex embeds it)".replace(
             "hash-384", engine.index_status().model or ""
         ),
@@ -103,6 +104,7 @@ def test_without_an_embedding_model_there_is_no_vector_search(
     Engine.init(lexical, clock=clock)
     with Engine.open(lexical, clock=clock) as engine:
         tea, _ = engine.remember("I prefer green tea.", kind="preference")
+        engine.remember("The motorbike needs new tyres.")  # above the noise floor
         reasons = _why(engine, tea.ref, "motorbike")
     assert reasons[1:] == [
         "no lexical match: it shares none of the query's content words (motorbike)",
@@ -131,6 +133,9 @@ def test_a_faded_weak_match(engine: Engine, clock: FixedClock) -> None:
         "Office downtown parking.",
         "Downtown office hours changed.",
         "Our office downtown moved.",
+        "The downtown office has a new lift.",
+        "Office downtown: the printer works again.",
+        "Downtown office lunch on Friday.",
     ):
         engine.remember(text)
     reasons = _why(engine, old.ref, "office downtown")

@@ -154,9 +154,15 @@ class SearchSettings:
     )
     mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).", SHARE)
     activation_threshold: float = _opt(
-        0.15, "Weak matches below this activation are dropped.", SHARE
+        0.15, "Weak matches below this activation are dropped, whatever their kind.", SHARE
     )
     recency_half_life_days: float = _opt(30.0, "Half-life of the recency weight.", POSITIVE)
+    similarity_floor: float = _opt(
+        0.35,
+        "Noise floor: a query sharing no word with any item gets no hits unless one is at"
+        " least this similar in meaning (cosine, calibrated for the default model).",
+        Allowed(low=-1, high=1),
+    )
     graph_weight: float = _opt(
         0.0,
         "Weight of entity expansion in rank fusion: memories about the graph neighbours"

@@ -403,7 +403,8 @@ class RecallLine:
 @dataclass(frozen=True)
 class RecallBlock:
     """The context injected before a turn. `tokens` ≤ `budget`, always; `tokenizer`
-    names how tokens were counted; `degraded` says why the answer is partial, if it is."""
+    names how tokens were counted; `degraded` says why the answer is partial, if it is;
+    `note` why the search slot is empty, if the message is under the noise floor."""
 
     text: str
     lines: tuple[RecallLine, ...]
@@ -411,6 +412,7 @@ class RecallBlock:
     tokens: int
     tokenizer: str
     degraded: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoracle.config import DecaySettings
-from memoracle.lifecycle.scoring import activation, entity_count, rank, score
+from memoracle.lifecycle.scoring import (
+    DONE_PENALTY,
+    activation,
+    done_tasks,
+    entity_count,
+    rank,
+    score,
+)
 from memoracle.text import content_hash
 from memoracle.types import Memory
 
@@ -87,3 +94,46 @@ def test_entity_count_sees_names_and_numbers_in_four_languages() -> None:
     # The first word is capitalised anyway: not taken for a name.
     assert entity_count("Élodie déménage à Paris le 3 mai") == 2
     assert entity_count("nothing here at all") == 0
+
+
+def test_a_later_event_reports_a_task_done() -> None:
+    later = {"observed_at": T0 + timedelta(days=2)}
+    task = mem(1, "I need to renew my passport before June.", "task")
+    other = mem(2, "I need to call the dentist.", "task")
+    renewed = mem(3, "I renewed my passport yesterday.", "event", **later)
+    ranked = {s.memory_id: s for s in rank([task, other, renewed], T0, DECAY)}
+    assert done_tasks([task, other, renewed]) == {1}
+    assert ranked[1].completion == DONE_PENALTY and ranked[2].completion == 1.0
+    # Russian: stems, not words, meet ("продлить" / "продлил").
+    ru_task = mem(4, "Мне нужно продлить паспорт до июня.", "task")
+    ru_done = mem(5, "Я продлил паспорт вчера.", "event", **later)
+    assert done_tasks([ru_task, ru_done]) == {4}
+
+
+@pytest.mark.parametrize(
+    ("event", "why"),
+    [
+        (mem(3, "I renewed my passport yesterday.", "event"), "said at the same time"),
+        (
+            mem(3, "I renewed my passport.", "event", observed_at=T0 - timedelta(days=1)),
+            "said before the task",
+        ),
+        (
+            mem(
+                3, "I renewed my passport.", "event", observed_at=T0 + timedelta(1), subject="Anna"
+            ),
+            "someone else",
+        ),
+        (
+            mem(3, "I renewed my passport.", "fact", observed_at=T0 + timedelta(days=1)),
+            "not an event",
+        ),
+        (
+            mem(3, "I lost my passport.", "event", observed_at=T0 + timedelta(days=1)),
+            "one stem shared",
+        ),
+    ],
+)
+def test_what_does_not_report_a_task_done(event: Memory, why: str) -> None:
+    task = mem(1, "I need to renew my passport before June.", "task")
+    assert done_tasks([task, event]) == set(), why

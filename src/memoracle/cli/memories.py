@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from typing import Any
 
 import click
 
@@ -36,7 +37,7 @@ from memoracle.types import KINDS, STATUSES, Scope
 @scope_options
 def list_(kind: str | None, status: str, limit: int, as_json: bool, scope: Scope) -> None:
     """List the memories this scope may see (default: the workspace owner's), newest
-    first.
+    first, with their activation decayed to now (--now).
 
     \b
     Example:
@@ -47,13 +48,34 @@ def list_(kind: str | None, status: str, limit: int, as_json: bool, scope: Scope
             kind=kind, status=None if status == "all" else status, limit=limit, scope=scope
         )
         zone = engine.zone
+        now = engine.clock.now()
+        activations = [engine.activation(m)[0] for m in found]
     if as_json:
-        echo_json(records.envelope(memories=[records.memory(m) for m in found]))
+        echo_json(
+            records.envelope(
+                memories=[
+                    _with_activation(records.memory(m), a, now)
+                    for m, a in zip(found, activations, strict=True)
+                ]
+            )
+        )
         return
-    for m in found:
-        click.echo(memory_line(m, zone))
+    for m, a in zip(found, activations, strict=True):
+        click.echo(f"{memory_line(m, zone)}  (activation {a:.2f})")
     if not found:
         click.echo("no memories" + (f" of kind {kind}" if kind else ""))
+    else:
+        click.echo(f"activation: decayed to {now.isoformat()} (the engine clock)", err=True)
+
+
+def _with_activation(shaped: dict[str, Any], value: float, now: datetime) -> dict[str, Any]:
+    """A memory's JSON with `scores.activation` decayed to the engine clock's `now` (what
+    search weighs and archiving compares), the stored value beside it, and that now."""
+    scores = shaped["scores"]
+    scores["stored_activation"] = scores["activation"]
+    scores["activation"] = round(value, 4)
+    scores["activation_at"] = now.isoformat()
+    return shaped
 
 
 @main.command()
@@ -71,10 +93,11 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
     with engine_errors(), current().engine() as engine:
         memory = engine.get(ref, scope=scope)
         episodes = engine.episodes_of(memory, scope=scope)
+        activation, now = engine.activation(memory)
+    shaped = _with_activation(records.memory(memory, episodes=episodes), activation, now)
     if as_json:
-        echo_json(records.envelope(memory=records.memory(memory, episodes=episodes)))
+        echo_json(records.envelope(memory=shaped))
         return
-    shaped = records.memory(memory)
     click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
     for key in ("subject", "predicate", "object", "source", "rule", "lang"):
         if shaped[key]:
@@ -82,7 +105,9 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
     for key, value in shaped["dates"].items():
         if value:
             click.echo(f"  {key:<12} {value}")
-    click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in shaped["scores"].items()))
+    scores = {k: v for k, v in shaped["scores"].items() if k != "activation_at"}
+    click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in scores.items()))
+    click.echo(f"  activation   decayed to {now.isoformat()} (the engine clock)")
     for d in memory.details.get("dates", []):
         click.echo(
             f"  date         {d['text']!r} → {d['start']} .. {d['end']} ({d['granularity']})"

@@ -26,7 +26,13 @@ from memoracle.types import KINDS, Scope
 @home_option
 @click.argument("query")
 @click.option("--k", type=click.IntRange(1, 1000), help="Number of hits (default: search.k).")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds.")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(KINDS),
+    help="Only memories of these kinds (no raw turns).",
+)
 @click.option("--as-of", metavar="DATE", help="What was active then (ISO date or time).")
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print hits with their scores as JSON.")
@@ -39,6 +45,9 @@ def search(
     as_json: bool,
 ) -> None:
     """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns.
+
+    A query that shares no word with anything stored, and is not close in meaning to
+    anything (search.similarity_floor), gets no hits and says so.
 
     \b
     Example:
@@ -53,6 +62,7 @@ def search(
             records.envelope(
                 mode=outcome.mode,
                 note=outcome.note,
+                no_match=outcome.no_match,
                 hits=[records.hit(h) for h in outcome.hits],
             )
         )
@@ -66,7 +76,7 @@ def search(
         text = " ".join(h.text.split())
         click.echo(f"{h.ref:>8}  {h.scores.final:.4f}  {h.at.date().isoformat()}  {who}{text}")
     if not outcome.hits:
-        click.echo("no match")
+        click.echo(outcome.no_match or "no match")
 
 
 @main.command()
@@ -103,6 +113,8 @@ def recall(
         return
     if block.degraded:
         click.echo(f"note: {block.degraded}", err=True)
+    if block.note:
+        click.echo(f"note: {block.note}", err=True)
     if block.text:
         click.echo(block.text)
     click.echo(f"({block.tokens}/{block.budget} tokens, {block.tokenizer})", err=True)

@@ -24,6 +24,7 @@ from memoracle.errors import (
     WorkspaceError,
 )
 from memoracle.ingest.callbacks import OnProgress, OnWarning
+from memoracle.lifecycle import scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.recall.budget import default_counter
@@ -421,6 +422,13 @@ class Engine(EngineState):
         provenance), and count the restore as a use: its activation is refreshed as a
         recall would, so the next night does not archive it again."""
         return upkeep.restore(self, ref, actor=actor)
+
+    def activation(self, memory: Memory) -> tuple[float, datetime]:
+        """`memory`'s activation now and that now (the engine's clock, `--now`): the
+        stored strength decayed from its last access, what search weighs and archiving
+        compares (docs/lifecycle.md)."""
+        now = self.clock.now()
+        return scoring.activation(memory, now, self.settings.decay), now
 
     def score(self, *, seen_by: Scope | None = None) -> list[tuple[Memory, MemoryScore]]:
         """Active memories (that `seen_by` may see, when given) ranked by the

@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
+from memoracle.config import Settings
 from memoracle.engine import memories
 from memoracle.engine.scope import view_for
 from memoracle.engine.state import EngineState, parse_ref
@@ -18,6 +19,7 @@ from memoracle.errors import (
     InvalidInput,
 )
 from memoracle.ingest.callbacks import OnProgress
+from memoracle.lifecycle import scoring
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
@@ -168,11 +170,14 @@ def recall(
         ),
     ]
     packed = pack(slots, budget, st.token_counter)
-    recalled = [int(line.ref[2:]) for line in packed.lines if line.ref.startswith("m_")]
+    offered = {m.id: m for m in guardrails + fresh}
+    offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
+    recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
     if recalled:
         with st.store.transaction():
-            memories.touch(recalled, now=now, boost=settings.boost)
+            memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
+        note=outcome.no_match if outcome else None,
         text=packed.text,
         lines=tuple(
             RecallLine(line.slot, line.ref, line.text, line.tokens, hits.get(line.ref))  # type: ignore[arg-type]
@@ -183,6 +188,17 @@ def recall(
         tokenizer=packed.tokenizer,
         degraded=outcome.note if outcome else None,
     )
+
+
+def boosted(recalled: Sequence[Memory], now: datetime, settings: Settings) -> dict[int, float]:
+    """Each recalled memory's new activation: its activation decayed to `now` plus
+    `recall.boost`, at most 1. Adding to the stored value would undo the decay (the
+    stored value is the strength at the last access, 1.0 for a new memory), so every
+    recall would reset a memory to full strength whatever the boost."""
+    return {
+        m.id: min(1.0, scoring.activation(m, now, settings.decay) + settings.recall.boost)
+        for m in recalled
+    }
 
 
 def _line(
@@ -245,6 +261,8 @@ def explain(
         reasons += missing(st.searcher, outcome.trace, key, view=view, content_hash=_hash(item))
     if outcome.note:
         reasons.append(outcome.note)
+    if outcome.no_match:
+        reasons.append(outcome.no_match)
     return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
 
 

@@ -251,9 +251,10 @@ def pack(
     line of the block (or when there is a header, which is paid first). Blank lines are
     skipped; counters must count any other text as at least 1 token. Every slot but
     the last gets ``floor(share · available)``, where `available` is the budget less
-    the header; the last slot gets everything the others left, so with shares
-    0.1 / 0.3 / 0.6 the search slot has its 60 % plus whatever guardrails and fresh
-    items did not use (the fresh slot does not inherit from the guardrails). Within a
+    the header; the last slot gets its own share plus whatever the others left, so with
+    shares 0.1 / 0.3 / 0.6 the search slot has its 60 % plus whatever guardrails and
+    fresh items did not use (the fresh slot does not inherit from the guardrails);
+    shares adding up to less than 1 leave the rest of the budget unused. Within a
     slot, lines are taken best first; a line that does not fit what is left of its
     slot is skipped and a smaller later one may still fit. A ref is used once: a later
     line with a ref already in the block is skipped.
@@ -276,10 +277,14 @@ def pack(
     seen: set[str] = set()
     used = 0  # by the lines taken so far, separators included
     cheapest = 1 + (sep if header else 0)  # no line costs less
+    # Shares adding up to less than 1 leave that part of the budget unused.
+    unshared = math.floor(max(0.0, 1.0 - sum(share for _, share, _ in slots)) * available)
     for index, (name, share, items) in enumerate(slots):
         last = index == len(slots) - 1
         allowance = (
-            available - used if last else min(math.floor(share * available), available - used)
+            max(0, available - used - unshared)
+            if last
+            else min(math.floor(share * available), available - used)
         )
         spent = 0
         for ref, line in items:

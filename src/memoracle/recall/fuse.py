@@ -95,7 +95,7 @@ class Weighting:
 
     `recency_weight` and `activation_weight` are the share of the score each may take
     away: a weight is `(1 - w) + w · x` for x in 0..1, so an old, unused memory keeps at
-    least `(1 - w_r)(1 - w_a)` of its score (0.64 by default): ranked lower, not lost.
+    least `(1 - w_r)(1 - w_a)` of its score (0.72 by default): ranked lower, not lost.
     `threshold` is the activation under which a memory is faded. A match is strong when
     it is in the top `strong_rank` of the lexical or the vector list, or its similarity
     reaches `strong_similarity` (off by default: similarity scales differ by embedder).
@@ -103,9 +103,9 @@ class Weighting:
 
     rrf_k: int = RRF_K
     recency_weight: float = 0.2
-    activation_weight: float = 0.2
+    activation_weight: float = 0.1
     threshold: float = 0.15
-    strong_rank: int = 3
+    strong_rank: int = 5
     strong_similarity: float | None = None
 
 
@@ -173,8 +173,10 @@ def final_score(
     - `activation` (argument) is the item's current activation in 0..1, already decayed
       from its last access (`decay(stored, idle_days, kind_half_life)`), or None for
       items without one (raw turns). Its weight is (1 - w_a) + w_a · activation.
-    - Evergreen items (`evergreen=True`, or an infinite half-life) get 1.0 for both
-      weights and are never faded.
+    - Evergreen items (`evergreen=True`, or an infinite recency half-life) get 1.0 for
+      recency: a fact is as true a year after it was said. Their activation still
+      weighs and fades them like any memory's: an evergreen item nobody recalls is not
+      what the store knows best (a guardrail's activation never decays, so it never fades).
     - `final` = rrf · recency · activation weight · `boost` (the caller's time boost:
       "in May", "when did ...").
 
@@ -186,10 +188,10 @@ def final_score(
     memory untouched for a year stays reachable by a precise query.
     """
     fused = rrf_score((lexical_rank, vector_rank), weighting.rrf_k) if rrf is None else rrf
-    if evergreen or math.isinf(half_life_days):
-        return Scores(lexical_rank, vector_rank, similarity, fused, 1.0, 1.0, fused * boost)
     w_r, w_a = weighting.recency_weight, weighting.activation_weight
-    recency = (1.0 - w_r) + w_r * decay(1.0, age_days, half_life_days)
+    recency = 1.0
+    if not (evergreen or math.isinf(half_life_days)):
+        recency = (1.0 - w_r) + w_r * decay(1.0, age_days, half_life_days)
     weight = 1.0
     faded = False
     if activation is not None:

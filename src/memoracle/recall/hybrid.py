@@ -21,6 +21,7 @@ import numpy.typing as npt
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
+from memoracle.lifecycle import scoring
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
 from memoracle.recall.expand import expand
@@ -84,10 +85,15 @@ class Trace:
 
 @dataclass(frozen=True)
 class SearchOutcome:
+    """The hits, how they were found, why the answer may be partial (`note`: no
+    embedding model, a service down, ...), and why there are none (`no_match`: the
+    query is under the noise floor)."""
+
     hits: tuple[Hit, ...]
     mode: str  # "hybrid" or "lexical"
     note: str | None = None
     trace: Trace | None = None
+    no_match: str | None = None
 
 
 class Searcher:
@@ -223,6 +229,8 @@ class Searcher:
         window: TimeWindow | None = None,
         when_question: bool = False,
     ) -> SearchOutcome:
+        # A kind filter asks for memories of those kinds: a raw turn has no kind.
+        turns = not view.kinds
         lexical_m: list[int] = []
         lexical_e: list[int] = []
         tried: list[FtsQuery] = []
@@ -233,9 +241,12 @@ class Searcher:
             lexical_m += [
                 i for i in self._lexical("memories", fts_query, view, cutoffs) if i not in lexical_m
             ]
-            lexical_e += [
-                i for i in self._lexical("episodes", fts_query, view, cutoffs) if i not in lexical_e
-            ]
+            if turns:
+                lexical_e += [
+                    i
+                    for i in self._lexical("episodes", fts_query, view, cutoffs)
+                    if i not in lexical_e
+                ]
             if len(lexical_m) + len(lexical_e) >= POOL:
                 break
 
@@ -253,11 +264,24 @@ class Searcher:
                 if found is not None and len(found):
                     query_vector = self.embedder.embed_query(query)
                     vector_m, vector_e = self._nearest(found, query_vector, view, floor)
+                    vector_e = vector_e if turns else []
                     mode = "hybrid"
                 if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
                     note = "some items have no vector yet: run memoracle reindex"
             except EngineError as exc:  # an embedding service is down: answer lexically
                 note = f"vector search unavailable ({exc}); lexical search only"
+
+        graph_weight = self.settings.search.graph_weight
+        graph_m = (  # entity expansion: the graph's list, fused like the others
+            self._graph_list(query, view, lexical_m, query_vector) if graph_weight > 0 else []
+        )
+        unsupported = _unsupported(
+            bool(lexical_m or lexical_e or graph_m),
+            [s for _, s in vector_m + vector_e],
+            self.settings.search.similarity_floor,
+        )
+        if unsupported is not None:
+            return SearchOutcome((), mode, note, no_match=unsupported)
 
         # Weighted fusion: on LoCoMo the vector lists alone are far weaker than BM25,
         # and at equal weight they pull good lexical hits down (docs/embeddings.md).
@@ -270,10 +294,7 @@ class Searcher:
         )
         for key, value in by_vector.items():
             ranked[key] = ranked.get(key, 0.0) + self.settings.search.vector_weight * value
-        graph_weight = self.settings.search.graph_weight
-        graph_m: list[int] = []
-        if graph_weight > 0:  # entity expansion: the graph's list, fused like the others
-            graph_m = self._graph_list(query, view, lexical_m, query_vector)
+        if graph_m:
             by_graph = fuse.rrf([[("memory", i) for i in graph_m]], k=rrf_k)
             for key, value in by_graph.items():
                 ranked[key] = ranked.get(key, 0.0) + graph_weight * value
@@ -430,12 +451,9 @@ class Searcher:
         )
 
     def _activation(self, memory: Memory, now: datetime) -> float:
-        """Activation decayed from its last access to `now` (computed, never stored)."""
-        half_life = self.settings.decay.half_life_by_kind.get(
-            memory.kind, self.settings.decay.half_life_days
-        )
-        age = max(0.0, (now - memory.last_accessed_at).total_seconds() / 86400)
-        return fuse.decay(memory.activation, age, half_life)
+        """Activation decayed from its last access to `now` (computed, never stored),
+        as `score` and `list` see it: pinned memories never decay."""
+        return scoring.activation(memory, now, self.settings.decay)
 
     def _with_provenance(self, hits: list[Hit]) -> list[Hit]:
         """The returned hits with the turns and sessions their memories came from (read
@@ -462,6 +480,23 @@ class Searcher:
         similar = fuse.jaccard_matrix([h.text for h in hits])
         lam = self.settings.search.mmr_lambda
         return [hits[i] for i in fuse.mmr(relevance, similar, lam=lam, k=k)]
+
+
+def _unsupported(lexical: bool, similarities: list[float], floor: float) -> str | None:
+    """Why the query has nothing to answer with, or None when it has: no item shares a
+    content word with it, and none is nearer in meaning than `floor` (the noise floor,
+    `search.similarity_floor`). Without it the nearest vectors of a nonsense query are
+    simply the store's best-weighted items, returned as if they answered it."""
+    if lexical or floor <= -1:  # -1: the floor is off
+        return None
+    best = max(similarities, default=None)
+    if best is not None and best >= floor:
+        return None
+    nearest = "no vectors" if best is None else f"best similarity {best:.3f}"
+    return (
+        "no match: no memory or turn shares a word with the query, and none is close in "
+        f"meaning ({nearest}, under the noise floor search.similarity_floor = {floor})"
+    )
 
 
 def _time_of(memory: Memory | None, episode: Episode | None) -> datetime:

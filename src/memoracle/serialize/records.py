@@ -176,6 +176,7 @@ def recall_block(b: RecallBlock) -> dict[str, Any]:
         tokens=b.tokens,
         tokenizer=b.tokenizer,
         degraded=b.degraded,
+        note=b.note,
         lines=[
             {"slot": line.slot, "id": line.ref, "text": line.text, "tokens": line.tokens}
             for line in b.lines

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -169,6 +169,15 @@ class Memories:
             "UPDATE memories SET activation = min(1.0, activation + ?), last_accessed_at = ?"
             " WHERE id = ?",
             [(boost, db_time(now), memory_id) for memory_id in ids],
+        )
+
+    def recalled(self, activations: Mapping[int, float], *, now: datetime) -> None:
+        """Recalled: the activation the caller computed (the decayed value plus the
+        recall boost), one more access, last access now."""
+        self._db.executemany(
+            "UPDATE memories SET activation = ?, access_count = access_count + 1,"
+            " last_accessed_at = ? WHERE id = ?",
+            [(value, db_time(now), memory_id) for memory_id, value in activations.items()],
         )
 
     def set_status(self, memory_id: int, status: str, *, now: datetime) -> None:
