@@ -19,9 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from redaction_corpus import benign, leaks, secrets, shapes  # noqa: E402
-
 from memoracle.capture.redact import redact  # noqa: E402
+from redaction_corpus import benign, leaks, secrets, shapes  # noqa: E402
 
 
 def main() -> None:
