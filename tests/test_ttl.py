@@ -27,7 +27,7 @@ from memoracle.store import View
 from memoracle.types import Memory
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # where conftest's `clock` starts
-DOOR = "The office door code is 4521"
+DOOR = "The office door code is on the whiteboard"  # a code itself would be redacted
 
 
 def refs(engine: Engine, query: str) -> list[str]:
@@ -417,7 +417,7 @@ def test_the_markdown_importer_reads_an_until_comment_as_the_expiry(
     notes = tmp_path / "MEMORY.md"
     notes.write_text(
         "# Memory\n\n## Facts\n"
-        "- The office door code is 4521 <!-- until 2023-05-20 -->\n"
+        f"- {DOOR} <!-- until 2023-05-20 -->\n"
         "- The lift is on the left\n  <!-- until 2023-06-01T18:00 -->\n"
         "- The old badge works <!-- until 2023-01-01 -->\n"
         "- The parking is underground <!-- until someday -->\n"

@@ -106,6 +106,60 @@ SECRETS = [
     ("password", "le mot de passe est Azerty1", "le mot de passe est [REDACTED:password]"),
     ("password", "contraseña: perro99", "contraseña: [REDACTED:password]"),
     ("password", "la contraseña es gato", "la contraseña es [REDACTED:password]"),
+    ("twilio_key", "twilio " + "SK" + "0123456789abcdef" * 2, "twilio [REDACTED:twilio_key]"),
+    ("mailgun_key", "key" + "-" + "0a1b2c3d4e5f6a7b" * 2, "[REDACTED:mailgun_key]"),
+    ("digitalocean_token", "do" + "p_v1_" + "0a1b2c3d" * 8, "[REDACTED:digitalocean_token]"),
+    ("shopify_token", "shp" + "at_" + "0a1b2c3d" * 4 + " ok", "[REDACTED:shopify_token] ok"),
+    ("pypi_token", "pypi" + "-AgEIcHlwaS5vcmc" + _chars(50), "[REDACTED:pypi_token]"),
+    (
+        "discord_token",
+        "bot " + "N" + _chars(25) + "." + _chars(6) + "." + _chars(38),
+        "bot [REDACTED:discord_token]",
+    ),
+    (
+        "webhook_url",
+        "post to https://hooks.slack.com/services/" + "T0AB12CD/B0XY34ZW/" + _chars(24),
+        "post to https://hooks.slack.com/services/[REDACTED:webhook_url]",
+    ),
+    (
+        "webhook_url",
+        "https://discord.com/api/webhooks/" + "123456789012345678/" + _chars(60),
+        "https://discord.com/api/webhooks/[REDACTED:webhook_url]",
+    ),
+    (
+        "azure_key",
+        "AccountName=acme;AccountKey=" + _chars(86) + "==;EndpointSuffix=core.windows.net",
+        "AccountName=acme;AccountKey=[REDACTED:azure_key];EndpointSuffix=core.windows.net",
+    ),
+    (
+        "url_signature",
+        "https://acme.blob.core.windows.net/c?sv=2022-11-02&sig=" + _chars(43) + "%3D",
+        "https://acme.blob.core.windows.net/c?sv=2022-11-02&sig=[REDACTED:url_signature]",
+    ),
+    ("password", "DATABASE_PASSWORD=" + "Tiger13", "DATABASE_PASSWORD=[REDACTED:password]"),
+    ("password", "SMTP_PASSWORD='Lyon42#'", "SMTP_PASSWORD=[REDACTED:password]"),
+    ("password", "pw: Blue619#", "pw: [REDACTED:password]"),
+    (
+        "url_password",
+        "redis://:" + "Soleil892@cache:6379",
+        "redis://:[REDACTED:url_password]@cache:6379",
+    ),
+    ("password", "docker login -u bot -p Blue52$", "docker login -u bot -p [REDACTED:password]"),
+    ("password", "login --password Soleil41$", "login --password [REDACTED:password]"),
+    ("password", "пароль от почты perro62", "пароль от почты [REDACTED:password]"),
+    (
+        "password",
+        "My passphrase is quokka zephyr obsidian walrus.",
+        "My passphrase is [REDACTED:password].",
+    ),
+    ("secret", "APP_SECRET=" + _chars(24), "APP_SECRET=[REDACTED:secret]"),
+    ("code", "my bank PIN is 8351", "my bank PIN is [REDACTED:code]"),
+    ("code", "The door code is 4821.", "The door code is [REDACTED:code]."),
+    ("code", "код домофона — 77204", "код домофона — [REDACTED:code]"),
+    ("code", "le code de l'alarme est 2570", "le code de l'alarme est [REDACTED:code]"),
+    ("code", "el pin de la tarjeta es 1234", "el pin de la tarjeta es [REDACTED:code]"),
+    ("iban", "IBAN: " + "DE89370400440532013000", "IBAN: [REDACTED:iban]"),
+    ("iban", "IBAN " + "DE89 3704 0044 0532 0130 00", "IBAN [REDACTED:iban]"),
     ("card_number", "card 4111 1111 1111 1111 exp 12/27", "card [REDACTED:card_number] exp 12/27"),
     ("card_number", "5500-0000-0000-0004", "[REDACTED:card_number]"),
     ("card_number", "amex 378282246310005.", "amex [REDACTED:card_number]."),
@@ -145,6 +199,13 @@ NEAR_MISSES = [
     ("password", "пароль не подходит"),
     ("password", "le mot de passe est incorrect"),
     ("password", "la contraseña es incorrecta"),
+    ("password", "boarding pass: gate 12"),
+    ("password", "docker run -p 8080:80 app and git log -p abc123f"),
+    ("password", "Set DB_PASSWORD=${DB_PASSWORD} in CI; MAX_TOKENS=4096"),
+    ("password", "the passphrase is required"),
+    ("code", "connect the LED to pin 13; the PIN pad on floor 3 is broken"),
+    ("code", "the door code changes every 14 days"),
+    ("iban", "VAT DE123456789 and DE89370400440532013001 (bad check digits)"),
     ("card_number", "order 4111 1111 1111 1112"),
     ("card_number", "call +1 555 123 4567 or 8 800 555 35 35"),
     ("card_number", "timestamp 1683554160000"),
@@ -161,7 +222,7 @@ def test_kinds_in_text_order_once_each() -> None:
     found = redact(text)
     assert found.kinds == ("password", "openai_key")
     assert found.text == (
-        "pw: x. password: [REDACTED:password], key [REDACTED:openai_key], "
+        "pw: [REDACTED:password]. password: [REDACTED:password], key [REDACTED:openai_key], "
         "again [REDACTED:openai_key]"
     )
 

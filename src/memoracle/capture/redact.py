@@ -66,6 +66,13 @@ _NOT_PASSWORDS = frozenset(
 )
 
 
+# Values of a secret-named setting that are not a secret.
+_NOT_SETTINGS = frozenset(
+    "none null nil true false yes no empty unset required optional changeme xxx xxxx "
+    "redacted hidden secret password token example placeholder undefined".split()
+)
+
+
 def _luhn(candidate: str) -> bool:
     digits = [int(c) for c in candidate if c.isdigit()]
     if not 13 <= len(digits) <= 19 or digits[0] not in (2, 3, 4, 5, 6):
@@ -78,10 +85,38 @@ def _luhn(candidate: str) -> bool:
     return total % 10 == 0
 
 
+def _iban(candidate: str) -> bool:
+    """ISO 13616: 15 to 34 characters whose mod-97 check (country and check digits moved
+    to the end, letters as 10..35) is 1; a random code passes one time in 97."""
+    value = candidate.replace(" ", "")
+    if not 15 <= len(value) <= 34 or not value[4:].isalnum():
+        return False
+    moved = value[4:] + value[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def _setting_value(value: str) -> bool:
+    """The value of a secret-named setting, unless it is a placeholder or a reference
+    ("${DB_PASSWORD}", "<your key>", "os.environ[...]", "true", "none")."""
+    bare = value.strip("\"'")
+    if len(bare) < 3 or bare[0] in "$<{%[(" or bare.startswith(("os.", "env.", "process.")):
+        return False
+    return bare.lower() not in _NOT_SETTINGS
+
+
 def _plausible_password(value: str) -> bool:
     if value[0] in "\"'«“":
         return True
     return value.lower().rstrip(".,;:!?)") not in _NOT_PASSWORDS
+
+
+def _plausible_phrase(value: str) -> bool:
+    """A passphrase's first word is not one of the sentence ("the passphrase is required")."""
+    return _plausible_password(value.split()[0])
 
 
 def _mixed(value: str) -> bool:
@@ -99,6 +134,35 @@ _PASSWORD_VALUE = (
 _PASSPHRASE = (
     r"(?P<secret>[^\s\"'«“][^\n]{0,127}?)"
     r"(?=\s*(?:$|\n|[.;,](?:\s|$)|\s+(?:and|but|и|но|а|et|mais|y|pero)\s))"
+)
+# A setting named like a secret: "DATABASE_PASSWORD=", "smtp.pass:", "\"client_secret\": ".
+# The name is upper case or has a separator, so prose ("the token: none") is not one.
+_SETTING_VALUE = (
+    r"[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"',;&]{1,256})"
+)
+
+
+def _setting(names: str) -> str:
+    """The pattern of a setting whose name ends in one of `names` (lower case, no
+    escapes): "smtp_password:" or "DB_PASS=", not "password:" alone (prose's)."""
+    return (
+        rf"(?<![\w.-])(?:(?:[A-Za-z0-9]+[_.-])+(?i:{names})|(?:[A-Z0-9]+_)*(?:{names.upper()}))"
+        + _SETTING_VALUE
+    )
+
+
+# Labels that say a number is a door, alarm, safe or card code, in four languages.
+_CODE_LABELS = (
+    r"(?:door|gate|alarm|garage|safe|locker|lock|entry|entrance|building|intercom|keypad"
+    r"|keybox|lockbox|access|security|house|front\s+door)\s+(?:code|pin|passcode)"
+    r"|(?:bank|card|debit|credit|atm|sim|phone|bank\s+card)\s+pin(?:\s+code)?|pin\s+code"
+    r"|digicode|(?:пин|pin)[-\s]?код"
+    r"|код\s+(?:от\s+)?(?:двери|подъезда|домофона|сигнализации|сейфа|замка|калитки|ворот"
+    r"|квартиры|карты)"
+    r"|code\s+(?:de\s+(?:la\s+|l['’]\s*)?)?(?:porte|portail|alarme|immeuble|entrée|bâtiment"
+    r"|coffre|cadenas|carte)|code\s+(?:pin|secret|confidentiel)"
+    r"|c[óo]digo\s+(?:de\s+(?:la\s+|el\s+)?)?(?:puerta|alarma|portal|entrada|edificio"
+    r"|caja\s+fuerte|candado|tarjeta)|c[óo]digo\s+(?:pin|secreto)"
 )
 _FOR_SOMETHING = r"(?:\s+(?:for|to|of|on|от|для|к|de|du|pour|del|para)\s+[\w.@-]+)?"
 
@@ -168,6 +232,65 @@ _FORMATS: tuple[_Format, ...] = (
         ("sg.",),
     ),
     _Format(
+        "twilio_key",
+        re.compile(rf"{_START}(?:SK|AC)[0-9a-f]{{32}}{_END}"),
+        ("sk", "ac"),
+        check=_has_digit,
+    ),
+    _Format(
+        "mailgun_key",
+        re.compile(rf"{_START}key-[0-9a-f]{{32}}{_END}"),
+        ("key-",),
+    ),
+    _Format(
+        "digitalocean_token",
+        re.compile(rf"{_START}do[opr]_v1_[0-9a-f]{{64}}{_END}"),
+        ("_v1_",),
+    ),
+    _Format(
+        "shopify_token",
+        re.compile(rf"{_START}shp(?:at|ca|pa|ss)_[0-9a-fA-F]{{32}}{_END}"),
+        ("shp",),
+    ),
+    _Format(
+        "pypi_token",
+        re.compile(rf"{_START}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{{40,}}{_END}"),
+        ("pypi-",),
+    ),
+    _Format(
+        "discord_token",
+        re.compile(
+            rf"{_START}[MNO][A-Za-z0-9_-]{{23,27}}\.[A-Za-z0-9_-]{{6}}\.[A-Za-z0-9_-]{{27,40}}{_END}"
+        ),
+        (".",),
+        check=_mixed,
+    ),
+    _Format(
+        "webhook_url",
+        re.compile(
+            r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+            r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
+            r"|[\w.-]*webhook\.office\.com/webhookb2/)(?P<secret>[A-Za-z0-9_/@.-]{16,})"
+        ),
+        ("hooks.slack", "webhooks/", "webhookb2"),
+    ),
+    _Format(
+        "azure_key",
+        re.compile(
+            r"(?i:accountkey|sharedaccesskey|accesskey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"
+        ),
+        ("accountkey", "accesskey"),
+    ),
+    _Format(
+        "url_signature",
+        re.compile(
+            r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)="
+            r"(?P<secret>[A-Za-z0-9%+/=_-]{16,})",
+            re.IGNORECASE,
+        ),
+        ("sig",),
+    ),
+    _Format(
         "jwt",
         re.compile(
             rf"{_START}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{16,}}{_END}"
@@ -195,7 +318,7 @@ _FORMATS: tuple[_Format, ...] = (
     ),
     _Format(
         "url_password",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s/@]+)@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@"),
         ("://",),
     ),
     _Format(
@@ -211,6 +334,36 @@ _FORMATS: tuple[_Format, ...] = (
         re.compile(r"(?<!\w)(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]{20,})"),
         ("bearer",),
         check=_mixed,
+    ),
+    _Format(
+        "password",
+        re.compile(_setting("pass(?:word|wd|phrase|code)?|pwd|pw")),
+        ("pass", "pwd", "pw"),
+        check=_setting_value,
+    ),
+    _Format(
+        "secret",
+        re.compile(
+            _setting(
+                "secret(?:[_-]?key)?|token|api[_-]?key|apikey|credentials?"
+                "|(?:private|access|auth|signing|encryption|master|client|app|service"
+                "|account|license)[_-]?key"
+            )
+        ),
+        ("secret", "token", "key", "credential"),
+        check=_setting_value,
+    ),
+    _Format(
+        "password",
+        re.compile(
+            r"(?<!\w)(?i:passphrase|pass\s+phrase|ключевая\s+фраза|кодовая\s+фраза"
+            r"|фраза-пароль|phrase\s+secr[èe]te|phrase\s+de\s+passe"
+            r"|frase\s+(?:de\s+contrase[ñn]a|secreta|de\s+paso))"
+            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*)"
+            rf"{_PASSPHRASE}"
+        ),
+        ("phrase", "фраза"),
+        check=_plausible_phrase,
     ),
     _Format(
         "secret",
@@ -246,6 +399,72 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena", "clave"),
         check=_plausible_password,
+    ),
+    _Format(
+        "password",
+        re.compile(
+            r"(?<!\w)(?i:password|passwd|passcode|пароль|mot\s+de\s+passe|contraseña|contrasena)"
+            r"\s+(?:for|to|of|on|от|для|к|de|du|pour|del|para)\s+(?:the\s+|la\s+|le\s+|el\s+|my\s+)?"
+            r"[\w.@-]+\s+(?P<secret>[^\s\"'«“,;]{3,128}?)(?=[.,;:!?)]?(?:\s|$))"
+        ),
+        ("pass", "пароль", "mot de passe", "contrase"),
+        check=lambda v: _has_digit(v) and _plausible_password(v),
+    ),
+    _Format(
+        "password",
+        re.compile(r"(?<![\w-])(?i:pw)\s*[:=]\s*" + _PASSWORD_VALUE),
+        ("pw",),
+        check=_plausible_password,
+    ),
+    _Format(  # "pass: " alone is also a boarding pass's: only a value with a digit or sign
+        "password",
+        re.compile(r"(?<![\w-])(?i:pass)\s*[:=]\s*" + _PASSWORD_VALUE),
+        ("pass",),
+        check=lambda v: _plausible_password(v) and not v.isalpha(),
+    ),
+    _Format(
+        "password",
+        re.compile(
+            r"(?<![\w-])(?i:pw|pwd)\s+(?P<secret>[^\s\"'«“,;]{3,128}?)(?=[.,;:!?)]?(?:\s|$))"
+        ),
+        ("pw",),
+        check=_mixed,
+    ),
+    _Format(
+        "password",
+        re.compile(
+            r"(?<!\S)--(?:password|passwd|pass|token|api-key|secret)(?:=|\s+)"
+            r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)"
+        ),
+        ("--pass", "--token", "--api-key", "--secret"),
+        check=lambda v: not v.startswith("-") and _plausible_password(v),
+    ),
+    _Format(
+        "password",
+        re.compile(r"(?:(?<!\S)-u\s*\S+\s+-p\s?|(?<!\S)-p)(?P<secret>[^\s\"'-][^\s\"']{2,127})"),
+        ("-p",),
+        check=lambda v: _mixed(v) and ":" not in v,
+    ),
+    _Format(
+        "code",
+        re.compile(
+            r"(?<![\w-])(?i:"
+            rf"(?:{_CODE_LABELS})(?:\s+[^\W\d]+)?(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*|\s+)"
+            r"|(?:pin|пин)(?:\s+(?:de|of|for|от|du|del|para)\s+(?:la\s+|the\s+|my\s+|mi\s+|ma\s+)?[^\W\d]+)?"
+            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*)"
+            r")(?P<secret>\d{3,10})(?![\d]|[.,]\d)"
+        ),
+        ("code", "pin", "пин", "код", "código", "codigo"),
+    ),
+    _Format(
+        "iban",
+        re.compile(
+            r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?"
+            r"(?![A-Za-z0-9])"
+        ),
+        (),
+        digits=True,
+        check=_iban,
     ),
     _Format(
         "card_number",

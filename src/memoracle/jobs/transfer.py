@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from memoracle.capture.redact import redact
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import installed_version
 from memoracle.engine import Engine
@@ -28,6 +29,7 @@ from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
 from memoracle.store import Store
 from memoracle.store.transfer import DATA_TABLES, SECTIONS, Transfer
+from memoracle.text import content_hash
 from memoracle.types import STATUSES, Scope
 
 FORMAT = 1  # the line format; bumped when a reader of the old one would misread the new
@@ -320,7 +322,7 @@ def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
             f" {type(record).__name__}. Nothing was imported."
         )
     try:
-        rows.insert(record)
+        rows.insert(_redacted_record(record))
     except StoreError as exc:  # what SQLite refused: a duplicate id, a CHECK
         raise InvalidInput(
             f"{path}:{lineno}: {record.get('type')} {_id(record)} was refused by the store"
@@ -328,6 +330,35 @@ def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
         ) from None
     except InvalidInput as exc:
         raise InvalidInput(f"{path}:{lineno}: {exc}. Nothing was imported.") from None
+
+
+# The fields of a record that hold words someone said or wrote (and, inside them, every
+# string): an export from an older memoracle, or one edited by hand, may hold secrets
+# there. Ids, times, hashes and vectors are left alone (and not paid for).
+_FREE_TEXT = frozenset(
+    "text subject predicate object speaker name alias aliases record detail details"
+    " reasons reason note message error errors source".split()
+)
+
+
+def _redacted_record(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with the secrets of its free text redacted, as capture redacts a turn; a
+    memory's or episode's content hash follows its new text."""
+    out = {k: _redacted(v) if k in _FREE_TEXT else v for k, v in record.items()}
+    text = out.get("text")
+    if text != record.get("text") and isinstance(text, str) and "content_hash" in out:
+        out["content_hash"] = content_hash(text)
+    return out
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return value
 
 
 def _id(record: dict[str, Any]) -> str:
