@@ -15,6 +15,7 @@ from memoracle.cli import main
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.mcp_server import MemoryTools
 from memoracle.recall import hybrid
 from memoracle.types import Turn
 
@@ -134,3 +135,17 @@ def test_a_kind_filter_returns_only_memories_of_those_kinds(filled: Engine) -> N
     for kinds in (("fact",), ("preference", "event"), ("event",)):
         hits = filled.search(query, k=20, kinds=kinds).hits
         assert hits and all(h.memory is not None and h.memory.kind in kinds for h in hits)
+
+
+def test_the_mcp_tools_say_why_nothing_was_found(engine: Engine) -> None:
+    engine.remember("I prefer green tea in the morning.")
+    tools = MemoryTools(engine.settings, clock=engine.clock)
+    try:
+        found = tools.memory_search("zxqv blorft")
+        assert found.structured_content is not None
+        assert found.structured_content["no_match"] and found.structured_content["hits"] == []
+        assert "no match" in found.content[0].text  # type: ignore[union-attr]
+        recalled = tools.memory_recall("zxqv blorft")
+        assert "(note: " in recalled.content[0].text  # type: ignore[union-attr]
+    finally:
+        tools.close()

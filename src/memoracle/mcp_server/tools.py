@@ -181,8 +181,9 @@ class MemoryTools:
                 except EngineError as again:
                     raise ToolError(str(again)) from again
         text = block.text or "Nothing in memory fits this message yet."
-        if block.degraded:
-            text += f"\n(note: {block.degraded})"
+        for said in (block.degraded, block.note):
+            if said:
+                text += f"\n(note: {said})"
         return _result(text, records.recall_block(block))
 
     def memory_search(
@@ -224,11 +225,14 @@ class MemoryTools:
         with self._call() as engine:
             outcome = engine.search(query, k=k, scope=self.scope, kinds=kinds or (), as_of=when)
             zone = engine.zone
-        lines = [_hit_line(h, zone) for h in outcome.hits] or ["No match."]
+        lines = [_hit_line(h, zone) for h in outcome.hits] or [outcome.no_match or "No match."]
         if outcome.note:
             lines.append(f"(note: {outcome.note})")
         data = records.envelope(
-            mode=outcome.mode, note=outcome.note, hits=[records.hit(h) for h in outcome.hits]
+            mode=outcome.mode,
+            note=outcome.note,
+            no_match=outcome.no_match,
+            hits=[records.hit(h) for h in outcome.hits],
         )
         return _result("\n".join(lines), data)
 
@@ -467,6 +471,8 @@ def _hit_line(hit: Hit, zone: tzinfo) -> str:
         said = f"{who}: {text}" if who not in (None, "user", "assistant") else text
         return f"- [{hit.ref} {day} {hit.memory.kind}] {said}"
     who = (hit.episode.speaker or hit.episode.role) if hit.episode else "turn"
+    if hit.replaced_at is not None:  # its value was since replaced
+        text += f" (earlier, until {hit.replaced_at.astimezone(zone):%Y-%m})"
     return f"- [{hit.ref} {day} turn] {who}: {text}"
 
 
