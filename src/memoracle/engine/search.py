@@ -130,6 +130,9 @@ def _model_changed(st: EngineState) -> bool:
     return st.vectors_stale
 
 
+READONLY_NOTE = "read-only workspace: the recalled memories' use was not recorded"
+
+
 def recall(
     st: EngineState, message: str, *, budget: int | None = None, scope: Scope | None = None
 ) -> RecallBlock:
@@ -163,7 +166,10 @@ def recall(
     ]
     packed = pack(slots, budget, st.token_counter)
     recalled = [int(line.ref[2:]) for line in packed.lines if line.ref.startswith("m_")]
-    if recalled:
+    note = outcome.note if outcome else None
+    if recalled and st.store.readonly:
+        note = "; ".join(filter(None, [note, READONLY_NOTE]))
+    elif recalled:
         with st.store.transaction():
             memories.touch(recalled, now=now, boost=settings.boost)
     return RecallBlock(
@@ -175,7 +181,7 @@ def recall(
         budget=budget,
         tokens=packed.tokens,
         tokenizer=packed.tokenizer,
-        degraded=outcome.note if outcome else None,
+        degraded=note,
     )
 
 
