@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from memoracle.clock import FixedClock
+from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
 
@@ -20,3 +22,24 @@ def test_remember_with_an_unknown_kind_is_invalid_input(engine: Engine, kind: st
 def test_remember_with_an_unknown_source_is_invalid_input(engine: Engine) -> None:
     with pytest.raises(InvalidInput, match="Unknown source 'nowhere'"):
         engine.remember("I like tea.", source="nowhere")
+
+
+@pytest.mark.parametrize("ref", ["m_9223372036854775808", 10**21, "9223372036854775808"])
+def test_an_id_past_sqlites_largest_is_invalid_input(engine: Engine, ref: str | int) -> None:
+    with pytest.raises(InvalidInput, match="Not a m_ id"):
+        engine.get(ref)
+
+
+def test_a_fresh_window_before_year_one_recalls_everything_fresh(
+    settings: Settings, clock: FixedClock
+) -> None:
+    settings = load(
+        settings.home,
+        env={},
+        overrides={"embedding.model": "hash", "recall.fresh_hours": "17753991"},
+    )
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        engine.remember("I prefer dark mode.")
+        block = engine.recall("anything")
+    assert any("dark mode" in line.text for line in block.lines)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
@@ -145,9 +145,11 @@ def recall(
     view = view_for(st.settings, scope, now=now)
     index, memories = st.store.index, st.store.memories
     guardrails = memories.get_many(index.guardrails(view))
-    fresh = memories.get_many(
-        index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=FRESH_DEPTH)
-    )
+    try:
+        since = now - timedelta(hours=settings.fresh_hours)
+    except OverflowError:  # a window reaching before year 1: everything is fresh
+        since = datetime.min.replace(tzinfo=UTC)
+    fresh = memories.get_many(index.fresh(view, since=since, limit=FRESH_DEPTH))
     text = clean(message).strip()
     outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
     hits = {h.ref: h for h in outcome.hits} if outcome else {}
