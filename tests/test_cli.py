@@ -37,7 +37,7 @@ def test_every_command_has_help_with_an_example() -> None:
 
 
 def test_missing_workspace_is_one_clear_line(home: Path) -> None:
-    out = run(home, "list", code=1)
+    out = run(home, "list", code=2)
     assert "No memoracle workspace" in out and "memoracle init" in out
 
 

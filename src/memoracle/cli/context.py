@@ -53,8 +53,20 @@ class Context:
     now: datetime | None
     overrides: dict[str, str]
 
-    def settings(self, home: Path | None = None) -> Settings:
-        return load(home or self.home, overrides=self.overrides)
+    def settings(self, home: Path | None = None, *, missing_ok: bool = False) -> Settings:
+        """The settings of the workspace at `home` (default: --home, $MEMORACLE_HOME, the
+        per-user data dir). A home folder that does not exist is refused with exit 2 and
+        the command that makes one, unless this command makes it or reads nothing there
+        (`missing_ok`: init, install, config show): a typo in --home must not look like
+        an empty memory."""
+        settings = load(home or self.home, overrides=self.overrides)
+        if not missing_ok and not settings.home.is_dir():
+            fail(
+                f"No memoracle workspace at {settings.home} (no such folder)."
+                f" Run: memoracle init --home {settings.home}",
+                2,
+            )
+        return settings
 
     def clock(self, settings: Settings) -> Clock:
         """`--now` as a clock; a time without an offset is in `workspace.timezone`."""

@@ -176,18 +176,22 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
     with engine_errors(code=2):
         settings = ctx.settings()
         clock = ctx.clock(settings)
+        readonly = False
         try:
             engine = Engine.open(settings, clock=clock)
         except StoreError as exc:  # not even openable: health.json must say so
             report = health.unopened(settings, clock.now(), exc)
         else:
             with engine:
+                readonly = engine.readonly
                 report = health.check(engine, probe=probe)
                 if fix:
                     for done in doctor.fix(engine, report):
                         click.echo(f"fixed: {done}", err=True)
                     report = health.check(engine, probe=probe)
-        path = health.write(settings.home, report, output_dir=output_dir)
+        path: Path | str = "health.json not written (read-only workspace)"
+        if not readonly or output_dir is not None:
+            path = health.write(settings.home, report, output_dir=output_dir)
         drawn: list[Path] = []
         if output_dir is not None:
             history = charts.read_history(settings.home / health.HISTORY_FILE)

@@ -157,7 +157,7 @@ def install_command(workspace: Path, yes: bool, dry_run: bool, force: bool, as_j
     """
     ctx = current()
     with engine_errors():
-        settings = ctx.settings()
+        settings = ctx.settings(missing_ok=True)
         report = install.install(
             settings, workspace, clock=ctx.clock(settings), dry_run=dry_run, force=force
         )

@@ -44,7 +44,7 @@ def init(openclaw_workspace: Path | None, as_json: bool) -> None:
       memoracle init --home ~/agent-memory --openclaw-workspace ~/.openclaw/workspace
     """
     with engine_errors():
-        settings = current().settings()
+        settings = current().settings(missing_ok=True)
         report = Engine.init(
             settings, clock=current().clock(settings), openclaw_workspace=openclaw_workspace
         )
@@ -76,7 +76,7 @@ def config_show(as_json: bool) -> None:
       MEMORACLE_RECALL_BUDGET_TOKENS=1500 memoracle config show
     """
     with engine_errors():
-        settings = current().settings()
+        settings = current().settings(missing_ok=True)
     rows = settings.items()
     if as_json:
         echo_json(

@@ -134,6 +134,12 @@ class Engine(EngineState):
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
         return cls(settings, Store.open(settings.db_path, now=clock.now()), clock)
 
+    @property
+    def readonly(self) -> bool:
+        """The workspace was not writable, so the store was opened read-only: reads
+        work, writes are a `StoreError`, and recall does not record uses."""
+        return self.store.readonly
+
     def close(self) -> None:
         if self._searcher is not None:
             self._searcher.close()

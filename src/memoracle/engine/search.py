@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
@@ -138,6 +138,9 @@ def _model_changed(st: EngineState) -> bool:
     return st.vectors_stale
 
 
+READONLY_NOTE = "read-only workspace: the recalled memories' use was not recorded"
+
+
 def recall(
     st: EngineState, message: str, *, budget: int | None = None, scope: Scope | None = None
 ) -> RecallBlock:
@@ -150,9 +153,11 @@ def recall(
     view = view_for(st.settings, scope, now=now)
     index, memories = st.store.index, st.store.memories
     guardrails = memories.get_many(index.guardrails(view))
-    fresh = memories.get_many(
-        index.fresh(view, since=now - timedelta(hours=settings.fresh_hours), limit=FRESH_DEPTH)
-    )
+    try:
+        since = now - timedelta(hours=settings.fresh_hours)
+    except OverflowError:  # a window reaching before year 1: everything is fresh
+        since = datetime.min.replace(tzinfo=UTC)
+    fresh = memories.get_many(index.fresh(view, since=since, limit=FRESH_DEPTH))
     text = clean(message).strip()
     outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
     hits = {h.ref: h for h in outcome.hits} if outcome else {}
@@ -173,7 +178,10 @@ def recall(
     offered = {m.id: m for m in guardrails + fresh}
     offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
     recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
-    if recalled:
+    note = outcome.note if outcome else None
+    if recalled and st.store.readonly:
+        note = "; ".join(filter(None, [note, READONLY_NOTE]))
+    elif recalled:
         with st.store.transaction():
             memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
@@ -186,7 +194,7 @@ def recall(
         budget=budget,
         tokens=packed.tokens,
         tokenizer=packed.tokenizer,
-        degraded=outcome.note if outcome else None,
+        degraded=note,
     )
 
 

@@ -26,6 +26,9 @@ from memoracle.types import (
 ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 
 
+MAX_ID = 2**63 - 1  # SQLite's largest rowid: a bigger number names nothing
+
+
 def parse_ref(ref: str | int, prefix: str = "m") -> int:
     """'m_42', 'm42' or '42' -> 42; anything else is InvalidInput."""
     text = str(ref).strip().lower()
@@ -33,7 +36,7 @@ def parse_ref(ref: str | int, prefix: str = "m") -> int:
         if text.startswith(head):
             text = text[len(head) :]
             break
-    if not text.isdigit():
+    if not text.isdigit() or int(text) > MAX_ID:
         raise InvalidInput(f"Not a {prefix}_ id: {ref!r}. Ids look like {prefix}_42.")
     return int(text)
 

@@ -444,6 +444,10 @@ def stated(
     if kind is None:
         found = extract(text, role="user")
         kind = found.candidates[0].kind if found.candidates else "fact"
+    if kind not in LAYER_OF_KIND:
+        raise InvalidInput(f"Unknown kind {kind!r}: one of {', '.join(LAYER_OF_KIND)}.")
+    if source not in STATED_SCORES:
+        raise InvalidInput(f"Unknown source {source!r}: one of {', '.join(STATED_SCORES)}.")
     importance, confidence = STATED_SCORES[source]
     return NewMemory(
         kind=kind,

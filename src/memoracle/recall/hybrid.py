@@ -113,8 +113,9 @@ class Searcher:
     def embed_missing(self, *, now: datetime, limit: int | None = None) -> int:
         """Embed live memories and turns that have no vector for the model yet; return
         how many were embedded. Unchanged text (same content hash) is never embedded
-        twice, and rows already checked in this process are not scanned again."""
-        if self.embedder is None:
+        twice, and rows already checked in this process are not scanned again. A store
+        opened read-only stores nothing: its texts without a vector are found by words."""
+        if self.embedder is None or self.store.readonly:
             return 0
         model_id = self.embedder.model_id
         mark = self._marks.get(model_id, (0, 0))

@@ -20,7 +20,7 @@ from memoracle.store import schema
 from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
-from memoracle.store.db import Database, db_time, require_fts5
+from memoracle.store.db import Database, db_time, require_fts5, writable
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
 from memoracle.store.held import Held
@@ -37,6 +37,7 @@ __all__ = [
     "View",
     "prune_backups",
     "require_fts5",
+    "writable",
 ]
 
 
@@ -63,6 +64,7 @@ class Store:
     def __init__(self, db: Database, version: int) -> None:
         self._db = db
         self.path = db.path
+        self.readonly = db.readonly  # opened `mode=ro`: reads only, see `open`
         self.schema_version = version
         self.memories = Memories(db)
         self.episodes = Episodes(db)
@@ -74,10 +76,19 @@ class Store:
         self.held = Held(db)
 
     @classmethod
-    def open(cls, path: Path, *, now: datetime) -> Store:
-        db = Database(path)
+    def open(cls, path: Path, *, now: datetime, readonly: bool | None = None) -> Store:
+        """Open (and migrate) the database at `path`. `readonly` None: read-only exactly
+        when the file or its folder is not writable (a read-only home or mount), so the
+        read commands still work there; such a store is never migrated, and a write
+        through it is a `StoreError` saying the workspace is read-only."""
+        if readonly is None:
+            readonly = path.exists() and not writable(path)
+        db = Database(path, readonly=readonly)
         try:
-            version = schema.apply(db.conn, str(path), db_time(now) or "")
+            if readonly:
+                version = schema.check(db.conn, str(path))
+            else:
+                version = schema.apply(db.conn, str(path), db_time(now) or "")
         except sqlite3.Error as exc:
             db.close()
             raise db.error(exc) from None

@@ -6,12 +6,14 @@ comes out as a StoreError naming the database file.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from memoracle.clock import as_utc
 from memoracle.errors import StoreError
@@ -19,9 +21,24 @@ from memoracle.errors import StoreError
 BUSY_TIMEOUT_MS = 30_000
 
 
+def writable(path: Path) -> bool:
+    """Whether the database at `path` may be written: the file and its folder (SQLite
+    writes its -wal and -shm files beside it). False on a read-only mount even for root;
+    a folder that is missing is not writable."""
+    folder = path.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        return False
+    return not path.exists() or os.access(path, os.W_OK)
+
+
 class Database:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
+        self.readonly = readonly
+        self._depth = 0
+        if readonly:
+            self.conn = self._open_readonly()
+            return
         try:
             self.conn = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
@@ -34,7 +51,37 @@ class Database:
             raise self.error(exc) from None
         if str(mode).lower() != "wal" and str(path) != ":memory:":
             raise StoreError(f"{path}: could not switch to WAL journal mode (got {mode}).")
-        self._depth = 0
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """A connection that cannot write (`mode=ro`), for a workspace that is not
+        writable. SQLite reads a WAL database read-only only if its -shm file exists or
+        can be created; when it cannot (a read-only folder, the database closed cleanly
+        so there is no -wal either) the file alone is the whole database, and it is opened
+        `immutable=1` (no locks, no -shm). A -wal left behind that cannot be read is an
+        error rather than a silently older view."""
+        base = "file:" + quote(str(self.path.absolute()))
+        try:
+            return self._probe(f"{base}?mode=ro")
+        except sqlite3.Error as exc:
+            wal = Path(f"{self.path}-wal")
+            if not self.path.exists() or (wal.exists() and wal.stat().st_size > 0):
+                raise self.error(exc) from None
+        try:
+            return self._probe(f"{base}?mode=ro&immutable=1")
+        except sqlite3.Error as exc:
+            raise self.error(exc) from None
+
+    @staticmethod
+    def _probe(uri: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         text = str(exc)
@@ -43,6 +90,11 @@ class Database:
             hint = (
                 " The file is not a memoracle database or is corrupt;"
                 " restore it from a backup or an export."
+            )
+        elif self.readonly and "readonly" in text:
+            hint = (
+                " The workspace is read-only, so it was opened read-only and this needs"
+                " to write; run it where the workspace is writable."
             )
         elif "readonly" in text or "read-only" in text:
             hint = " The workspace is read-only; check the permissions of the folder and file."

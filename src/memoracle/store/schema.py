@@ -489,6 +489,23 @@ def version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
+def check(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of a database opened read-only, which cannot be migrated:
+    one at LATEST is read as it is, any other is refused untouched."""
+    known = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+    current = 0
+    if conn.execute(known).fetchone() is not None:
+        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        current = int(row[0] or 0)
+    if current != LATEST:
+        raise StoreError(
+            f"{path} has schema version {current} and this memoracle reads version {LATEST};"
+            " the workspace is read-only, so it cannot be migrated here. Run memoracle"
+            " where the workspace is writable; the database was not touched."
+        )
+    return current
+
+
 def apply(conn: sqlite3.Connection, path: str, now: str) -> int:
     """Bring the schema up to LATEST; return the version it is now at."""
     current = version(conn)
