@@ -61,6 +61,7 @@ ORDER = (
 INSIDE: dict[str, tuple[str, ...]] = {
     "memoracle.engine": (
         "core",
+        "guard",
         "upkeep",
         "ingest",
         "search",

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memoracle.errors import StoreError
+from memoracle.errors import StoreDamaged, StoreError
 from memoracle.store import backup as backups
-from memoracle.store import schema
+from memoracle.store import safety, schema
 from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
@@ -74,9 +74,18 @@ class Store:
         self.held = Held(db)
 
     @classmethod
-    def open(cls, path: Path, *, now: datetime) -> Store:
+    def open(cls, path: Path, *, now: datetime, existing: bool = False) -> Store:
+        """Connect to the store at `path` and bring its schema up to date. A file with
+        no tables is given them (a new store), unless `existing` says a store was there
+        before: then it is `StoreDamaged`, as is any store whose schema lacks a table,
+        index or trigger its version has — never migrated over, never changed."""
         db = Database(path)
         try:
+            missing = safety.missing_objects(db.conn)
+            if missing and (existing or missing != ["every table"]):
+                raise StoreDamaged(
+                    f"{path}: the store lacks {', '.join(missing[:5])}; it was left as it is."
+                )
             version = schema.apply(db.conn, str(path), db_time(now) or "")
         except sqlite3.Error as exc:
             db.close()
