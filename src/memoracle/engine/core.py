@@ -438,8 +438,8 @@ class Engine(EngineState):
         return upkeep.resolve(self, ref, confirm=confirm, replacement=replacement, actor=actor)
 
     def backup(self) -> BackupInfo:
-        """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
-        are kept), taken before any bulk change."""
+        """A verified copy of the database in HOME/backups (the newest
+        `lifecycle.backups_kept` are kept), taken before any bulk change."""
         return upkeep.backup(self)
 
     def record_run(self, kind: str, counts: dict[str, int]) -> None:
