@@ -73,6 +73,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
     ),
     "memoracle.jobs": (
         "doctor",
+        "recover",
         "bench",
         "schedule",
         "checkpoint",

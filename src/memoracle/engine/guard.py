@@ -30,6 +30,7 @@ from memoracle.workspace import LAST_BLOCK, MEMORY_FILE
 __all__ = [
     "DAMAGED_DIR",
     "DAMAGED_MARK",
+    "MEMORY_LINE",
     "check_before_open",
     "earlier_life",
     "mark_damaged",
@@ -41,7 +42,7 @@ __all__ = [
 
 DAMAGED_DIR = "damaged"  # in HOME: damaged stores moved aside, kept
 DAMAGED_MARK = "store-damaged.txt"  # in HOME: why the store was found damaged, and when
-_MEMORY_LINE = re.compile(r"<!--\s*m_\d+\s*-->")  # a rendered memory line's tag
+MEMORY_LINE = re.compile(r"<!--\s*m_\d+\s*-->")  # a rendered memory line's tag
 INSTALL_RECORD = "install.json"  # HOME/install.json (openclaw.install.manifest's)
 HISTORY = ("health.json", "health-history.jsonl")  # in HOME, written by each check
 EXPORTS = ("facts.jsonl", "archived-facts.jsonl")  # in files_dir/knowledge-graph
@@ -105,7 +106,7 @@ def _memory_md(path: Path) -> str | None:
         block = extract_block(text)
     except BlockError:
         return None
-    lines = 0 if block is None else len(_MEMORY_LINE.findall(block))
+    lines = 0 if block is None else len(MEMORY_LINE.findall(block))
     return f"{lines} memory line(s) in {path}'s block" if lines else None
 
 
@@ -151,13 +152,13 @@ def check_before_open(settings: Settings) -> bool:
     missing, unreadable, empty or not a whole SQLite file in a workspace with earlier
     life; a missing store in a new workspace is the WorkspaceError saying to run init.
     Returns whether the workspace shows earlier life (the store must have its tables)."""
-    why = marked(settings)
-    if why is not None:
-        raise refuse(settings, f"{settings.db_path} was found damaged ({why})", [])
     damage = probe(settings.db_path)
     life = earlier_life(settings, first_only=True)
     if damage is not None and life:
         raise refuse(settings, damage, earlier_life(settings))
+    why = marked(settings)
+    if why is not None:
+        raise refuse(settings, f"`memoracle doctor` found the store damaged: {why}", [])
     if damage is not None and damage.code == "missing":
         raise WorkspaceError(
             f"No memoracle workspace at {settings.home} (no {settings.db_path.name}). "

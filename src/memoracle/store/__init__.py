@@ -28,6 +28,9 @@ from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 
+# SQLite's answers for a file that is not a whole database (SQLITE_CORRUPT, SQLITE_NOTADB).
+DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
 __all__ = [
     "ArchivedMemory",
     "AuditEntry",
@@ -89,6 +92,8 @@ class Store:
             version = schema.apply(db.conn, str(path), db_time(now) or "")
         except sqlite3.Error as exc:
             db.close()
+            if getattr(exc, "sqlite_errorcode", None) in DAMAGED_CODES:
+                raise StoreDamaged(str(db.error(exc))) from None
             raise db.error(exc) from None
         except BaseException:
             db.close()

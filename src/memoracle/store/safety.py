@@ -138,7 +138,8 @@ def missing_objects(conn: sqlite3.Connection) -> list[str]:
         return ["table schema_migrations"]
     row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     version = min(int(row[0] or 0), schema.LATEST)
-    return sorted(f"{t} {n}" for t, n in _expected(version) - found)
+    lost = sorted(_expected(version) - found, key=lambda o: (o[0] != "table", o[0], o[1]))
+    return [f"{t} {n}" for t, n in lost]
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
@@ -192,7 +193,10 @@ def inspect(path: Path, *, deep: bool = False) -> Damage | None:
         return Damage("integrity", f"{path} cannot be read by SQLite ({exc})")
     if missing:
         return Damage("tables_missing", f"{path} lacks {', '.join(missing[:5])}")
-    problems = check(path, deep=deep)
+    try:
+        problems = check(path, deep=deep)
+    except (sqlite3.Error, StoreError, OSError) as exc:  # a check that cannot finish
+        problems = [str(exc)]
     if problems != ["ok"]:
         what = "integrity check" if deep else "quick check"
         return Damage("integrity", f"{path} fails SQLite's {what}: {'; '.join(problems[:3])}")
