@@ -278,8 +278,8 @@ def run(
         )
     if damage is None:
         return _sound(settings, clock, exam, fixing=fix, dry_run=dry_run)
-    if not dry_run:
-        _mark(settings, damage.detail)
+    if not dry_run and (exam.life or damage.code != "empty"):
+        _mark(settings, damage.detail)  # an empty file in a new workspace: a fresh store
     if not fix:
         report = _damaged_report(settings, clock, exam, damage)
         return DoctorResult(report, explain(report), [], [], dry_run)
