@@ -61,6 +61,7 @@ ORDER = (
 INSIDE: dict[str, tuple[str, ...]] = {
     "memoracle.engine": (
         "core",
+        "guard",
         "upkeep",
         "ingest",
         "search",
@@ -72,6 +73,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
     ),
     "memoracle.jobs": (
         "doctor",
+        "recover",
         "bench",
         "schedule",
         "checkpoint",

@@ -225,6 +225,9 @@ class LifecycleSettings:
     backup_every_days: int = _opt(
         7, "Days after which a night backs the store up before any change at all.", NATURAL
     )
+    backups_kept: int = _opt(
+        7, "Verified database backups kept in HOME/backups; older ones are rotated out.", NATURAL
+    )
     integrity_every_days: int = _opt(
         7, "How often the nightly health step runs quick_check.", NATURAL
     )

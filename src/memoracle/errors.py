@@ -33,6 +33,12 @@ class StoreError(EngineError):
     pass
 
 
+class StoreDamaged(StoreError):
+    """The store is missing, empty or damaged in a workspace that was in use: writing
+    commands refuse (exit 2) rather than start a new, empty store over it. The message
+    names the recovery (`memoracle doctor --fix`)."""
+
+
 class WriteHeld(EngineError):
     """A write the write audit held back (it looks like prompt injection): nothing was
     stored as memory; `ref` (h_N) names it for `memoracle audit --confirm / --reject`."""

@@ -20,7 +20,7 @@ import click
 from memoracle.clock import Clock, FixedClock, SystemClock, format_until, parse_instant
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
-from memoracle.errors import EngineError
+from memoracle.errors import EngineError, StoreDamaged
 from memoracle.types import Memory, Scope
 
 __all__ = [
@@ -93,6 +93,8 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def engine_errors(code: int = 1) -> Iterator[None]:
     try:
         yield
+    except StoreDamaged as exc:  # a damaged store: refused, whatever the command's codes
+        fail(str(exc), 2)
     except EngineError as exc:
         fail(str(exc), code)
 

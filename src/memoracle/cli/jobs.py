@@ -291,32 +291,61 @@ def audit_command(
 
 @main.command(name="doctor")
 @home_option
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Run SQLite's full integrity_check (every index against its table), not the quick check.",
+)
+@click.option(
+    "--fix",
+    "fixing",
+    is_flag=True,
+    help="Recover a damaged store (from the newest good backup, or rebuilt from the last"
+    " export and MEMORY.md); on a sound one, run the fixes `health --fix` runs.",
+)
+@click.option("--dry-run", is_flag=True, help="With --fix: say what it would do, change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-def doctor_command(as_json: bool) -> None:
-    """Explain what `health` finds: for each warning, what it means, why it matters and
-    the command that fixes it (those marked automatic are run by `memoracle health
-    --fix`). Reads only: writes nothing, not even health.json. Exit status as health's:
-    0 healthy, 1 warning, 2 failing.
+def doctor_command(deep: bool, fixing: bool, dry_run: bool, as_json: bool) -> None:
+    """Check the store and explain what is wrong: the database file (missing, empty,
+    cut short, overwritten, a folder, unreadable), its schema (a dropped table) and
+    SQLite's quick check (--deep: the full integrity check), the newest backup (opened,
+    checked in full, counted), then every health check. For each finding, what it
+    means, why it matters and the command that fixes it. A damaged store is marked
+    (HOME/store-damaged.txt) and writing commands refuse until `doctor --fix` recovers
+    it: the damaged file is moved into HOME/damaged/ (kept) and the newest good backup
+    takes its place, or, with none, a store rebuilt from the last export and MEMORY.md.
+    Exit status as health's: 0 healthy, 1 warning, 2 failing.
 
     \b
     Example:
-      memoracle doctor
+      memoracle doctor --deep
+      memoracle doctor --fix --dry-run
+      memoracle doctor --fix
     """
-    with engine_errors(code=2), current().engine() as engine:
-        report = health.check(engine)
-        home = engine.settings.home
-    findings = doctor.explain(report)
+    if dry_run and not fixing:
+        fail("--dry-run goes with --fix: memoracle doctor --fix --dry-run", 2)
+    ctx = current()
+    with engine_errors(code=2):
+        settings = ctx.settings()
+        result = doctor.run(settings, ctx.clock(settings), deep=deep, fix=fixing, dry_run=dry_run)
+    report, findings = result.report, result.findings
     if as_json:
-        echo_json(reports.doctor_report(report.status, findings))
-    else:
-        click.echo(f"{report.status}: {len(findings)} finding(s) for {home}")
-        if not findings:
-            click.echo("Every check passed; nothing to fix.")
-        for f in findings:
-            click.echo(f"\n[{f.warning.code}] {f.warning.message}")
-            click.echo(f"  why: {f.advice.why}")
-            auto = " (`memoracle health --fix` runs it)" if f.advice.automatic else ""
-            click.echo(f"  fix: {f.advice.fix}{auto}")
+        body = reports.doctor_report(report.status, findings)
+        recovery = {"dry_run": result.dry_run, "plan": result.plan, "done": result.done}
+        echo_json({**body, "fix": recovery} if fixing else body)
+        raise SystemExit(health.exit_code(report))
+    for line in result.done:
+        click.echo(f"fixed: {line}")
+    for line in result.plan if result.dry_run else ():
+        click.echo(f"would: {line}")
+    click.echo(f"{report.status}: {len(findings)} finding(s) for {settings.home}")
+    if not findings:
+        click.echo("Every check passed; nothing to fix.")
+    for f in findings:
+        click.echo(f"\n[{f.warning.code}] {f.warning.message}")
+        click.echo(f"  why: {f.advice.why}")
+        auto = " (`memoracle health --fix` runs it)" if f.advice.automatic else ""
+        click.echo(f"  fix: {f.advice.fix}{auto}")
     raise SystemExit(health.exit_code(report))
 
 

@@ -35,9 +35,18 @@ from memoracle.types import Turn
     type=click.Path(path_type=Path),
     help="Render MEMORY.md and memory/ into this OpenClaw workspace folder.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Start an empty store even where a damaged or missing one was in use (the"
+    " damaged file is moved into HOME/damaged/, kept). `memoracle doctor --fix` recovers"
+    " it instead.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def init(openclaw_workspace: Path | None, as_json: bool) -> None:
-    """Create the workspace: config file, database, folders. Safe to run again.
+def init(openclaw_workspace: Path | None, force: bool, as_json: bool) -> None:
+    """Create the workspace: config file, database, folders. Safe to run again. Where a
+    store was in use and is now missing, empty or damaged, it refuses (exit 2) and names
+    the recovery, `memoracle doctor --fix`, unless --force.
 
     \b
     Example:
@@ -46,7 +55,10 @@ def init(openclaw_workspace: Path | None, as_json: bool) -> None:
     with engine_errors():
         settings = current().settings(missing_ok=True)
         report = Engine.init(
-            settings, clock=current().clock(settings), openclaw_workspace=openclaw_workspace
+            settings,
+            clock=current().clock(settings),
+            openclaw_workspace=openclaw_workspace,
+            force=force,
         )
     if as_json:
         echo_json(records.init_report(report))

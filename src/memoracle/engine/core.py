@@ -16,10 +16,11 @@ from types import TracebackType
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
-from memoracle.engine import graph, ingest, memories, search, upkeep, write
+from memoracle.engine import graph, guard, ingest, memories, search, upkeep, write
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
+    StoreDamaged,
     StoreError,
     WorkspaceError,
 )
@@ -69,11 +70,15 @@ class Engine(EngineState):
         *,
         clock: Clock | None = None,
         openclaw_workspace: Path | None = None,
+        force: bool = False,
     ) -> InitReport:
         """Create (or complete) the home folder, config file, store and file layout.
 
         Safe to run again: nothing that exists is overwritten except that
-        `openclaw_workspace` is recorded in the config file when given.
+        `openclaw_workspace` is recorded in the config file when given. A store that is
+        missing, empty or damaged in a workspace that was in use is `StoreDamaged`
+        (`memoracle doctor --fix` recovers it), unless `force`: then the damaged file
+        is moved into HOME/damaged/ (kept) and a new, empty store takes its place.
         """
         clock = clock or SystemClock()
         home = settings.home
@@ -107,8 +112,7 @@ class Engine(EngineState):
                 f"Cannot create the workspace at {home}: {exc.strerror or exc}. "
                 "Choose a writable folder with --home or MEMORACLE_HOME."
             ) from None
-        existed = settings.db_path.exists()
-        store = Store.open(settings.db_path, now=clock.now())
+        existed, store = cls._init_store(settings, clock, force=force)
         version = store.schema_version
         store.close()
         if not existed:
@@ -123,16 +127,42 @@ class Engine(EngineState):
         )
 
     @classmethod
+    def _init_store(cls, settings: Settings, clock: Clock, *, force: bool) -> tuple[bool, Store]:
+        """`init`'s store: (whether it existed, the store opened and migrated)."""
+        try:
+            return True, cls._open_store(settings, clock)
+        except WorkspaceError:  # a new workspace: no store yet
+            return False, Store.open(settings.db_path, now=clock.now())
+        except StoreDamaged as exc:
+            if not force:
+                raise StoreDamaged(
+                    f"{exc} Or, to start an empty store instead: memoracle --home"
+                    f" {settings.home} init --force (the damaged file is kept in"
+                    f" {settings.home / guard.DAMAGED_DIR})."
+                ) from None
+        guard.set_aside(settings, clock.now())
+        return False, Store.open(settings.db_path, now=clock.now())
+
+    @classmethod
+    def _open_store(cls, settings: Settings, clock: Clock) -> Store:
+        """The store, opened after `guard.check_before_open`; a schema that lacks what
+        its version has is `StoreDamaged` naming the recovery."""
+        life = guard.check_before_open(settings)
+        try:
+            return Store.open(settings.db_path, now=clock.now(), existing=life)
+        except StoreDamaged as exc:
+            life_seen = guard.earlier_life(settings)
+            raise guard.refuse(settings, str(exc).rstrip("."), life_seen) from None
+
+    @classmethod
     def open(cls, settings: Settings, *, clock: Clock | None = None) -> Engine:
-        """Open an initialised workspace; a missing one is a WorkspaceError saying what to run."""
-        if not settings.db_path.exists():
-            raise WorkspaceError(
-                f"No memoracle workspace at {settings.home} (no {settings.db_path.name}). "
-                f"Run: memoracle init --home {settings.home}"
-            )
+        """Open an initialised workspace; a missing one is a WorkspaceError saying what to
+        run. A store missing, empty or damaged in a workspace that shows earlier life
+        (`guard.earlier_life`), or marked damaged by `doctor`, is `StoreDamaged` naming
+        the recovery: never re-created empty, nothing written."""
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
-        return cls(settings, Store.open(settings.db_path, now=clock.now()), clock)
+        return cls(settings, cls._open_store(settings, clock), clock)
 
     @property
     def readonly(self) -> bool:
@@ -415,8 +445,8 @@ class Engine(EngineState):
         return upkeep.resolve(self, ref, confirm=confirm, replacement=replacement, actor=actor)
 
     def backup(self) -> BackupInfo:
-        """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
-        are kept), taken before any bulk change."""
+        """A verified copy of the database in HOME/backups (the newest
+        `lifecycle.backups_kept` are kept), taken before any bulk change."""
         return upkeep.backup(self)
 
     def record_run(self, kind: str, counts: dict[str, int]) -> None:

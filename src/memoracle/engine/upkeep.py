@@ -41,7 +41,6 @@ from memoracle.types import (
     Stats,
 )
 
-BACKUPS_KEPT = 7  # verified backups kept in HOME/backups
 DEDUP_CANDIDATES = 20  # old memories FTS offers the nightly dedup for each new one
 # Past one new memory in this many live ones, comparing the whole live store is cheaper
 # than asking FTS for each new one (measured at 40k: FTS costs 0.5 µs per live memory per
@@ -325,11 +324,13 @@ def _base(attribute: str) -> str:
 
 
 def backup(st: EngineState) -> BackupInfo:
-    """A verified copy of the database in HOME/backups (the newest `BACKUPS_KEPT`
-    are kept), taken before any bulk change."""
+    """A verified copy of the database in HOME/backups (the newest
+    `lifecycle.backups_kept` are kept), taken before any bulk change."""
     folder, now = st.settings.home / "backups", st.clock.now()
     info = st.store.backup(folder, now=now)
-    prune_backups(folder, keep=BACKUPS_KEPT, now=now)  # by the engine clock, as named
+    prune_backups(
+        folder, keep=st.settings.lifecycle.backups_kept, now=now
+    )  # by the engine clock, as named
     return info
 
 

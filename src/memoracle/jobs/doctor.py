@@ -12,11 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memoracle.engine import Engine
-from memoracle.jobs import nightly
+from memoracle.clock import Clock
+from memoracle.config import Settings
+from memoracle.engine import Engine, guard
+from memoracle.errors import WorkspaceError
+from memoracle.jobs import health, nightly, recover
 from memoracle.jobs.health import HealthReport, HealthWarning
+from memoracle.store.safety import Damage
 
-__all__ = ["ADVICE", "Advice", "Finding", "explain", "fix"]
+__all__ = ["ADVICE", "Advice", "DoctorResult", "Finding", "explain", "fix", "run"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class Advice:
     automatic: bool = False
 
 
+RECOVER = "memoracle doctor --fix"
 ADVICE: dict[str, Advice] = {
     "disk_usage_high": Advice(
         "SQLite needs free space for its journal, and the nightly backup a copy of the"
@@ -122,14 +127,54 @@ ADVICE: dict[str, Advice] = {
         automatic=True,
     ),
     "database_damaged": Advice(
-        "SQLite's quick check found damage: reads may fail or return wrong rows.",
-        "stop the agents that write to it, then copy the newest backup from HOME/backups"
-        " over the database",
+        "SQLite's check found damage: reads may fail or return wrong rows, and writes"
+        " may spread it. Writing commands refuse until it is recovered.",
+        f"{RECOVER} (restores the newest good backup; --dry-run first shows how)",
     ),
     "database_unreadable": Advice(
-        "The database could not be read at all.",
-        "check the file's permissions and that no other program holds it; restore the"
-        " newest backup from HOME/backups if it is damaged",
+        "The database could not be read at all; writing commands refuse.",
+        f"{RECOVER} (puts its permissions back when it is yours, else restores the newest"
+        " good backup; --dry-run first shows how)",
+    ),
+    "database_missing": Advice(
+        "The store is gone from a workspace that was in use: starting a new, empty one"
+        " would render an empty MEMORY.md over what the agent still reads.",
+        f"{RECOVER} (restores the newest good backup, or rebuilds from the last export"
+        " and MEMORY.md)",
+    ),
+    "database_empty": Advice(
+        "The store's file is empty (0 bytes) in a workspace that was in use: every memory"
+        " is gone from it, and a new, empty store must not be started over it.",
+        f"{RECOVER} (restores the newest good backup, or rebuilds from the last export"
+        " and MEMORY.md)",
+    ),
+    "database_truncated": Advice(
+        "The store's file is shorter than its own header says: its last pages are gone.",
+        f"{RECOVER} (restores the newest good backup)",
+    ),
+    "database_not_sqlite": Advice(
+        "The store's file does not start as an SQLite database: its header was overwritten.",
+        f"{RECOVER} (restores the newest good backup)",
+    ),
+    "database_not_a_file": Advice(
+        "Something other than a file (a folder) stands where the store should be.",
+        f"{RECOVER} (moves it aside, kept, and restores the newest good backup)",
+    ),
+    "database_tables_missing": Advice(
+        "The store lacks tables, indexes or triggers its schema version has: a part of"
+        " it was dropped, and what it held is gone from it.",
+        f"{RECOVER} (restores the newest good backup)",
+    ),
+    "backup_missing": Advice(
+        "The store has memories and no backup: if the file is damaged, only the last"
+        " export and MEMORY.md are left to rebuild it from.",
+        "memoracle nightly (it backs the store up when no backup is recent)",
+    ),
+    "backup_damaged": Advice(
+        "The newest backup fails SQLite's integrity check or cannot be read: it could not"
+        " be restored, and `doctor --fix` would fall back on an older one.",
+        "memoracle nightly takes a new one once the newest is lifecycle.backup_every_days"
+        " old; move the damaged file out of HOME/backups to have it taken tonight",
     ),
     "check_failed": Advice(
         "One check could not finish; what it measures is unknown.",
@@ -192,3 +237,149 @@ def _archive(engine: Engine, actor: str) -> str:
     backup = engine.backup()
     moved = nightly.archive(engine, plan, actor=actor)
     return f"archive: {moved:,} memories moved to the cold tier (backup {backup.path})"
+
+
+# -- the store's safety: examined, and recovered -----------------------------------------
+
+
+@dataclass(frozen=True)
+class DoctorResult:
+    """What `memoracle doctor` found and did. `report` is the store as it is now (after
+    a recovery: the recovered store); `plan` the recovery's steps, `done` what was
+    done (empty in a dry run)."""
+
+    report: HealthReport
+    findings: list[Finding]
+    plan: list[str]
+    done: list[str]
+    dry_run: bool
+
+
+def run(
+    settings: Settings,
+    clock: Clock,
+    *,
+    deep: bool = False,
+    fix: bool = False,
+    dry_run: bool = False,
+) -> DoctorResult:
+    """Examine the store (its file, schema and SQLite's check: the full integrity check
+    with `deep`, or when it was marked damaged before), the newest backup, and, when the
+    store is sound, every health check. A damaged store is marked (HOME/store-damaged.txt:
+    every open refuses until it is recovered); with `fix` it is recovered
+    (`recover.plan`), or with `dry_run` the plan is only said. On a sound store `fix`
+    runs the safe fixes `health --fix` runs. Writes nothing without `fix` but the mark."""
+    exam = recover.examine(settings, deep=deep or guard.marked(settings) is not None)
+    damage = exam.damage
+    if damage is not None and damage.code == "missing" and not exam.life:
+        raise WorkspaceError(
+            f"No memoracle workspace at {settings.home} (no {settings.db_path.name}). "
+            f"Run: memoracle init --home {settings.home}"
+        )
+    if damage is None:
+        return _sound(settings, clock, exam, fixing=fix, dry_run=dry_run)
+    if not dry_run and (exam.life or damage.code != "empty"):
+        _mark(settings, damage.detail)  # an empty file in a new workspace: a fresh store
+    if not fix:
+        report = _damaged_report(settings, clock, exam, damage)
+        return DoctorResult(report, explain(report), [], [], dry_run)
+    plan = recover.plan(settings, damage)
+    if dry_run:
+        report = _damaged_report(settings, clock, exam, damage)
+        return DoctorResult(report, explain(report), plan.steps, [], True)
+    done = recover.recover(settings, plan, clock)
+    after = run(settings, clock, deep=True)
+    return DoctorResult(after.report, after.findings, plan.steps, done, False)
+
+
+def _mark(settings: Settings, why: str) -> None:
+    try:
+        guard.mark_damaged(settings, why)
+    except WorkspaceError:
+        pass  # a read-only HOME: the finding is still reported
+
+
+def _sound(
+    settings: Settings, clock: Clock, exam: recover.Examination, *, fixing: bool, dry_run: bool
+) -> DoctorResult:
+    """Every health check of a store that passed the examination (its SQLite check is
+    that one, not run again)."""
+    if exam.marked is not None and not dry_run:
+        guard.unmark(settings)  # checked in full and found whole: writes may go on
+    with Engine.open(settings, clock=clock) as engine:
+        report = health.check(engine, integrity_checked=clock.now())
+        report = _with_backup(report, exam, has_memories=engine.store.memories.max_id() > 0)
+        plan: list[str] = []
+        done: list[str] = []
+        if fixing:
+            wanted = [f.advice.fix for f in explain(report) if f.advice.automatic]
+            if dry_run:
+                plan = wanted
+            else:
+                done = fix(engine, report)
+                report = _with_backup(
+                    health.check(engine, integrity_checked=clock.now()),
+                    recover.examine(settings),
+                    has_memories=engine.store.memories.max_id() > 0,
+                )
+    return DoctorResult(report, explain(report), plan, done, dry_run)
+
+
+def _with_backup(
+    report: HealthReport, exam: recover.Examination, *, has_memories: bool
+) -> HealthReport:
+    """`report` with the newest backup's check: its fields, and a warning when it is
+    damaged, or missing for a store with memories that a nightly run has backed up."""
+    newest = exam.newest_backup
+    warnings = list(report.warnings)
+    codes = {w.code for w in warnings}
+    if newest is None:
+        field: object = None
+        if has_memories and "nightly_missing" not in codes:
+            warnings.append(
+                HealthWarning(
+                    "backup_missing",
+                    "The store has memories and HOME/backups holds no backup of it. Run"
+                    " `memoracle nightly`: it takes one.",
+                )
+            )
+    else:
+        field = {
+            "path": str(newest.path),
+            "counts": newest.counts,
+            "integrity": "ok" if newest.good else "; ".join(newest.problems),
+        }
+        if not newest.good:
+            warnings.append(
+                HealthWarning(
+                    "backup_damaged",
+                    f"{newest.path}: the newest backup cannot be restored"
+                    f" ({'; '.join(newest.problems)[:300]}).",
+                )
+            )
+    status = report.status
+    if status == "healthy" and len(warnings) > len(report.warnings):
+        status = "warning"
+    fields = {**report.fields, "backup": field}
+    return HealthReport(status, report.checked_at, fields, tuple(warnings))
+
+
+def _damaged_report(
+    settings: Settings, clock: Clock, exam: recover.Examination, damage: Damage
+) -> HealthReport:
+    """The failing report on a damaged store: the damage, named, and the newest backup."""
+    code = DAMAGE_CODES.get(damage.code, f"database_{damage.code}")
+    message = (
+        f"{damage.detail}. Writing commands refuse until it is recovered: run"
+        f" `{RECOVER} --dry-run` to see how, then `{RECOVER}`."
+    )
+    database = {"path": str(settings.db_path), "damage": damage.code, "integrity": damage.detail}
+    fields: dict[str, object] = {"database": database}
+    report = HealthReport(
+        "failing", clock.now(), fields, (HealthWarning(code, message, "failing"),)
+    )
+    report = _with_backup(report, exam, has_memories=True)
+    return HealthReport("failing", report.checked_at, report.fields, report.warnings)
+
+
+DAMAGE_CODES = {"integrity": "database_damaged", "unreadable": "database_unreadable"}

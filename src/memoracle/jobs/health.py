@@ -159,8 +159,8 @@ def unopened(settings: Settings, now: datetime, error: EngineError) -> HealthRep
     path = settings.db_path
     why = (
         f"{error} The store could not be opened, so nothing else was checked. Stop the "
-        f"agents that write to it, then copy the newest backup from {settings.home / 'backups'}"
-        " over it."
+        f"agents that write to it, then run: memoracle --home {settings.home} doctor --fix"
+        " (--dry-run first shows what it would restore)."
     )
     size = path.stat().st_size if path.is_file() else None
     database = {"path": str(path), "bytes": size, "integrity": str(error)}
@@ -248,8 +248,8 @@ def _database(
         checks.warn(
             "database_damaged",
             f"{path}: SQLite's quick check failed ({integrity}). Stop the agents that "
-            f"write to it, then copy the newest backup from {engine.settings.home / 'backups'}"
-            " over it.",
+            f"write to it, then run: memoracle --home {engine.settings.home} doctor --fix"
+            " (--dry-run first shows what it would restore).",
             FAILING,
         )
     return {

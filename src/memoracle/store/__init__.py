@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memoracle.errors import StoreError
+from memoracle.errors import StoreDamaged, StoreError
 from memoracle.store import backup as backups
-from memoracle.store import schema
+from memoracle.store import safety, schema
 from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
@@ -27,6 +27,9 @@ from memoracle.store.held import Held
 from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
+
+# SQLite's answers for a file that is not a whole database (SQLITE_CORRUPT, SQLITE_NOTADB).
+DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 __all__ = [
     "ArchivedMemory",
@@ -76,21 +79,33 @@ class Store:
         self.held = Held(db)
 
     @classmethod
-    def open(cls, path: Path, *, now: datetime, readonly: bool | None = None) -> Store:
+    def open(
+        cls, path: Path, *, now: datetime, readonly: bool | None = None, existing: bool = False
+    ) -> Store:
         """Open (and migrate) the database at `path`. `readonly` None: read-only exactly
         when the file or its folder is not writable (a read-only home or mount), so the
         read commands still work there; such a store is never migrated, and a write
-        through it is a `StoreError` saying the workspace is read-only."""
+        through it is a `StoreError` saying the workspace is read-only. A file with no
+        tables is given them (a new store), unless `existing` says a store was there
+        before: then it is `StoreDamaged`, as is any store whose schema lacks a table,
+        index or trigger its version has — never migrated over, never changed."""
         if readonly is None:
             readonly = path.exists() and not writable(path)
         db = Database(path, readonly=readonly)
         try:
+            missing = safety.missing_objects(db.conn)
+            if missing and (existing or missing != ["every table"]):
+                raise StoreDamaged(
+                    f"{path}: the store lacks {', '.join(missing[:5])}; it was left as it is."
+                )
             if readonly:
                 version = schema.check(db.conn, str(path))
             else:
                 version = schema.apply(db.conn, str(path), db_time(now) or "")
         except sqlite3.Error as exc:
             db.close()
+            if getattr(exc, "sqlite_errorcode", None) in DAMAGED_CODES:
+                raise StoreDamaged(str(db.error(exc))) from None
             raise db.error(exc) from None
         except BaseException:
             db.close()

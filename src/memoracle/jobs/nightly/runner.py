@@ -117,8 +117,9 @@ def run_nightly(
     notes packed away), vacuum (the store rewritten without its free pages once they
     are `lifecycle.vacuum_free_share` of it), health (health.json). A verified backup
     is taken before the first step that changes `lifecycle.backup_min_changes` memories
-    or more, or any at all once the newest backup is `lifecycle.backup_every_days` old
-    (by the engine clock; a night's small
+    or more, and before the first destructive step (archive; render when run alone)
+    whenever the store has memories and its newest backup is
+    `lifecycle.backup_every_days` old or there is none (by the engine clock; a night's small
     changes are in the audit log and undone one by one: `restore`, `resolve`); each step
     is recorded in the runs table with its counts and time, and `on_step` hears of it.
     One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
@@ -215,17 +216,23 @@ def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str)
 
 def _before_changing(engine: Engine, report: NightlyReport, changes: int, step: str) -> bool:
     """Take the night's verified backup, if it has none yet, before `step` changes
-    `changes` memories: when they are `lifecycle.backup_min_changes` or more, or when
-    the newest backup (by the engine clock) is older than `lifecycle.backup_every_days`.
+    `changes` memories when they are `lifecycle.backup_min_changes` or more; and before
+    the night's first destructive step (archive in a full run; render, which rewrites
+    MEMORY.md, when run alone), whatever it changes, when the store has memories and
+    no backup younger than `lifecycle.backup_every_days` (by the engine clock) — so a
+    store never goes without one, from its first night on. A store that fails the
+    backup's verification (a damaged file) stops the night here, before any change.
     Returns whether it was taken (in a dry run: would be; nothing is copied)."""
-    if report.backup_before is not None or changes == 0:
+    if report.backup_before is not None:
         return False
     life = engine.settings.lifecycle
-    if changes < life.backup_min_changes:
+    if changes == 0 or changes < life.backup_min_changes:
         now = engine.clock.now()
         newest = newest_backup(engine.settings.home / "backups", now=now)
         if newest is not None and now - newest < timedelta(days=life.backup_every_days):
             return False
+        if changes == 0 and engine.store.memories.max_id() == 0:
+            return False  # nothing stored: nothing to lose
     report.backup_before = step
     if not report.dry_run:
         info = engine.backup()
@@ -293,6 +300,7 @@ def _archive(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
 
 
 def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    took = _before_changing(engine, report, 0, "render")  # MEMORY.md is rewritten
     before = len(report.changes)
     topics = write_topic_files(engine, dry_run=dry_run, preview=report.changes)
     report.memory_md = render_memory_md(
@@ -306,7 +314,7 @@ def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
     )
     report.exports.append(write_entities_md(engine, dry_run=dry_run, preview=report.changes))
     md = report.memory_md
-    return {
+    counts = {
         "added": len(md.added),
         "forgotten": len(md.forgotten),
         "lines": md.lines,
@@ -314,6 +322,7 @@ def _render(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
         "files": len(report.changes) - before,
         "appended": sum(report.appended.values()),
     }
+    return _backed_up(counts, took)
 
 
 def _clean(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
