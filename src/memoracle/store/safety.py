@@ -143,7 +143,27 @@ def missing_objects(conn: sqlite3.Connection) -> list[str]:
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    """A read-only connection to `path`; on a read-only folder or mount, where SQLite
+    cannot make the -shm file a WAL database needs, `immutable=1` (as `Database` opens
+    a read-only home), unless a -wal with content lies beside it: then its error."""
+    base = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        return _probe(base)
+    except sqlite3.Error:
+        wal = Path(f"{path}-wal")
+        if not path.exists() or (wal.exists() and wal.stat().st_size > 0):
+            raise
+    return _probe(f"{base}&immutable=1")
+
+
+def _probe(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
 
 
 def check(path: Path, *, deep: bool, limit: int = 5) -> list[str]:
