@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memoracle.clock import FixedClock, parse_instant
 from memoracle.config import load
@@ -31,7 +31,17 @@ from memoracle.errors import InvalidInput
 from memoracle.language.words import fold
 from memoracle.types import Memory, Scope, Turn
 
-__all__ = ["CaptureCase", "CaptureSetReport", "Tally", "folded", "read_cases", "run_capture_set"]
+__all__ = [
+    "CaptureCase",
+    "CaptureSetReport",
+    "Tally",
+    "folded",
+    "read_cases",
+    "read_jsonl",
+    "run_capture_set",
+]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -134,23 +144,28 @@ class CaptureSetReport:
 
 def read_cases(path: Path) -> list[CaptureCase]:
     """The cases of a labelled set; `InvalidInput` naming file and line for a bad one."""
+    return read_jsonl(path, _case, "a capture case")
+
+
+def read_jsonl(path: Path, parse: Callable[[Any], T], what: str) -> list[T]:
+    """Each non-empty line of the JSONL file at `path`, parsed by `parse`; a file that
+    cannot be read, a bad line (`InvalidInput` naming file, line and `what` it is not)
+    or no line at all is `InvalidInput`."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read it ({exc}).") from None
-    cases: list[CaptureCase] = []
+    found: list[T] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        where = f"{path}:{number}"
         try:
-            raw = json.loads(line)
-            cases.append(_case(raw))
+            found.append(parse(json.loads(line)))
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
-            raise InvalidInput(f"{where}: not a capture case ({exc}).") from None
-    if not cases:
-        raise InvalidInput(f"{path}: no cases.")
-    return cases
+            raise InvalidInput(f"{path}:{number}: not {what} ({exc}).") from None
+    if not found:
+        raise InvalidInput(f"{path}: no {what.split(' ', 1)[1]}s.")
+    return found
 
 
 def _case(raw: Mapping[str, Any]) -> CaptureCase:

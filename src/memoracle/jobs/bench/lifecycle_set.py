@@ -20,7 +20,6 @@ language and per topic, with each failed check named.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -32,8 +31,7 @@ from typing import Any
 from memoracle.clock import FixedClock, parse_instant
 from memoracle.config import load
 from memoracle.engine import Engine
-from memoracle.errors import InvalidInput
-from memoracle.jobs.bench.capture_set import folded
+from memoracle.jobs.bench.capture_set import folded, read_jsonl
 from memoracle.jobs.nightly import run_nightly
 from memoracle.types import Memory, Scope, Turn
 
@@ -131,21 +129,7 @@ def _topic(o: Outcome) -> str:
 
 def read_scenarios(path: Path) -> list[Scenario]:
     """The scenarios of a set; `InvalidInput` naming file and line for a bad one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: cannot read it ({exc}).") from None
-    found: list[Scenario] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            found.append(_scenario(json.loads(line)))
-        except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
-            raise InvalidInput(f"{path}:{number}: not a lifecycle scenario ({exc}).") from None
-    if not found:
-        raise InvalidInput(f"{path}: no scenarios.")
-    return found
+    return read_jsonl(path, _scenario, "a lifecycle scenario")
 
 
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
