@@ -23,11 +23,11 @@ from memoracle.errors import (
     InvalidInput,
 )
 from memoracle.lifecycle import dedup
-from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value
+from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value, value_prefix
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.recall.fuse import token_set
-from memoracle.recall.query import fts_queries
+from memoracle.recall.query import any_of, fts_queries
 from memoracle.store import View
 from memoracle.store.held import HeldWrite
 from memoracle.text import clean, content_hash
@@ -65,6 +65,10 @@ NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
+# A word in more memories than this says nothing about which one a text repeats, and
+# ranking every memory that holds it grows with the store: the near-duplicate lookup
+# searches the rarer words only (each word's count stops at the cap, so it stays cheap).
+NEAR_COMMON = 200
 
 
 def capture(
@@ -310,11 +314,11 @@ def _near_duplicate(
     words = token_set(new.text)
     if not words:
         return None
-    queries = fts_queries(new.text, prefixes=False)  # [AND] or [AND, OR]: take the last
-    if not queries:
+    expression = _near_expression(st, new.text)
+    if expression is None:
         return None
     found = st.store.index.lexical_memories(
-        queries[-1].expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
+        expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
     candidates = [
@@ -335,6 +339,36 @@ def _near_duplicate(
     best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
     threshold = st.settings.lifecycle.dedup_threshold
     return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
+
+
+def _near_expression(st: EngineState, text: str) -> str | None:
+    """The FTS5 expression that finds a text's near-duplicate candidates.
+
+    Small stores: any of its content words, as ever. Once words are in more than
+    `NEAR_COMMON` memories, the rarest half of the words plus one (of those under the
+    cap): a memory sharing half of the words holds one of them, and BM25 ranks at most a
+    few hundred rows, where an OR of common words ("prefer", "use") ranked every memory
+    holding them, a cost that grew with the store. When every word is common, all of
+    them at once, if that is rare enough. None: no word, or nothing rare to look for (an
+    exact duplicate is still found by its hash). Each count stops at the cap, so sizing
+    the query stays cheap too."""
+    queries = fts_queries(text, prefixes=False)  # [AND] or [AND, OR]
+    if not queries:
+        return None
+    terms = queries[-1].terms
+    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
+        return queries[-1].expression
+    count = st.store.index.match_count
+    counted = sorted(
+        (count("memories", t.quoted(), cap=NEAR_COMMON), i) for i, t in enumerate(terms)
+    )
+    if counted[-1][0] <= NEAR_COMMON:
+        return queries[-1].expression
+    rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
+    if rare:
+        return any_of(terms[i] for i in sorted(rare)).expression
+    every = queries[0].expression
+    return every if count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON else None
 
 
 def settle(
@@ -366,7 +400,13 @@ def settle(
             hedged=slot.hedged,
             negated=slot.negated,
         )
-        held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
+        held = memories.in_slot(
+            slot.subject,
+            slot.attribute,
+            new.scope,
+            exclude=memory_id,
+            value_prefix=value_prefix(slot.attribute, slot.value),
+        )
         for old_id, value, hedged, negated in held:
             verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
             if old_id not in verdicts or graver(verdict, verdicts[old_id]):
