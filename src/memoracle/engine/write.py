@@ -68,7 +68,7 @@ NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 # A word in more memories than this says nothing about which one a text repeats, and
 # ranking every memory that holds it grows with the store: the near-duplicate lookup
 # searches the rarer words only (each word's count stops at the cap, so it stays cheap).
-NEAR_COMMON = 200
+NEAR_COMMON = 100
 
 
 def capture(
@@ -322,12 +322,12 @@ def _near_duplicate(
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
     candidates = [
-        (memory.id, memory.text)
-        for memory in st.store.memories.get_many([i for i, _ in found])
-        if memory.kind == new.kind
-        and memory.subject == new.subject
-        and (memory.scope.agent, memory.scope.user, memory.scope.chat) == owner
-        and len(words) <= len(other := token_set(memory.text))  # saying more is news
+        (memory_id, text)
+        for memory_id, kind, text, subject, scope in st.store.memories.owners([i for i, _ in found])
+        if kind == new.kind
+        and subject == new.subject
+        and (scope.agent, scope.user, scope.chat) == owner
+        and len(words) <= len(other := token_set(text))  # saying more is news
         and len(words & other) >= NEAR_OVERLAP * len(words)
     ]
     if candidates and slots:

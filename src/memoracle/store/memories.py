@@ -316,6 +316,27 @@ class Memories:
                 rows[row[0]] = row
         return self._with_provenance([rows[i] for i in dict.fromkeys(ids) if i in rows])
 
+    def owners(self, ids: Sequence[int]) -> list[tuple[int, str, str, str | None, Scope]]:
+        """(id, kind, text, subject, scope) of `ids`, in the order asked: what the
+        capture-time duplicate check compares, without reading whole memories and their
+        provenance for every turn."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = {
+            int(r[0]): r
+            for r in self._db.execute(
+                "SELECT id, kind, text, subject, agent_id, user_id, chat_id, visibility"
+                f" FROM memories WHERE id IN ({marks})",
+                tuple(ids),
+            )
+        }
+        return [
+            (i, str(r[1]), str(r[2]), r[3], Scope(r[4], r[5], r[6], r[7]))
+            for i in dict.fromkeys(ids)
+            if (r := rows.get(i)) is not None
+        ]
+
     def select(
         self,
         *,
