@@ -5,7 +5,9 @@ run here with small counts (the script runs the full ones)."""
 
 from __future__ import annotations
 
+import fcntl
 import importlib
+import signal
 import subprocess
 import sys
 import textwrap
@@ -74,3 +76,37 @@ def test_eight_writers_with_nightly_and_recall_running_lose_nothing(tmp_path: Pa
     assert got["lost_memories"] == got["duplicated_memories"] == 0
     assert got["runs"] >= 1 and got["recalls"] >= 1  # both ran beside the writers
     assert got["integrity"] == "ok"
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from memoracle.store import Store
+    store = Store.open(Path(sys.argv[1]), now=datetime(2023, 5, 8, tzinfo=UTC))
+    with store.transaction():
+        print("holding", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def test_the_writer_lock_is_held_for_a_transaction_and_dropped_by_a_kill(
+    settings: Settings, clock: FixedClock
+) -> None:
+    Engine.init(settings, clock=clock)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(settings.db_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    with open(f"{settings.db_path}-writer", "rb") as lock:
+        with pytest.raises(BlockingIOError):  # writers queue here, a millisecond a try
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate(timeout=30)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a killed holder's is gone
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    with Engine.open(settings, clock=clock) as engine:
+        engine.remember("Never deploy on Fridays.", kind="guardrail")  # not locked out
+        assert engine.stats().memories == 1
