@@ -68,7 +68,7 @@ NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 # A word in more memories than this says nothing about which one a text repeats, and
 # ranking every memory that holds it grows with the store: the near-duplicate lookup
 # searches the rarer words only (each word's count stops at the cap, so it stays cheap).
-NEAR_COMMON = 100
+NEAR_COMMON = 50
 
 
 def capture(
@@ -358,17 +358,16 @@ def _near_expression(st: EngineState, text: str) -> str | None:
     terms = queries[-1].terms
     if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
         return queries[-1].expression
-    count = st.store.index.match_count
-    counted = sorted(
-        (count("memories", t.quoted(), cap=NEAR_COMMON), i) for i, t in enumerate(terms)
-    )
+    sizes = st.store.index.match_counts("memories", [t.quoted() for t in terms], cap=NEAR_COMMON)
+    counted = sorted(zip(sizes, range(len(terms)), strict=True))
     if counted[-1][0] <= NEAR_COMMON:
         return queries[-1].expression
     rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
     if rare:
         return any_of(terms[i] for i in sorted(rare)).expression
     every = queries[0].expression
-    return every if count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON else None
+    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
+    return every if rare_enough else None
 
 
 def settle(
