@@ -208,8 +208,9 @@ class Memories:
         """(id, value, hedged, negated) of the live memories of the same owner in the
         (subject, attribute) slot, oldest first, `exclude` left out. With `value_prefix`,
         only those whose value begins with it or holds a comma (`conflicts.value_prefix`):
-        a range of the `slots_value` index, so a slot holding thousands of values (a
-        person's many preferences) costs a lookup, not a scan, per new memory."""
+        a range of the `slots_value` index and the partial `slots_comma`, so a slot
+        holding thousands of values (a person's many preferences) costs a lookup, not a
+        scan, per new memory."""
         owner = (exclude, scope.agent, scope.user, scope.chat)
         join = (
             " JOIN memories m ON m.id = s.memory_id WHERE s.subject = ? AND s.attribute = ?"
@@ -228,7 +229,7 @@ class Memories:
                 "SELECT s.memory_id, s.value, s.hedged, s.negated, m.observed_at"
                 f" FROM slots s INDEXED BY slots_value{join} AND s.value >= ? AND s.value < ?"
                 " UNION SELECT s.memory_id, s.value, s.hedged, s.negated, m.observed_at"
-                f" FROM slots s INDEXED BY slots_value{join} AND instr(s.value, ',') > 0",
+                f" FROM slots s INDEXED BY slots_comma{join} AND instr(s.value, ',') > 0",
                 (subject, attribute, *owner, value_prefix, value_prefix + "\U0010ffff")
                 + (subject, attribute, *owner),
             ).fetchall()
