@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
@@ -28,7 +29,7 @@ from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.recall.fuse import token_set
 from memoracle.recall.query import any_of, fts_queries
-from memoracle.store import View
+from memoracle.store import Store, View
 from memoracle.store.held import HeldWrite
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -69,6 +70,9 @@ NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 # ranking every memory that holds it grows with the store: the near-duplicate lookup
 # searches the rarer words only (each word's count stops at the cap, so it stays cheap).
 NEAR_COMMON = 50
+# Per open store, the words found over the cap: they stay over it (memories are never
+# deleted, so the index only grows), and are not counted again.
+_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
 
 
 def capture(
@@ -358,8 +362,15 @@ def _near_expression(st: EngineState, text: str) -> str | None:
     terms = queries[-1].terms
     if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
         return queries[-1].expression
-    sizes = st.store.index.match_counts("memories", [t.quoted() for t in terms], cap=NEAR_COMMON)
-    counted = sorted(zip(sizes, range(len(terms)), strict=True))
+    common = _COMMON.setdefault(st.store, set())
+    unknown = [t.quoted() for t in terms if t.text not in common]
+    sizes = dict(
+        zip(unknown, st.store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True)
+    )
+    common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
+    counted = sorted(
+        (NEAR_COMMON + 1 if t.text in common else sizes[t.quoted()], i) for i, t in enumerate(terms)
+    )
     if counted[-1][0] <= NEAR_COMMON:
         return queries[-1].expression
     rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
