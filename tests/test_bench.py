@@ -30,3 +30,20 @@ def test_benchmark_script_runs(args: list[str], tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "target" in done.stdout
     assert list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.slow
+def test_ingest_scaling_script_prints_its_curve(tmp_path: Path) -> None:
+    env = {**os.environ, "MEMORACLE_BENCH_RESULTS": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "ingest_scaling.py"), "--turns", "2000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2,000 added" in done.stdout  # every generated turn states something new
+    rates = done.stdout.split("turns/s per 1,000:")[1].splitlines()[0].split()
+    assert len(rates) == 2 and all(float(r) > 0 for r in rates)
+    assert (tmp_path / "ingest_scaling.json").exists()

@@ -2,10 +2,15 @@
 takes its lock; a run takes about half a second here), and at its very start: the next
 run finishes the work and nothing is lost (subprocess test: the store is left as a real
 kill leaves it). The points come from a seed shown in each test's id; set
-MEMORACLE_KILL_SEED to run the same points again."""
+MEMORACLE_KILL_SEED to run the same points again.
+
+Then kills of every kind in turn (a nightly run, an ingest, a capture loop) on one
+workspace: bench/soak_concurrency.py's scenario with a handful of rounds (the script
+runs over a hundred)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
 import signal
@@ -15,6 +20,7 @@ import sys
 import textwrap
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +29,9 @@ from memoracle.config import Settings
 from memoracle.engine import Engine
 
 pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+soak = importlib.import_module("soak_concurrency")
 
 RUN = textwrap.dedent(
     """
@@ -87,3 +96,13 @@ def test_a_killed_nightly_run_loses_nothing_and_the_next_one_finishes(
         memory_md = (settings.files_dir / "MEMORY.md").read_text()
     assert "memoracle:begin" in memory_md and "memoracle:end" in memory_md
     assert "Never deploy on Fridays." in memory_md
+
+
+def test_kills_of_nightly_ingest_and_capture_never_corrupt_or_lose(tmp_path: Path) -> None:
+    got = soak.kills(tmp_path / "home", rounds=6, seed=SEED, log_turns=400)
+    assert got["by_target"] == {"nightly": 2, "ingest": 2, "capture": 2}
+    # per kill: integrity ok, counts never drop, committed captures kept, MEMORY.md
+    # whole; at the end: every log turn stored once, MEMORY.md written
+    assert got["problems"] == [], f"seed {SEED}"
+    assert got["integrity"] == "ok"
+    assert got["episodes"] >= 400 + got["capture_turns_committed"]

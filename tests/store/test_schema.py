@@ -28,7 +28,7 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         "child key indexes",
         "turn keys",
     ]
-    numbered = [*enumerate(names, 1), (11, "expiry")]  # 10 is another branch's
+    numbered = [*enumerate(names, 1), (11, "expiry"), (12, "slot values")]
     assert rows == numbered
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

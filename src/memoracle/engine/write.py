@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
@@ -23,12 +24,12 @@ from memoracle.errors import (
     InvalidInput,
 )
 from memoracle.lifecycle import dedup
-from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value
+from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value, value_prefix
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.recall.fuse import token_set
-from memoracle.recall.query import fts_queries
-from memoracle.store import View
+from memoracle.recall.query import any_of, fts_queries
+from memoracle.store import Store, View
 from memoracle.store.held import HeldWrite
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -65,6 +66,13 @@ NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
+# A word in more memories than this says nothing about which one a text repeats, and
+# ranking every memory that holds it grows with the store: the near-duplicate lookup
+# searches the rarer words only (each word's count stops at the cap, so it stays cheap).
+NEAR_COMMON = 50
+# Per open store, the words found over the cap: they stay over it (memories are never
+# deleted, so the index only grows), and are not counted again.
+_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
 
 
 def capture(
@@ -310,20 +318,20 @@ def _near_duplicate(
     words = token_set(new.text)
     if not words:
         return None
-    queries = fts_queries(new.text, prefixes=False)  # [AND] or [AND, OR]: take the last
-    if not queries:
+    expression = _near_expression(st, new.text)
+    if expression is None:
         return None
     found = st.store.index.lexical_memories(
-        queries[-1].expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
+        expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
     candidates = [
-        (memory.id, memory.text)
-        for memory in st.store.memories.get_many([i for i, _ in found])
-        if memory.kind == new.kind
-        and memory.subject == new.subject
-        and (memory.scope.agent, memory.scope.user, memory.scope.chat) == owner
-        and len(words) <= len(other := token_set(memory.text))  # saying more is news
+        (memory_id, text)
+        for memory_id, kind, text, subject, scope in st.store.memories.owners([i for i, _ in found])
+        if kind == new.kind
+        and subject == new.subject
+        and (scope.agent, scope.user, scope.chat) == owner
+        and len(words) <= len(other := token_set(text))  # saying more is news
         and len(words & other) >= NEAR_OVERLAP * len(words)
     ]
     if candidates and slots:
@@ -335,6 +343,42 @@ def _near_duplicate(
     best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
     threshold = st.settings.lifecycle.dedup_threshold
     return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
+
+
+def _near_expression(st: EngineState, text: str) -> str | None:
+    """The FTS5 expression that finds a text's near-duplicate candidates.
+
+    Small stores: any of its content words, as ever. Once words are in more than
+    `NEAR_COMMON` memories, the rarest half of the words plus one (of those under the
+    cap): a memory sharing half of the words holds one of them, and BM25 ranks at most a
+    few hundred rows, where an OR of common words ("prefer", "use") ranked every memory
+    holding them, a cost that grew with the store. When every word is common, all of
+    them at once, if that is rare enough. None: no word, or nothing rare to look for (an
+    exact duplicate is still found by its hash). Each count stops at the cap, so sizing
+    the query stays cheap too."""
+    queries = fts_queries(text, prefixes=False)  # [AND] or [AND, OR]
+    if not queries:
+        return None
+    terms = queries[-1].terms
+    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
+        return queries[-1].expression
+    common = _COMMON.setdefault(st.store, set())
+    unknown = [t.quoted() for t in terms if t.text not in common]
+    sizes = dict(
+        zip(unknown, st.store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True)
+    )
+    common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
+    counted = sorted(
+        (NEAR_COMMON + 1 if t.text in common else sizes[t.quoted()], i) for i, t in enumerate(terms)
+    )
+    if counted[-1][0] <= NEAR_COMMON:
+        return queries[-1].expression
+    rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
+    if rare:
+        return any_of(terms[i] for i in sorted(rare)).expression
+    every = queries[0].expression
+    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
+    return every if rare_enough else None
 
 
 def settle(
@@ -366,7 +410,13 @@ def settle(
             hedged=slot.hedged,
             negated=slot.negated,
         )
-        held = memories.in_slot(slot.subject, slot.attribute, new.scope, exclude=memory_id)
+        held = memories.in_slot(
+            slot.subject,
+            slot.attribute,
+            new.scope,
+            exclude=memory_id,
+            value_prefix=value_prefix(slot.attribute, slot.value),
+        )
         for old_id, value, hedged, negated in held:
             verdict = judge(slot, Slot(slot.subject, slot.attribute, value, hedged, negated))
             if old_id not in verdicts or graver(verdict, verdicts[old_id]):

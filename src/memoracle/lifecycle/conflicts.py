@@ -45,6 +45,7 @@ __all__ = [
     "resolve_against",
     "same_value",
     "single_valued",
+    "value_prefix",
 ]
 
 Kind = Literal["CONTRADICTION", "REDUNDANT", "COMPATIBLE"]
@@ -130,6 +131,23 @@ def same_value(attribute: str, a: str, b: str) -> bool:
     words = short.replace(",", "").split()
     flat = long.replace(",", "").split()
     return _same_words(flat[: len(words)], words) or any(_same_words(part, words) for part in parts)
+
+
+def value_prefix(attribute: str, value: str) -> str | None:
+    """What every other value of `attribute` that `same_value` could take for `value`
+    begins with, unless it has a comma; None when that cannot narrow the search.
+
+    Only a multi-valued attribute is narrowed: there a different value is COMPATIBLE, so
+    only the old memories with the same value (a repeat, or a negation) need a verdict,
+    and those begin with the first letters of the new value's first word (the whole word
+    when it is shorter than the fuzzy match allows, else its first `_MIN_FUZZY`
+    letters). A value with a comma matches by its parts, so a new one is not narrowed
+    and an old one is always a candidate (see the store's `in_slot`). On a single-valued
+    attribute every old value is a candidate: a different one is a contradiction."""
+    words = value.split()
+    if single_valued(attribute) or not words or "," in value or value != value.lstrip():
+        return None
+    return words[0][:_MIN_FUZZY]
 
 
 def _same_words(left: Sequence[str], right: Sequence[str]) -> bool:

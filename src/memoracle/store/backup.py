@@ -197,5 +197,5 @@ def _counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def _remove(path: Path) -> None:
-    for suffix in ("", "-journal", "-wal", "-shm"):
+    for suffix in ("", "-journal", "-wal", "-shm", "-writer"):
         Path(str(path) + suffix).unlink(missing_ok=True)

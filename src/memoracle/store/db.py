@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -19,6 +21,12 @@ from memoracle.clock import as_utc
 from memoracle.errors import StoreError
 
 BUSY_TIMEOUT_MS = 30_000
+# Writers queue on an OS lock beside the database, tried every millisecond: SQLite's own
+# busy wait sleeps up to 100 ms between tries, and a process that waits while several
+# others write turn after turn can sleep through every gap and time out (measured: a
+# nightly run beside 8 capturing processes, bench/soak_concurrency.py).
+WRITER_POLL_S = 0.001
+WRITER_TRIES = BUSY_TIMEOUT_MS  # x WRITER_POLL_S: the busy timeout, at least
 
 
 def writable(path: Path) -> bool:
@@ -117,8 +125,9 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """A write transaction taken with BEGIN IMMEDIATE, so concurrent writers queue on
-        the busy timeout instead of failing on a lock upgrade. Nested calls join the
-        outer transaction."""
+        the busy timeout instead of failing on a lock upgrade, behind HOME's writer lock
+        (`_writer_lock`), which they take in turn. Nested calls join the outer
+        transaction."""
         if self._depth:
             self._depth += 1
             try:
@@ -126,27 +135,57 @@ class Database:
             finally:
                 self._depth -= 1
             return
-        self.execute("BEGIN IMMEDIATE")
-        self._depth = 1
+        writer = self._writer_lock()
         try:
-            yield
-        except BaseException:
-            self._depth = 0
+            self.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
-                self.conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise
-        self._depth = 0
-        try:
-            self.execute("COMMIT")
-        except BaseException:  # a deferred constraint, a full disk: nothing half-kept
-            if self.conn.in_transaction:
+                yield
+            except BaseException:
+                self._depth = 0
                 try:
                     self.conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
-            raise
+                raise
+            self._depth = 0
+            try:
+                self.execute("COMMIT")
+            except BaseException:  # a deferred constraint, a full disk: nothing half-kept
+                if self.conn.in_transaction:
+                    try:
+                        self.conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise
+        finally:
+            self._release(writer)
+
+    def _writer_lock(self) -> int | None:
+        """Take HOME's writer lock (`WRITER_POLL_S`), or None where there is none to take:
+        an in-memory database, a folder we cannot write (SQLite then says why), Windows.
+        Held until the transaction ends; the OS drops it when a process dies, even killed.
+        After `WRITER_TRIES` tries the transaction goes on to SQLite's own busy wait."""
+        if str(self.path) == ":memory:" or sys.platform == "win32":
+            return None
+        import fcntl
+
+        try:
+            fd = os.open(f"{self.path}-writer", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        for _ in range(WRITER_TRIES):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                time.sleep(WRITER_POLL_S)
+        return fd
+
+    @staticmethod
+    def _release(fd: int | None) -> None:
+        if fd is not None:
+            os.close(fd)  # releases the lock
 
     def close(self) -> None:
         try:

@@ -162,6 +162,19 @@ class Index:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def match_counts(self, table: str, expressions: Sequence[str], *, cap: int) -> list[int]:
+        """`match_count` of each of `expressions`, in one statement (the write path sizes
+        every word of a turn this way)."""
+        if not expressions:
+            return []
+        fts = f"{_TABLES[table]}_fts"
+        one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
+        row = self._db.execute(
+            f"SELECT {', '.join([one] * len(expressions))}",
+            [value for e in expressions for value in (e, cap + 1)],
+        ).fetchone()
+        return [int(n) for n in row]
+
     def match_count(self, table: str, expression: str, *, cap: int) -> int:
         """How many rows of `table` ("memories" or "episodes") match `expression`,
         counting no further than `cap` + 1 (so the cost stays bounded). Scope is not

@@ -206,19 +206,44 @@ class Memories:
         )
 
     def in_slot(
-        self, subject: str, attribute: str, scope: Scope, *, exclude: int
+        self,
+        subject: str,
+        attribute: str,
+        scope: Scope,
+        *,
+        exclude: int,
+        value_prefix: str | None = None,
     ) -> list[tuple[int, str, bool, bool]]:
         """(id, value, hedged, negated) of the live memories of the same owner in the
-        (subject, attribute) slot, oldest first, `exclude` left out."""
-        rows = self._db.execute(
-            "SELECT s.memory_id, s.value, s.hedged, s.negated FROM slots s INDEXED BY slots_live"
-            " JOIN memories m ON m.id = s.memory_id"
-            " WHERE s.subject = ? AND s.attribute = ? AND s.live = 1"
-            " AND m.id != ? AND m.agent_id IS ? AND m.user_id IS ? AND m.chat_id IS ?"
-            " ORDER BY m.observed_at, m.id",
-            (subject, attribute, exclude, scope.agent, scope.user, scope.chat),
-        ).fetchall()
-        return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n in rows]
+        (subject, attribute) slot, oldest first, `exclude` left out. With `value_prefix`,
+        only those whose value begins with it or holds a comma (`conflicts.value_prefix`):
+        a range of the `slots_value` index and the partial `slots_comma`, so a slot
+        holding thousands of values (a person's many preferences) costs a lookup, not a
+        scan, per new memory."""
+        owner = (exclude, scope.agent, scope.user, scope.chat)
+        join = (
+            " JOIN memories m ON m.id = s.memory_id WHERE s.subject = ? AND s.attribute = ?"
+            " AND s.live = 1 AND m.id != ? AND m.agent_id IS ? AND m.user_id IS ?"
+            " AND m.chat_id IS ?"
+        )
+        if value_prefix is None:
+            rows = self._db.execute(
+                "SELECT s.memory_id, s.value, s.hedged, s.negated, m.observed_at"
+                f" FROM slots s INDEXED BY slots_live{join}",
+                (subject, attribute, *owner),
+            ).fetchall()
+        else:
+            # Every string beginning with the prefix sorts in [prefix, prefix + U+10FFFF).
+            rows = self._db.execute(
+                "SELECT s.memory_id, s.value, s.hedged, s.negated, m.observed_at"
+                f" FROM slots s INDEXED BY slots_value{join} AND s.value >= ? AND s.value < ?"
+                " UNION SELECT s.memory_id, s.value, s.hedged, s.negated, m.observed_at"
+                f" FROM slots s INDEXED BY slots_comma{join} AND instr(s.value, ',') > 0",
+                (subject, attribute, *owner, value_prefix, value_prefix + "\U0010ffff")
+                + (subject, attribute, *owner),
+            ).fetchall()
+        rows.sort(key=lambda row: (row[4], row[0]))
+        return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n, _ in rows]
 
     def slot_values(self, memory_ids: Sequence[int]) -> dict[int, dict[tuple[str, str], str]]:
         """For each of `memory_ids`, its slots: (subject, attribute) -> value."""
@@ -320,6 +345,27 @@ class Memories:
             ):
                 rows[row[0]] = row
         return self._with_provenance([rows[i] for i in dict.fromkeys(ids) if i in rows])
+
+    def owners(self, ids: Sequence[int]) -> list[tuple[int, str, str, str | None, Scope]]:
+        """(id, kind, text, subject, scope) of `ids`, in the order asked: what the
+        capture-time duplicate check compares, without reading whole memories and their
+        provenance for every turn."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = {
+            int(r[0]): r
+            for r in self._db.execute(
+                "SELECT id, kind, text, subject, agent_id, user_id, chat_id, visibility"
+                f" FROM memories WHERE id IN ({marks})",
+                tuple(ids),
+            )
+        }
+        return [
+            (i, str(r[1]), str(r[2]), r[3], Scope(r[4], r[5], r[6], r[7]))
+            for i in dict.fromkeys(ids)
+            if (r := rows.get(i)) is not None
+        ]
 
     def select(
         self,

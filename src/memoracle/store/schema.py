@@ -464,6 +464,20 @@ def m011_expiry(conn: sqlite3.Connection) -> None:
     )
 
 
+def m012_slot_values(conn: sqlite3.Connection) -> None:
+    """Slots by value: a multi-valued slot ("prefers:other") gathers a value per memory,
+    and a new memory compares itself only with those that begin like its own value
+    (`Memories.in_slot`), a range of this index instead of a scan of the slot; those
+    with a comma (matched by their parts) through a partial index of their own."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX slots_value ON slots (subject, attribute, live, value);
+        CREATE INDEX slots_comma ON slots (subject, attribute, live) WHERE instr(value, ',') > 0;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -476,6 +490,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (9, "child key indexes", m009_child_key_indexes),
     (10, "turn keys", m010_turn_keys),
     (11, "expiry", m011_expiry),
+    (12, "slot values", m012_slot_values),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -181,7 +181,7 @@ def uninstall(
             if settings.config_path.exists():
                 set_key(settings.config_path, "workspace", "files_dir", "")
             if exists and not keep_db:
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", "-writer"):
                     Path(f"{database}{suffix}").unlink(missing_ok=True)
             export.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(home / MANIFEST, _free(export.parent / f"{export.stem}-install.json"))
