@@ -8,7 +8,7 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
-from memoracle.errors import InvalidInput
+from memoracle.errors import EngineError, InvalidInput
 
 
 @pytest.mark.parametrize("kind", ["", "Fact", "x"])
@@ -43,3 +43,15 @@ def test_a_fresh_window_before_year_one_recalls_everything_fresh(
         engine.remember("I prefer dark mode.")
         block = engine.recall("anything")
     assert any("dark mode" in line.text for line in block.lines)
+
+
+@pytest.mark.parametrize("ref", ["h_9223372036854775808", "9223372036854775808"])
+def test_a_held_id_past_sqlites_largest_is_invalid_input(engine: Engine, ref: str) -> None:
+    for decide in (engine.confirm_held, engine.reject_held):
+        with pytest.raises(InvalidInput, match="is not a held write's id"):
+            decide(ref)
+
+
+def test_a_path_name_the_system_refuses_is_a_clear_error(engine: Engine) -> None:
+    with pytest.raises(EngineError, match="aaaa"):
+        engine.ingest(["a" * 5000])

@@ -128,7 +128,7 @@ def _plan(
     skipped: list[SkippedFile] = []
     for raw in given:
         path = Path(raw).expanduser()
-        if not path.is_dir():
+        if not _is_dir(path):
             resolved = path.resolve()
             entries.append(_Entry(resolved, fmt, _size(resolved), alone=len(given) == 1))
             continue
@@ -143,6 +143,15 @@ def _plan(
             raise InvalidInput(message)
         warn(IngestWarning(str(path), message))
     return entries, tuple(skipped)
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether `path` is a folder; a name the system refuses (too long, say) is not one,
+    and reading it as a file says what is wrong."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _size(path: Path) -> int:

@@ -79,11 +79,11 @@ def reject_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> HeldW
 
 
 def _waiting(st: EngineState, ref: str | int) -> HeldWrite:
-    text = str(ref)
-    number = text[2:] if text.startswith("h_") else text
-    if not number.isdigit():
-        raise InvalidInput(f"{text!r} is not a held write's id (h_12, or 12).")
-    held = st.store.held.get(int(number))
+    try:
+        held_id = parse_ref(ref, "h")
+    except InvalidInput:
+        raise InvalidInput(f"{str(ref)!r} is not a held write's id (h_12, or 12).") from None
+    held = st.store.held.get(held_id)
     if held.decision is not None:
         raise InvalidInput(f"{held.ref} was already decided ({held.decision}).")
     return held
