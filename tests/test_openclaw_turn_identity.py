@@ -25,7 +25,7 @@ from memoracle.engine import Engine
 pytestmark = pytest.mark.slow  # Node and a memoracle process per hook call
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "integrations" / "openclaw" / "plugin" / "test" / "drive-agent-end.js"
+DRIVER = ROOT / "integrations" / "openclaw" / "plugin" / "tools" / "drive-agent-end.js"
 NODE = shutil.which("node")
 NOW = "2026-05-14T18:30:00+00:00"
 ENV = {"MEMORACLE_EMBEDDING_MODEL": "hash", "MEMORACLE_NOW": NOW}

@@ -17,6 +17,8 @@
 import { execFile } from "node:child_process";
 import { homedir } from "node:os";
 
+import { flushPlanResolver } from "./flush.js";
+
 import {
   contentText as messageContentText,
   entryIdOf,
@@ -65,6 +67,8 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {PluginLogger} [logger]
  * @property {(path: string) => string} [resolvePath]
  * @property {(hookName: any, handler: any, opts?: any) => unknown} on
+ * @property {(resolver: (params?: any) => unknown) => unknown} [registerMemoryFlushPlan]
+ *   OpenClaw 2026.9 and later: the memory plugin's pre-compaction flush plan
  */
 
 /**
@@ -294,6 +298,7 @@ export function registerMemoracle(api, options = {}) {
         "server's own --home and scope flags decide whose memory it is",
     );
   }
+  registerFlushPlan(api, config, log);
   const hooks = createHooks(transport, config, log);
   if (config.autoRecall) {
     api.on("before_prompt_build", hooks.beforePromptBuild, {
@@ -308,6 +313,25 @@ export function registerMemoracle(api, options = {}) {
       .filter(Boolean)
       .join(" and ") || "nothing (autoRecall and autoCapture are off)"} via ${transport.describe}`,
   );
+}
+
+/**
+ * Give OpenClaw the pre-compaction flush plan (./flush.js), where the host takes one:
+ * the flush turn then runs `memoracle checkpoint` instead of writing memory files.
+ * @param {PluginApiLike} api
+ * @param {MemoracleConfig} config
+ * @param {Required<PluginLogger>} log
+ */
+function registerFlushPlan(api, config, log) {
+  if (typeof api.registerMemoryFlushPlan !== "function") return;
+  const home = config.home ? ["--home", resolver(api)(config.home)] : [];
+  try {
+    api.registerMemoryFlushPlan(
+      flushPlanResolver([config.command, ...config.commandArgs, ...home, "checkpoint"]),
+    );
+  } catch (error) {
+    log.warn(`memoracle: no flush plan (${messageOf(error)}); compaction flushes as OpenClaw does`);
+  }
 }
 
 /**
