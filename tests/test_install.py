@@ -389,6 +389,31 @@ def test_the_agents_md_block_is_a_reminder_not_an_edit(
     assert any("openclaw.json" in note for note in report.notes)
 
 
+def test_uninstall_names_the_plugin_settings_and_skill_folders_it_never_wrote(
+    settings: Settings,
+    workspace: Path,
+    clock: FixedClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = tmp_path / "openclaw-state"
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state))
+    installer.install(settings, workspace, clock=clock)
+    # `openclaw skills install` put the skill in one place, a person copied it to another.
+    skills = [workspace / "skills" / "memoracle", state / "skills" / "memoracle"]
+    for folder in skills:
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text("---\nname: memoracle\n---\n")
+    report = installer.uninstall(reload(settings), keep_db=False, clock=clock)
+    notes = "\n".join(report.notes)
+    assert "agents.defaults.compaction.memoryFlush" in notes
+    assert "openclaw plugins uninstall memoracle" in notes and "plugins.slots.memory" in notes
+    assert "plugins.entries.memoracle" in notes
+    for folder in skills:
+        assert f"{folder} holds memoracle's OpenClaw skill" in notes
+        assert (folder / "SKILL.md").is_file()  # install did not add it: not removed
+
+
 def test_a_workspace_that_is_gone_is_named(
     settings: Settings, workspace: Path, clock: FixedClock
 ) -> None:

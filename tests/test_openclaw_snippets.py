@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,24 +68,54 @@ def test_json_shapes_are_valid_json(spaced: Settings, tmp_path: Path) -> None:
     assert data["home"] == str(spaced.home)
     assert data["openclaw_config"] == str(tmp_path / "state" / "openclaw.json")
     assert data["memory_flush"] == {
-        "key": "agents.defaults.compaction.memoryFlush.prompt",
+        "key": "agents.defaults.compaction.memoryFlush",
+        "value": {"enabled": True},
         "prompt": s.flush_prompt,
     }
+    assert data["mcp_tools"][0] == "memoracle__memory_search"
     assert data["mcp"]["key"] == "mcp.servers.memoracle"
     assert data["mcp"]["server"]["args"] == ["--home", str(spaced.home), "mcp"]
 
     text = openclaw.render_text(s)
     blocks = [b for b in text.split("\n\n") if b.startswith("{")]
     parsed = [json.loads(b) for b in blocks]
-    assert parsed[0]["agents"]["defaults"]["compaction"]["memoryFlush"]["prompt"] == (
-        s.flush_prompt
-    )
+    assert parsed[0]["agents"]["defaults"]["compaction"]["memoryFlush"] == {"enabled": True}
+    # The prompt is shown as comment lines, the text the plugin's flush plan sends.
+    shown = [line[5:] for line in text.splitlines() if line.startswith("#    ")]
+    assert s.flush_prompt in "\n".join(shown)
     assert parsed[1] == {"mcp": {"servers": {"memoracle": s.mcp_entry()}}}
     set_line = next(line for line in text.splitlines() if "openclaw mcp set" in line)
     words = shlex.split(set_line.split("run: ", 1)[1].rstrip(")"))
     assert words[:4] == ["openclaw", "mcp", "set", "memoracle"]
     assert json.loads(words[4]) == s.mcp_entry()
     assert s.agents_md in text
+
+
+# OpenClaw 2026.9.6's schema of agents.defaults.compaction.memoryFlush: any other key is
+# refused at startup ("Unrecognized key").
+MEMORY_FLUSH_KEYS_2026_9_6 = {
+    "enabled",
+    "model",
+    "softThresholdTokens",
+    "forceFlushTranscriptBytes",
+}
+
+
+def test_no_snippet_sets_a_memory_flush_key_the_gateway_refuses(spaced: Settings) -> None:
+    s = openclaw.snippets(spaced, executable=EXE, env={})
+    blocks = [b for b in openclaw.render_text(s).split("\n\n") if b.startswith("{")]
+    flush = json.loads(blocks[0])["agents"]["defaults"]["compaction"]["memoryFlush"]
+    assert set(flush) <= MEMORY_FLUSH_KEYS_2026_9_6
+    assert set(openclaw.as_json(s)["memory_flush"]["value"]) <= MEMORY_FLUSH_KEYS_2026_9_6
+
+
+def test_the_agents_block_names_the_tools_as_the_gateway_exposes_them(spaced: Settings) -> None:
+    block = openclaw.snippets(spaced, env={}).agents_md
+    for tool in ("memory_search", "memory_remember", "memory_forget", "memory_checkpoint"):
+        assert f"memoracle__{tool}" in block
+    # A bare memory_search is only ever named as OpenClaw's own tool, not memoracle's.
+    bare = block.replace("memoracle__memory_search", "")
+    assert "`memory_search` and `memory_get` without the `memoracle__` prefix" in bare
 
 
 def test_state_dir_and_config_follow_openclaws_environment(tmp_path: Path) -> None:
@@ -147,3 +179,28 @@ def test_no_session_names_the_folder(tmp_path: Path) -> None:
         openclaw.session_file("main", state=tmp_path)
     with pytest.raises(InvalidInput, match="Not an OpenClaw agent id"):
         openclaw.session_file("../main", state=tmp_path)
+
+
+PLUGIN_FLUSH = Path(__file__).resolve().parents[1] / "integrations/openclaw/plugin/src/flush.js"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
+def test_the_plugins_flush_plan_sends_the_snippets_prompt(spaced: Settings) -> None:
+    """The plugin's flush plan (OpenClaw 2026.9+) and the printed prompt are one text,
+    so capture recognises either as the flush prompt."""
+    s = openclaw.snippets(spaced, executable=EXE, env={})
+    script = (
+        f"import {{ flushPrompt }} from {json.dumps(PLUGIN_FLUSH.as_uri())};"
+        f"process.stdout.write(flushPrompt({json.dumps(shlex.split(s.command))}"
+        ".concat(['checkpoint'])));"
+    )
+    node = shutil.which("node")
+    assert node is not None
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert run.stdout == s.flush_prompt

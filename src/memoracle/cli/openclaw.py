@@ -296,10 +296,11 @@ def openclaw_group() -> None:
 @click.option("--agent", metavar="ID", help="Checkpoint this agent's live session transcript.")
 @click.option("--json", "as_json", is_flag=True, help="Print the snippets as JSON.")
 def openclaw_snippets(agent: str | None, as_json: bool) -> None:
-    """Print the block for AGENTS.md, the value of
-    agents.defaults.compaction.memoryFlush.prompt that runs a checkpoint before
-    compaction, and the mcp.servers entry that starts `memoracle mcp`, each with where
-    it goes. Nothing is written.
+    """Print the block for AGENTS.md, the agents.defaults.compaction.memoryFlush
+    object (only keys OpenClaw 2026.9.6 takes) with the flush prompt that runs a
+    checkpoint before compaction (memoracle's memory plugin sends it), and the
+    mcp.servers entry that starts `memoracle mcp`, each with where it goes. Nothing is
+    written.
 
     \b
     Example:

@@ -2,9 +2,11 @@
 an OpenClaw workspace, and where OpenClaw keeps an agent's live session.
 
 Owns the snippets (`snippets`, `render_text`, `as_json`): the block for the workspace's
-AGENTS.md, the value of OpenClaw's `agents.defaults.compaction.memoryFlush.prompt` (the
-user message of the silent pre-compaction turn, which makes the agent run `memoracle
-checkpoint`) and the `mcp.servers` entry that starts `memoracle mcp`. memoracle never
+AGENTS.md, the `agents.defaults.compaction.memoryFlush` object (only keys every gateway
+takes: OpenClaw 2026.9.6 refuses `prompt` there, the flush plan being the memory
+plugin's), the flush prompt (the user message of the silent pre-compaction turn, which
+makes the agent run `memoracle checkpoint`; the plugin's flush plan sends the same text)
+and the `mcp.servers` entry that starts `memoracle mcp`. memoracle never
 writes them anywhere: AGENTS.md and openclaw.json stay the person's. Also owns
 recognising a workspace (`check_workspace`: OpenClaw's bootstrap files) and finding
 OpenClaw's state folder and an agent's live transcript (`state_dir`, `session_file`).
@@ -28,7 +30,9 @@ from memoracle.errors import InvalidInput, NotFound
 
 __all__ = [
     "BOOTSTRAP_FILES",
+    "FLUSH_KEY",
     "FLUSH_PROMPT_KEY",
+    "MCP_TOOLS",
     "MCP_SERVER_NAME",
     "Snippets",
     "WorkspaceCheck",
@@ -53,8 +57,19 @@ BOOTSTRAP_FILES = (
     "BOOTSTRAP.md",
 )
 MEMORY_FILES = ("MEMORY.md", "memory")
-FLUSH_PROMPT_KEY = "agents.defaults.compaction.memoryFlush.prompt"
+FLUSH_KEY = "agents.defaults.compaction.memoryFlush"
+# Older gateways only: 2026.9.6 refuses it ("Unrecognized key"); never printed as config.
+FLUSH_PROMPT_KEY = f"{FLUSH_KEY}.prompt"
+# The flush settings every gateway takes (2026.9.6: enabled, model, softThresholdTokens,
+# forceFlushTranscriptBytes); the prompt comes from the memory plugin's flush plan.
+FLUSH_SETTINGS: dict[str, Any] = {"enabled": True}
 MCP_SERVER_NAME = "memoracle"
+# How OpenClaw names an MCP server's tools to the model: `<server>__<tool>`. A bare
+# `memory_search` is OpenClaw's own memory-core tool (it searches the Markdown files).
+MCP_TOOLS = tuple(
+    f"{MCP_SERVER_NAME}__{tool}"
+    for tool in ("memory_search", "memory_remember", "memory_forget", "memory_checkpoint")
+)
 AGENTS_BEGIN = "<!-- memoracle-agents:begin -->"
 AGENTS_END = "<!-- memoracle-agents:end -->"
 AGENT_STORE = Path("agent") / "openclaw-agent.sqlite"  # newer OpenClaw: one store per agent
@@ -67,7 +82,7 @@ class Snippets:
     home: Path
     command: str  # `memoracle --home HOME`, shell-quoted, as the agent runs it
     agents_md: str  # the block for the end of AGENTS.md, between its markers
-    flush_prompt: str  # the value of FLUSH_PROMPT_KEY
+    flush_prompt: str  # the flush turn's message (the plugin's flush plan sends it)
     mcp_command: str  # mcp.servers.memoracle.command
     mcp_args: tuple[str, ...]  # mcp.servers.memoracle.args
     openclaw_config: Path  # where OpenClaw reads its config (openclaw.json)
@@ -127,8 +142,10 @@ def _agents_md(command: str) -> str:
             " memory/YYYY-MM-DD.md; do not write them there yourself.",
             "- In MEMORY.md, memoracle rewrites its own block each night: a line a person"
             " adds there is remembered, a line deleted is forgotten. Do not edit its markers.",
-            "- If memoracle's MCP tools (memory_search, memory_remember, memory_forget,"
-            " memory_checkpoint) are available, use them instead of these commands.",
+            f"- If memoracle's MCP tools ({', '.join(MCP_TOOLS)}) are available, use them"
+            " instead of these commands. `memory_search` and `memory_get` without the"
+            " `memoracle__` prefix are OpenClaw's own tools over the memory files, not"
+            " memoracle.",
             AGENTS_END,
             "",
         ]
@@ -153,7 +170,7 @@ def _flush_prompt(checkpoint: str) -> str:
 
 def render_text(s: Snippets) -> str:
     """The snippets for a person: each with where it goes."""
-    flush = {"agents": {"defaults": {"compaction": {"memoryFlush": {"prompt": s.flush_prompt}}}}}
+    flush = {"agents": {"defaults": {"compaction": {"memoryFlush": dict(FLUSH_SETTINGS)}}}}
     mcp = {"mcp": {"servers": {MCP_SERVER_NAME: s.mcp_entry()}}}
     set_command = shlex.join(
         ["openclaw", "mcp", "set", MCP_SERVER_NAME, json.dumps(s.mcp_entry(), ensure_ascii=False)]
@@ -163,9 +180,13 @@ def render_text(s: Snippets) -> str:
             "# 1. AGENTS.md in your OpenClaw workspace: append this block",
             "",
             s.agents_md,
-            f"# 2. {s.openclaw_config}: {FLUSH_PROMPT_KEY}",
+            f"# 2. {s.openclaw_config}: {FLUSH_KEY}",
             "",
             json.dumps(flush, indent=2, ensure_ascii=False),
+            "",
+            "#    The flush turn's prompt is not set there (OpenClaw 2026.9.6 refuses",
+            "#    memoryFlush.prompt): memoracle's memory plugin sends it, this text:",
+            *(f"#    {line}" for line in s.flush_prompt.splitlines()),
             "",
             f"# 3. {s.openclaw_config}: mcp.servers.{MCP_SERVER_NAME}",
             f"#    (or run: {set_command})",
@@ -184,7 +205,8 @@ def as_json(s: Snippets) -> dict[str, Any]:
         "command": s.command,
         "openclaw_config": str(s.openclaw_config),
         "agents_md": s.agents_md,
-        "memory_flush": {"key": FLUSH_PROMPT_KEY, "prompt": s.flush_prompt},
+        "memory_flush": {"key": FLUSH_KEY, "value": dict(FLUSH_SETTINGS), "prompt": s.flush_prompt},
+        "mcp_tools": list(MCP_TOOLS),
         "mcp": {"key": f"mcp.servers.{MCP_SERVER_NAME}", "server": s.mcp_entry()},
     }
 

@@ -15,8 +15,22 @@
  */
 
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { homedir } from "node:os";
+
+import { flushPlanResolver } from "./flush.js";
+
+import {
+  contentText as messageContentText,
+  entryIdOf,
+  findEntryId,
+  messageTime,
+  readTranscript,
+  senderOf,
+  transcriptPath,
+  turnId,
+} from "./turn.js";
+
+export { turnId } from "./turn.js";
 
 export const PLUGIN_ID = "memoracle";
 export const VERSION = "0.1.0";
@@ -53,6 +67,8 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {PluginLogger} [logger]
  * @property {(path: string) => string} [resolvePath]
  * @property {(hookName: any, handler: any, opts?: any) => unknown} on
+ * @property {(resolver: (params?: any) => unknown) => unknown} [registerMemoryFlushPlan]
+ *   OpenClaw 2026.9 and later: the memory plugin's pre-compaction flush plan
  */
 
 /**
@@ -77,12 +93,15 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  */
 
 /**
+ * One side of a turn as `memoracle capture` reads it on stdin: `user` or `assistant`,
+ * with the transcript entry's id as `turn` (see ./turn.js).
  * @typedef {object} CaptureTurn
- * @property {string} user
+ * @property {string} [user]
  * @property {string} [assistant]
  * @property {string} session
  * @property {string} turn
- * @property {string} at ISO-8601
+ * @property {string} at ISO-8601: the message's own time when it has one
+ * @property {string} [speaker] the Sender block's name, as ingest reads it
  */
 
 /**
@@ -96,7 +115,7 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @typedef {object} Transport
  * @property {string} describe
  * @property {(query: string, budget: number) => Promise<RecallReply>} recall
- * @property {(turn: CaptureTurn) => Promise<CaptureReply>} capture
+ * @property {(turns: CaptureTurn[]) => Promise<CaptureReply>} capture
  */
 
 /** @type {MemoracleConfig} */
@@ -279,6 +298,7 @@ export function registerMemoracle(api, options = {}) {
         "server's own --home and scope flags decide whose memory it is",
     );
   }
+  registerFlushPlan(api, config, log);
   const hooks = createHooks(transport, config, log);
   if (config.autoRecall) {
     api.on("before_prompt_build", hooks.beforePromptBuild, {
@@ -296,11 +316,30 @@ export function registerMemoracle(api, options = {}) {
 }
 
 /**
+ * Give OpenClaw the pre-compaction flush plan (./flush.js), where the host takes one:
+ * the flush turn then runs `memoracle checkpoint` instead of writing memory files.
+ * @param {PluginApiLike} api
+ * @param {MemoracleConfig} config
+ * @param {Required<PluginLogger>} log
+ */
+function registerFlushPlan(api, config, log) {
+  if (typeof api.registerMemoryFlushPlan !== "function") return;
+  const home = config.home ? ["--home", resolver(api)(config.home)] : [];
+  try {
+    api.registerMemoryFlushPlan(
+      flushPlanResolver([config.command, ...config.commandArgs, ...home, "checkpoint"]),
+    );
+  } catch (error) {
+    log.warn(`memoracle: no flush plan (${messageOf(error)}); compaction flushes as OpenClaw does`);
+  }
+}
+
+/**
  * The hook handlers over one transport; they never throw and never reject.
  * @param {Transport} transport
  * @param {Pick<MemoracleConfig, "budget">} config
  * @param {Required<PluginLogger>} log
- * @param {{ now?: () => Date }} [options]
+ * @param {{ now?: () => Date, env?: Record<string, string | undefined> }} [options]
  */
 export function createHooks(transport, config, log, options = {}) {
   const now = options.now ?? (() => new Date());
@@ -343,20 +382,14 @@ export function createHooks(transport, config, log, options = {}) {
       if (typeof ctx?.trigger === "string" && ctx.trigger !== "user") return;
       const last = lastTurn(event?.messages);
       if (!last) return;
-      /** @type {CaptureTurn} */
-      const turn = {
-        user: last.user,
-        session: sessionOf(ctx),
-        turn: turnId(last.ordinal, last.user),
-        at: now().toISOString(),
-      };
-      if (last.assistant) turn.assistant = last.assistant;
-      const reply = await transport.capture(turn);
+      const turns = captureTurns(last, ctx, now(), options.env);
+      const reply = await transport.capture(turns);
+      const [first] = turns;
       for (const problem of reply.problems) log.warn(`memoracle: capture: ${problem}`);
       log.debug(
         reply.duplicate
-          ? `memoracle: turn ${turn.turn} of session ${turn.session} was already captured`
-          : `memoracle: captured turn ${turn.turn} of session ${turn.session}: ${reply.added} new memories`,
+          ? `memoracle: turn ${first.turn} of session ${first.session} was already captured`
+          : `memoracle: captured turn ${first.turn} of session ${first.session}: ${reply.added} new memories`,
       );
     } catch (error) {
       log.warn(`memoracle: capture failed, this turn is not in memory: ${messageOf(error)}`);
@@ -401,46 +434,92 @@ export function stripRecallBlocks(text) {
 }
 
 /**
+ * @typedef {object} FinishedTurn
+ * @property {string} user the user's words, recall blocks cut out
+ * @property {string} assistant the last answer to it ("" when there is none)
+ * @property {number} ordinal how many user messages led to it
+ * @property {unknown} userMessage
+ * @property {unknown} assistantMessage
+ * @property {string | undefined} speaker the last Sender named in the session so far
+ */
+
+/**
  * The finished turn in a session's messages: the last user message (and how many user
  * messages led to it) and the last assistant text after it.
  * @param {unknown} messages
- * @returns {{ user: string, assistant: string, ordinal: number } | undefined}
+ * @returns {FinishedTurn | undefined}
  */
 export function lastTurn(messages) {
   if (!Array.isArray(messages)) return undefined;
   let userIndex = -1;
   let ordinal = 0;
+  /** @type {string | undefined} */
+  let speaker;
   messages.forEach((message, index) => {
     if (roleOf(message) === "user") {
       ordinal += 1;
       userIndex = index;
+      speaker = senderOf(textOf(message)) ?? speaker; // carried, as ingest carries it
     }
   });
   if (userIndex < 0) return undefined;
   const user = stripRecallBlocks(textOf(messages[userIndex])).trim();
   if (!user) return undefined;
   let assistant = "";
+  let assistantMessage;
   for (let index = messages.length - 1; index > userIndex; index -= 1) {
     if (roleOf(messages[index]) !== "assistant") continue;
     assistant = textOf(messages[index]).trim();
+    assistantMessage = messages[index];
     if (assistant) break;
   }
   return {
     user: user.slice(0, MAX_TURN_CHARS),
     assistant: assistant.slice(0, MAX_TURN_CHARS),
     ordinal,
+    userMessage: messages[userIndex],
+    assistantMessage,
+    speaker,
   };
 }
 
 /**
- * A turn id that is the same every time this turn is captured (a retried hook, a
- * replayed run) and differs for the next message, even one with the same words.
- * @param {number} ordinal
- * @param {string} user
+ * The turn as `memoracle capture` stores it: one item per side, each with the id, time
+ * and session ingest would give it (./turn.js), so capturing, checkpointing and
+ * ingesting the same transcript store each message once.
+ * @param {FinishedTurn} last
+ * @param {any} ctx
+ * @param {Date} now when the message has no time of its own
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {CaptureTurn[]}
  */
-export function turnId(ordinal, user) {
-  const digest = createHash("sha256").update(user, "utf8").digest("hex").slice(0, 12);
-  return `openclaw-${ordinal}-${digest}`;
+export function captureTurns(last, ctx, now, env) {
+  const fallback = turnId(last.ordinal, last.user);
+  const needsFile = !entryIdOf(last.userMessage) || (last.assistant && !entryIdOf(last.assistantMessage));
+  const path = needsFile ? transcriptPath(ctx, env) : undefined;
+  const transcript = path ? readTranscript(path) : undefined;
+  const session = transcript?.sessionId ?? sessionOf(ctx);
+  /** @param {unknown} message */
+  const idOf = (message) =>
+    entryIdOf(message) ?? (transcript && findEntryId(transcript, message)) ?? fallback;
+  /** @type {CaptureTurn} */
+  const user = {
+    user: last.user,
+    session,
+    turn: idOf(last.userMessage),
+    at: messageTime(last.userMessage) ?? now.toISOString(),
+  };
+  if (last.speaker) user.speaker = last.speaker;
+  const turns = [user];
+  if (last.assistant) {
+    turns.push({
+      assistant: last.assistant,
+      session,
+      turn: idOf(last.assistantMessage),
+      at: messageTime(last.assistantMessage) ?? now.toISOString(),
+    });
+  }
+  return turns;
 }
 
 /** @param {any} ctx */
@@ -465,19 +544,7 @@ function roleOf(message) {
  */
 function textOf(message) {
   if (!message || typeof message !== "object") return "";
-  const content = /** @type {Record<string, unknown>} */ (message).content;
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((block) => {
-      if (typeof block === "string") return block;
-      if (block && typeof block === "object" && block.type === "text") {
-        return typeof block.text === "string" ? block.text : "";
-      }
-      return "";
-    })
-    .filter(Boolean)
-    .join("\n");
+  return messageContentText(/** @type {Record<string, unknown>} */ (message).content);
 }
 
 // -- the CLI transport --------------------------------------------------------------
@@ -515,16 +582,18 @@ export function cliTransport(config, resolvePath) {
         degraded: typeof reply.degraded === "string" ? reply.degraded : null,
       };
     },
-    async capture(turn) {
+    async capture(turns) {
       const out = await run(
         ["capture", "--json", ...scope],
-        JSON.stringify(turn),
+        JSON.stringify(turns),
         config.captureTimeoutMs,
       );
       const reply = parseJsonObject(out, "capture");
+      // A list on stdin answers {results: [...]}, one per item; one object, itself.
+      const results = Array.isArray(reply.results) ? reply.results : [reply];
       return {
-        duplicate: reply.duplicate_turn === true,
-        added: Array.isArray(reply.added) ? reply.added.length : 0,
+        duplicate: results.every((r) => r && r.duplicate_turn === true),
+        added: results.reduce((n, r) => n + (Array.isArray(r?.added) ? r.added.length : 0), 0),
         problems: [],
       };
     },
@@ -605,12 +674,13 @@ export function httpTransport(endpoint, options = {}) {
       }
       return { text: data.text, degraded: typeof data.degraded === "string" ? data.degraded : null };
     },
-    async capture(turn) {
-      const lines = [`user: ${oneLine(turn.user)}`];
-      if (turn.assistant) lines.push(`assistant: ${oneLine(turn.assistant)}`);
+    async capture(turns) {
+      const lines = turns.map((t) =>
+        t.user !== undefined ? `user: ${oneLine(t.user)}` : `assistant: ${oneLine(t.assistant ?? "")}`,
+      );
       const result = await client.callTool(
         "memory_checkpoint",
-        { text: lines.join("\n"), session: turn.session },
+        { text: lines.join("\n"), session: turns[0].session },
         options.captureTimeoutMs ?? DEFAULTS.captureTimeoutMs,
       );
       const data = result.structuredContent ?? {};

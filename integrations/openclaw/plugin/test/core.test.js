@@ -275,18 +275,21 @@ describe("recall through the CLI", () => {
 describe("capture through the CLI", () => {
   const ctx = { sessionId: "sess-1", sessionKey: "agent:main:main", trigger: "user" };
 
-  test("sends the last user message and the answer as JSON on stdin", async () => {
+  test("sends the last user message and the answer as two JSON items on stdin", async () => {
     const { hooks } = fakeApi(cli({ agent: "main" }));
     assert.equal(await hooks.agent_end({ messages: SESSION, success: true }, ctx), undefined);
     const [call] = calls();
     assert.deepEqual(call.argv, ["--home", "/h", "capture", "--json", "--agent", "main"]);
-    const sent = JSON.parse(call.stdin);
-    assert.deepEqual(Object.keys(sent).sort(), ["assistant", "at", "session", "turn", "user"]);
-    assert.equal(sent.user, "I moved to Lyon last month. Never deploy on Fridays.");
-    assert.equal(sent.assistant, "Noted: Lyon, and no deploys on Fridays.");
-    assert.equal(sent.session, "sess-1");
-    assert.equal(sent.turn, turnId(2, sent.user));
-    assert.ok(!Number.isNaN(Date.parse(sent.at)));
+    const [user, answer] = JSON.parse(call.stdin);
+    assert.deepEqual(Object.keys(user).sort(), ["at", "session", "turn", "user"]);
+    assert.deepEqual(Object.keys(answer).sort(), ["assistant", "at", "session", "turn"]);
+    assert.equal(user.user, "I moved to Lyon last month. Never deploy on Fridays.");
+    assert.equal(answer.assistant, "Noted: Lyon, and no deploys on Fridays.");
+    assert.equal(user.session, "sess-1");
+    // No entry ids and no transcript to find them in: the fallback id, on both sides.
+    assert.equal(user.turn, turnId(2, user.user));
+    assert.equal(answer.turn, user.turn);
+    assert.ok(!Number.isNaN(Date.parse(user.at)));
   });
 
   test("the turn id is stable for a retry and new for the next message", async () => {
@@ -295,7 +298,7 @@ describe("capture through the CLI", () => {
     await hooks.agent_end({ messages: SESSION, success: true }, ctx);
     const next = [...SESSION, { role: "user", content: SESSION[2].content }];
     await hooks.agent_end({ messages: next, success: true }, ctx);
-    const turns = calls().map((c) => JSON.parse(c.stdin).turn);
+    const turns = calls().map((c) => JSON.parse(c.stdin)[0].turn);
     assert.equal(turns[0], turns[1]);
     assert.notEqual(turns[1], turns[2]);
   });
@@ -313,10 +316,10 @@ describe("capture through the CLI", () => {
   test("without a session id the session key is the session", async () => {
     const { hooks } = fakeApi(cli());
     await hooks.agent_end({ messages: SESSION.slice(0, 2), success: true }, { sessionKey: "agent:main:x" });
-    const sent = JSON.parse(calls()[0].stdin);
-    assert.equal(sent.session, "agent:main:x");
-    assert.equal(sent.user, "hi");
-    assert.equal(sent.assistant, "Hello!");
+    const [user, answer] = JSON.parse(calls()[0].stdin);
+    assert.equal(user.session, "agent:main:x");
+    assert.equal(user.user, "hi");
+    assert.equal(answer.assistant, "Hello!");
   });
 });
 

@@ -53,9 +53,13 @@ or HTML renderer hides (comments, hidden elements) and base64 blobs that decode 
 words are judged by every rule of every language plus the "hidden" ones; a finding
 there is dangerous. Spans in a `Verdict` are offsets in the text as given.
 
+OpenClaw's own wrapper around untrusted tool output (its ``SECURITY NOTICE`` banner,
+whose lines name what to ignore, and the ``<<<EXTERNAL_UNTRUSTED_CONTENT>>>`` markers) is
+blanked first, so an answer quoting a tool result is judged by what it quotes.
+
 The parts: `model` (verdicts, rules as data), `views` (the texts the rules read),
-`book` (literal gates), `ruleset` (matching, the verdict), `classify` (and the rule
-files).
+`gateway` (OpenClaw's wrapper, blanked), `book` (literal gates), `ruleset` (matching,
+the verdict), `classify` (and the rule files).
 """
 
 from memoracle.capture.injection.classify import (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from memoracle.capture.injection.book import _Book
+from memoracle.capture.injection.gateway import blank_gateway_wrappers
 from memoracle.capture.injection.model import Span, Verdict, _Hit, _Rule
 from memoracle.capture.injection.views import _unrendered, _view
 
@@ -37,7 +38,7 @@ class InjectionRules:
         if not text:
             return _CLEAN
         code = lang.lower().replace("_", "-").split("-")[0] if lang else ""
-        view = _view(text)
+        view = _view(blank_gateway_wrappers(text))  # same length: spans stay offsets in text
         hits = list(view.hits)
         hidden: list[str] = []
         for payload, start, end, always in view.payloads:

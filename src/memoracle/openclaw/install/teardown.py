@@ -9,7 +9,7 @@ import logging
 import re
 import shutil
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -48,8 +48,9 @@ from memoracle.openclaw.install.manifest import (
 from memoracle.openclaw.install.setup import _snapshot
 from memoracle.openclaw.workspace import (
     AGENTS_BEGIN,
-    FLUSH_PROMPT_KEY,
+    FLUSH_KEY,
     MCP_SERVER_NAME,
+    state_dir,
 )
 from memoracle.render.daily import SECTIONS
 from memoracle.workspace import NIGHTLY_LOCK  # no night runs during an uninstall
@@ -197,12 +198,23 @@ def uninstall(
     )
 
 
-def _reminders(workspace: Path) -> list[str]:
-    """What memoracle never wrote and so cannot take out: the pasted snippets."""
+def _reminders(workspace: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """What memoracle never wrote and so cannot take out: the pasted snippets, the
+    plugin's settings and the skill folder (install adds none of them: OpenClaw's
+    `plugins install` and `skills install`, or the person, did)."""
     notes = [
-        f"memoracle never edited OpenClaw's config: take {FLUSH_PROMPT_KEY} and"
-        f" mcp.servers.{MCP_SERVER_NAME} out of openclaw.json if you pasted them."
+        f"memoracle never edited OpenClaw's config: take {FLUSH_KEY} (or its .prompt on"
+        f" older OpenClaw) and mcp.servers.{MCP_SERVER_NAME} out of openclaw.json if you"
+        " pasted them.",
+        f"If you installed memoracle's memory plugin: openclaw plugins uninstall"
+        f" {MCP_SERVER_NAME}, and set plugins.slots.memory back (e.g. to memory-core);"
+        f" plugins.entries.{MCP_SERVER_NAME} (its config and hooks.allowConversationAccess)"
+        " goes with it.",
     ]
+    for skills in (workspace / "skills", state_dir(env) / "skills"):
+        skill = skills / MCP_SERVER_NAME
+        if (skill / "SKILL.md").is_file():
+            notes.append(f"{skill} holds memoracle's OpenClaw skill: remove the folder.")
     agents = workspace / "AGENTS.md"
     try:
         if AGENTS_BEGIN in agents.read_text(encoding="utf-8", errors="replace"):
