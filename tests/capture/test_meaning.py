@@ -163,3 +163,24 @@ def test_the_dev_set_keeps_its_scores() -> None:
     assert overall["recall"] >= 0.9
     assert overall["precision"] >= 0.97
     assert overall["noise_rate"] <= 0.02
+
+
+def test_a_relation_later_in_the_sentence_does_not_hide_the_named_thing() -> None:
+    candidate = only("Перешёл на MacBook Air, старый ноут отдал сыну.")
+    assert "MacBook Air" in candidate.text and candidate.kind == "fact"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I'm not renewing the gym membership, done with it.", "decision"),
+        ("Всё, отказываюсь от абонемента в спортзал.", "decision"),
+        ("J'arrête la salle de sport, je résilie mon abonnement.", "decision"),
+        ("Dejo el gimnasio, voy a cancelar la cuota.", "decision"),
+        ("Please keep answers short, bullet points are best for me.", "preference"),
+        ("Отвечай, пожалуйста, коротко и по делу.", "preference"),
+        ("Respuestas cortas, por favor, con viñetas.", "preference"),
+    ],
+)
+def test_decisions_and_styles_said_without_a_template_verb(text: str, kind: str) -> None:
+    assert only(text).kind == kind

@@ -100,7 +100,10 @@ def judge(
         return None
     when = rules.when is not None and rules.when.search(folded, lowered) is not None
     kin = rules.kin.search(folded, lowered) if rules.kin is not None else None
-    anchors = [m for m in _ANCHOR.finditer(text) if kin is None or m.start() >= kin.end()]
+    # The name in "my sister Noor" is the subject, not something said about her.
+    anchors = [
+        m for m in _ANCHOR.finditer(text) if kin is None or not kin.start() <= m.start() < kin.end()
+    ]
     if assistant:
         if not (confirmed(text, rules) and (anchors or when or _NUMBER.search(text))):
             return None
