@@ -21,7 +21,9 @@ the sentence as ``language:<code>``. Then, per sentence, in order:
    ``smalltalk``;
 6. otherwise the rule families in priority order (forget, remember, guardrail,
    decision, task, preference, error, event, fact): the first rule that matches yields
-   the sentence's only candidate; none -> ``no_match``.
+   the sentence's only candidate;
+7. no rule matched: `meaning.judge` keeps the statement when its cues (who, what, when)
+   say it is worth remembering; else ``no_match``.
 
 `Extraction.skipped` has one reason per sentence that yielded nothing, in order.
 
@@ -30,7 +32,10 @@ Attribution: first-person statements belong to whoever said them: ``subject`` is
 subject becomes "Caroline's sister". Assistant turns (role ``"assistant"``) yield only
 decision, task, error and event candidates: an assistant's "I think you'd like…" is not
 a fact about anyone, and an assistant cannot give itself guardrails or ask itself to
-remember; such sentences are skipped as ``assistant``.
+remember; such sentences are skipped as ``assistant``. An assistant's offer or empty
+promise ("I'll remind you Thursday.") is skipped as ``offer``; a sentence confirming
+what the user said ("Noted: your address is…") may also be a fact or a preference, and
+its subject is the user.
 
 `Candidate.text` is the sentence as said, trimmed (bullets removed), never rewritten.
 For remember/forget it is what to remember or forget ("Remember that I'm vegan." ->
