@@ -184,3 +184,15 @@ def test_a_relation_later_in_the_sentence_does_not_hide_the_named_thing() -> Non
 )
 def test_decisions_and_styles_said_without_a_template_verb(text: str, kind: str) -> None:
     assert only(text).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Je suis végétarien depuis dix ans.", "user"),
+        ("Je suis végétarienne.", "user"),
+        ("Mon chien Poivre a peur de l'orage.", "user's chien Poivre"),
+    ],
+)
+def test_french_masculine_and_feminine_forms_both_match(text: str, subject: str) -> None:
+    assert only(text).subject == subject
