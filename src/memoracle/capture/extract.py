@@ -21,7 +21,9 @@ the sentence as ``language:<code>``. Then, per sentence, in order:
    ``smalltalk``;
 6. otherwise the rule families in priority order (forget, remember, guardrail,
    decision, task, preference, error, event, fact): the first rule that matches yields
-   the sentence's only candidate; none -> ``no_match``.
+   the sentence's only candidate;
+7. no rule matched: `meaning.judge` keeps the statement when its cues (who, what, when)
+   say it is worth remembering; else ``no_match``.
 
 `Extraction.skipped` has one reason per sentence that yielded nothing, in order.
 
@@ -30,7 +32,10 @@ Attribution: first-person statements belong to whoever said them: ``subject`` is
 subject becomes "Caroline's sister". Assistant turns (role ``"assistant"``) yield only
 decision, task, error and event candidates: an assistant's "I think you'd like…" is not
 a fact about anyone, and an assistant cannot give itself guardrails or ask itself to
-remember; such sentences are skipped as ``assistant``.
+remember; such sentences are skipped as ``assistant``. An assistant's offer or empty
+promise ("I'll remind you Thursday.") is skipped as ``offer``; a sentence confirming
+what the user said ("Noted: your address is…") may also be a fact or a preference, and
+its subject is the user.
 
 `Candidate.text` is the sentence as said, trimmed (bullets removed), never rewritten.
 For remember/forget it is what to remember or forget ("Remember that I'm vegan." ->
@@ -45,9 +50,11 @@ import re
 from collections.abc import Collection
 from dataclasses import replace
 
+from memoracle.capture import meaning
 from memoracle.capture.lang import detect_language, sentence_language
 from memoracle.capture.rules import (
     ASSISTANT_KINDS,
+    CONFIRMED_KINDS,
     DIRECTIVES,
     LanguageRules,
     Rule,
@@ -105,6 +112,7 @@ def extract(
     outcomes: list[tuple[str, Candidate | str, LanguageRules]] = []
     spans = split_sentences(text, turn.abbreviations)
     mixed = lang is None and len(spans) > 1  # one sentence is the turn: already read
+    context = allowed is None and meaning.about_speaker(text, turn)
     for start, end in spans:
         sentence = text[start:end]
         rules = ruleset.get(sentence_language(sentence, turn.code)) if mixed else turn
@@ -113,7 +121,10 @@ def extract(
             continue
         tail = _remember_tail(sentence, rules) if allowed is None else None
         if tail is None:
-            outcomes.append((sentence, _sentence(sentence, rules, owner, allowed), rules))
+            # A forced language's cues mean nothing in a sentence said in another one.
+            judge = lang is None or sentence_language(sentence, rules.code) == rules.code
+            outcome = _sentence(sentence, rules, owner, allowed, context=context, judge=judge)
+            outcomes.append((sentence, outcome, rules))
         elif tail > 0:
             head = sentence[:tail]
             outcome = _sentence(head, rules, owner, allowed)
@@ -148,7 +159,9 @@ def _remembered(
     if isinstance(outcome, Candidate):
         if outcome.action != "store":
             return outcome
-        return replace(outcome, action="remember", rule=f"{outcome.rule}+remember.tail")
+        # A rule's text is the sentence as said; a judged one is what to remember.
+        said = outcome.text if ".meaning." not in outcome.rule else _TRIM_CONTENT.sub("", text)
+        return replace(outcome, text=said, action="remember", rule=f"{outcome.rule}+remember.tail")
     if outcome in ("question", "hypothetical", "too_long", "assistant") or outcome.startswith(
         "language:"
     ):
@@ -218,8 +231,16 @@ def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> 
 
 
 def _sentence(
-    text: str, rules: LanguageRules, owner: str, allowed: frozenset[str] | None
+    text: str,
+    rules: LanguageRules,
+    owner: str,
+    allowed: frozenset[str] | None,
+    *,
+    context: bool = False,
+    judge: bool = True,
 ) -> Candidate | str:
+    """What one sentence yields: a candidate, or why it yields none. Rules first; a
+    statement none of them matched goes to `meaning.judge`."""
     if len(text) > MAX_SENTENCE_CHARS:
         return "too_long"
     folded = fold_chars(text)
@@ -242,8 +263,20 @@ def _sentence(
     body_lowered = body.casefold()
     if _is_smalltalk(text, folded, rules):
         return "smalltalk"
-
-    return _first(rules, body, body_lowered, text, body_start, owner, allowed)
+    assistant = allowed is not None
+    if assistant and meaning.offered(text, rules):
+        return "offer"
+    confirmed = assistant and meaning.confirmed(text, rules)
+    if confirmed:
+        # What the user confirmed is about them, not about the assistant that noted it.
+        allowed, owner = CONFIRMED_KINDS, "user"
+    found = _first(rules, body, body_lowered, text, body_start, owner, allowed)
+    if confirmed and isinstance(found, Candidate) and found.subject is None:
+        found = replace(found, subject=owner)
+    if isinstance(found, Candidate) or polite is not None or not judge:
+        return found
+    judged = meaning.judge(text, rules, owner, assistant=assistant, context=context)
+    return found if judged is None else judged
 
 
 def _first(

@@ -13,7 +13,9 @@ File format, in short (``en.toml`` is the commented reference)::
                  whose script appears wins outright)
     [macros]     name = "regex"; rules and markers write {{name}} to reuse it
     [markers]    question, question_tags, polite, hypothetical, hedge, smalltalk,
-                 first_person, possessive, vague, remember_tail: lists of regexes;
+                 first_person, possessive, vague, remember_tail, and the meaning
+                 cues speaker, kin, when, offer, confirmed (`capture.meaning`): lists
+                 of regexes;
                  abbreviations: words whose trailing "." does not end a sentence
     [[rule]]     id = "family.name", kind = one of `FAMILIES`, pattern = a regex or a
                  list of them; optional: importance, confidence (0..1, defaults per kind
@@ -50,6 +52,7 @@ from memoracle.language.prefilter import Gate, Matcher
 
 __all__ = [
     "ASSISTANT_KINDS",
+    "CONFIRMED_KINDS",
     "DEFAULT_LANGUAGE",
     "DIRECTIVES",
     "FAMILIES",
@@ -89,6 +92,9 @@ FAMILIES: tuple[str, ...] = (
 # An assistant's "I think you'd like…" is not a fact about anyone: assistant turns only
 # report what was decided, what is to be done, what broke and what happened.
 ASSISTANT_KINDS: frozenset[str] = frozenset({"decision", "task", "error", "event"})
+# An assistant's sentence that confirms what the user said ("Noted: your address is…")
+# may also carry a fact or a preference of theirs.
+CONFIRMED_KINDS: frozenset[str] = ASSISTANT_KINDS | {"fact", "preference"}
 
 # (importance, confidence) when a rule does not say.
 KIND_DEFAULTS: Mapping[str, tuple[float, float]] = MappingProxyType(
@@ -120,6 +126,11 @@ _MARKER_KEYS = frozenset(
         "vague",
         "remember_tail",
         "abbreviations",
+        "speaker",
+        "kin",
+        "when",
+        "offer",
+        "confirmed",
     }
 )
 _TOP_KEYS = frozenset({"language", "detect", "macros", "markers", "rule"})
@@ -229,6 +240,11 @@ class LanguageRules:
     possessive: Matcher | None = None
     vague: Matcher | None = None
     remember_tail: Matcher | None = None
+    speaker: Matcher | None = None
+    kin: Matcher | None = None
+    when: Matcher | None = None
+    offer: Matcher | None = None
+    confirmed: Matcher | None = None
     abbreviations: frozenset[str] = frozenset()
     ungated: frozenset[int] = frozenset()
     by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
@@ -422,6 +438,11 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         possessive=marker("possessive"),
         vague=marker("vague"),
         remember_tail=marker("remember_tail"),
+        speaker=marker("speaker"),
+        kin=marker("kin"),
+        when=marker("when"),
+        offer=marker("offer"),
+        confirmed=marker("confirmed"),
         abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
         ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
         by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
