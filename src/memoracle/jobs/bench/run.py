@@ -69,6 +69,7 @@ def run_locomo(
     budget: int = 2000,
     embedder: str | None = None,
     limit: int | None = None,
+    conversations: str | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LocomoReport:
     """Run the benchmark on a LoCoMo JSON file (a list of samples, or one sample).
@@ -76,7 +77,9 @@ def run_locomo(
     `ks` are the cut-offs of recall@k (one search at the largest k; the top k are its
     first k hits); `budget` is the recall block's token budget; `embedder` sets
     `embedding.model` ("hash" is fast and model-free; None keeps the default model);
-    `limit` takes the first N conversations. `on_progress(done, total)` counts questions.
+    `limit` takes the first N conversations; `conversations` picks them by position
+    ("0-4", "5-9", "0,3,7-9"), so one set can be tuned on and another reported.
+    `on_progress(done, total)` counts questions.
     """
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1:
@@ -87,7 +90,11 @@ def run_locomo(
         raise InvalidInput(f"limit must be at least 1, not {limit}.")
     started = time.perf_counter()
     warnings: list[IngestWarning] = []
-    samples = _read_samples(Path(path), warnings.append)[:limit]
+    samples = _read_samples(Path(path), warnings.append)
+    if conversations is not None:
+        chosen = parse_positions(conversations, len(samples))
+        samples = [samples[i] for i in chosen]
+    samples = samples[:limit]
     total = sum(len(s.qa) for s in samples)
     overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
     if embedder is not None:
@@ -245,6 +252,27 @@ def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> li
             if sample_id in samples:
                 samples[sample_id].turns.append(turn)
     return list(samples.values())
+
+
+def parse_positions(spec: str, count: int) -> list[int]:
+    """Positions named by `spec` ("0-4", "5-9", "0,3,7-9"), in order, without repeats;
+    each must be below `count` (the file's number of conversations)."""
+    chosen: list[int] = []
+    for part in (p.strip() for p in spec.split(",")):
+        first, dash, last = part.partition("-")
+        try:
+            low = int(first)
+            high = int(last) if dash else low
+        except ValueError:
+            raise InvalidInput(
+                f"conversations: expected positions like 0-4 or 0,3,7-9, got {spec!r}."
+            ) from None
+        if low < 0 or high < low or high >= count:
+            raise InvalidInput(
+                f"conversations: {part!r} is outside 0-{count - 1} (the file has {count})."
+            )
+        chosen += [i for i in range(low, high + 1) if i not in chosen]
+    return chosen
 
 
 def _by_session(turns: Sequence[Turn]) -> list[tuple[datetime, list[Turn]]]:
