@@ -42,7 +42,10 @@ from memoracle.types import Hit, IngestWarning, Turn
 
 
 @dataclass
-class _Sample:
+class Sample:
+    """One LoCoMo conversation: its questions and its turns (also read by bench/peers.py,
+    so every system there is scored on the same turns and evidence)."""
+
     sample_id: str
     qa: list[Mapping[str, Any]]
     turns: list[Turn] = field(default_factory=list)
@@ -90,7 +93,7 @@ def run_locomo(
         raise InvalidInput(f"limit must be at least 1, not {limit}.")
     started = time.perf_counter()
     warnings: list[IngestWarning] = []
-    samples = _read_samples(Path(path), warnings.append)
+    samples = read_samples(Path(path), warnings.append)
     if conversations is not None:
         chosen = parse_positions(conversations, len(samples))
         samples = [samples[i] for i in chosen]
@@ -140,7 +143,7 @@ def run_locomo(
 
 
 def _run_sample(
-    sample: _Sample,
+    sample: Sample,
     settings: Settings,
     ks: tuple[int, ...],
     budget: int,
@@ -226,7 +229,7 @@ def _run_sample(
     )
 
 
-def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> list[_Sample]:
+def read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> list[Sample]:
     """The qa of each sample (read here: the ingest reader never reads it) and its turns
     (read by the reader, exactly as `memoracle ingest` would store them)."""
     try:
@@ -236,13 +239,13 @@ def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> li
     raw = [document] if isinstance(document, Mapping) else document
     if not isinstance(raw, list):
         raise InvalidInput(f"'{path}' is not LoCoMo: expected a list of samples.")
-    samples: dict[str, _Sample] = {}
+    samples: dict[str, Sample] = {}
     for i, item in enumerate(raw):
         if not isinstance(item, Mapping) or not isinstance(item.get("conversation"), Mapping):
             continue
         sample_id = str(item["sample_id"]) if item.get("sample_id") else f"sample-{i}"
         qa = item.get("qa")
-        samples[sample_id] = _Sample(
+        samples[sample_id] = Sample(
             sample_id, [q for q in qa if isinstance(q, Mapping)] if isinstance(qa, list) else []
         )
     del document, raw
