@@ -19,6 +19,7 @@ from memoracle.jobs.bench import (
     session_of,
     within_budget,
 )
+from memoracle.jobs.bench.run import parse_positions
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
 KS = (5, 10, 20)
@@ -195,6 +196,21 @@ def test_limit_and_progress() -> None:
     assert small.ks == (1, 3)
     assert small.overall.baseline.budget_tokens <= 60
     assert all(q.memoracle.budget_tokens <= 60 for q in small.questions)
+
+
+def test_conversations_by_position() -> None:
+    """One set to tune on, another to report: `conversations` picks them by position."""
+    second = run_locomo(FIXTURE, ks=(1,), embedder="hash", conversations="1")
+    assert [c.sample_id for c in second.conversations] == ["mini-2"]
+    both = run_locomo(FIXTURE, ks=(1,), embedder="hash", conversations="1,0-1")
+    assert [c.sample_id for c in both.conversations] == ["mini-2", "mini-1"]
+    assert parse_positions("0-4,7", 10) == [0, 1, 2, 3, 4, 7]
+
+
+@pytest.mark.parametrize("spec", ["2", "0-2", "x", "1-0", "-1", ""])
+def test_conversations_outside_the_file_are_named(spec: str) -> None:
+    with pytest.raises(InvalidInput, match="conversations"):
+        run_locomo(FIXTURE, embedder="hash", conversations=spec)
 
 
 @pytest.mark.parametrize(

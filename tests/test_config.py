@@ -21,7 +21,7 @@ def test_defaults_match_the_spec(tmp_path: Path) -> None:
         0.3,
         0.6,
     )
-    assert s.search.rrf_k == 60 and s.search.mmr_lambda == 0.7
+    assert s.search.rrf_k == 60 and s.search.mmr_lambda == 1.0
     assert s.search.activation_threshold == 0.15
     assert s.decay.half_life_days == 30 and math.isinf(s.decay.half_life_by_kind["guardrail"])
     assert s.lifecycle.prune_threshold == 0.05 and s.lifecycle.max_facts == 10_000

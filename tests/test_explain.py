@@ -90,7 +90,7 @@ def test_no_lexical_match_and_no_vector_yet(
     assert reasons[:3] == [
         "not a candidate: in none of the lists fused (lexical, vector, graph)",
         "no lexical match: it shares none of the query's content words"
-        " (garden, motorbike, repairs)",
+        " (as stems: garden, motorbik, repair)",
         "no vector yet for hash-384 (memoracle reindex embeds it)".replace(
             "hash-384", engine.index_status().model or ""
         ),
@@ -107,7 +107,7 @@ def test_without_an_embedding_model_there_is_no_vector_search(
         engine.remember("The motorbike needs new tyres.")  # above the noise floor
         reasons = _why(engine, tea.ref, "motorbike")
     assert reasons[1:] == [
-        "no lexical match: it shares none of the query's content words (motorbike)",
+        "no lexical match: it shares none of the query's content words (as stems: motorbik)",
         "no vector search",
         "no embedding model configured: lexical search only",
     ]
@@ -156,7 +156,7 @@ def test_beyond_the_lists_and_the_candidates_scored(
     for ref in set(refs) - returned:
         said += _why(engine, ref, "garden roses")
     assert any(
-        r.startswith("matches 'garden and roses' at lexical rank")
+        r.startswith("matches 'garden and rose' at lexical rank")
         and r.endswith("below the best 2 each list keeps")
         for r in said
     )

@@ -130,6 +130,8 @@ def test_the_cli_says_no_match_in_text_and_json(tmp_path: Path) -> None:
 
 def test_a_kind_filter_returns_only_memories_of_those_kinds(filled: Engine) -> None:
     query = "Anna Lyon green tea hiking puppy staging server"
+    # A question keeps no memory: its turn can only come back as a turn.
+    filled.capture([Turn("user", "Is Anna going hiking with the puppy?", AT, "s", "q")])
     everything = filled.search(query, k=20)
     assert any(h.source == "episode" for h in everything.hits)  # unfiltered: turns too
     for kinds in (("fact",), ("preference", "event"), ("event",)):

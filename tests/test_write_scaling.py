@@ -75,11 +75,11 @@ def test_the_near_duplicate_lookup_leaves_out_common_words(
     engine: Engine, clock: FixedClock
 ) -> None:
     text = "We decided to use Grafana dashboards for on-call paging."
-    assert '"decided"' in (write._near_expression(engine, text) or "")  # a small store
+    assert '"decid"' in (write._near_expression(engine, text) or "")  # a small store
     for n in range(write.NEAR_COMMON + 20):
         _say(engine, clock, f"We decided to use lib{n}q for service{n}w.", n)
     expression = (write._near_expression(engine, text) or "").lower()
     assert '"grafana"' in expression
-    assert '"decided"' not in expression and '"use"' not in expression
+    assert '"decid"' not in expression and '"use"' not in expression
     # every word common: all of them at once, or nothing when that is common too
     assert write._near_expression(engine, "We decided to use it.") is None

@@ -150,9 +150,11 @@ class SearchSettings:
     k: int = _opt(10, "Default number of hits.", NATURAL)
     rrf_k: int = _opt(60, "Reciprocal Rank Fusion constant.", NATURAL)
     vector_weight: float = _opt(
-        0.25, "Weight of the vector lists in rank fusion (lexical lists weigh 1).", NON_NEGATIVE
+        0.1, "Weight of the vector lists in rank fusion (lexical lists weigh 1).", NON_NEGATIVE
     )
-    mmr_lambda: float = _opt(0.7, "MMR trade-off between relevance (1) and diversity (0).", SHARE)
+    mmr_lambda: float = _opt(
+        1.0, "MMR trade-off between relevance (1, MMR off) and diversity (0).", SHARE
+    )
     activation_threshold: float = _opt(
         0.15, "Weak matches below this activation are dropped, whatever their kind.", SHARE
     )

@@ -2,15 +2,22 @@
 
 SQLite's unicode61 tokenizer folds case and, with remove_diacritics 2, accents; it does
 not apply NFKC or fold Russian ё into е. Both sides of a match (what is indexed and what
-is asked) go through `for_index` so full-width digits, ligatures and ё behave. Also
+is asked) go through `for_index` so full-width digits, ligatures and ё behave, and
+through `stem` (Snowball: Russian for Cyrillic words, English for the others), so
+"квартиру" meets "квартира" and "birthdays" meets "birthday" — FTS5 cannot stem Russian,
+so the store indexes `search_form`, the stemmed words, and queries ask for stems. Also
 the one Markdown comment stripper (`drop_comments`) the file readers share.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
+from datetime import datetime
+
+import snowballstemmer
 
 _YO = str.maketrans({"ё": "е", "Ё": "Е"})
 _SPACE = re.compile(r"\s+")
@@ -38,6 +45,48 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def fts_terms(text: str) -> list[str]:
     """Words of `text` in index form, for building FTS5 MATCH expressions safely."""
     return _WORD.findall(for_index(text))
+
+
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_STEMMERS = {
+    "ru": snowballstemmer.stemmer("russian"),
+    "en": snowballstemmer.stemmer("english"),
+}
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A word's stem, case-folded (after `for_index`): Russian Snowball for a Cyrillic
+    word, English for any other alphabetic one; digits, mixed tokens and words of two
+    letters or less as they are; accents are dropped from a non-Cyrillic word first (as
+    the tokenizer's remove_diacritics would), so "fermé" and "ferme" agree. A word is
+    stemmed alone, with no guess of the text's language, so a stored text and a question
+    asking about it always agree."""
+    word = for_index(word).casefold()
+    cyrillic = _CYRILLIC.search(word) is not None
+    if not cyrillic and not word.isascii():  # accents go first, as FTS5 drops them
+        decomposed = unicodedata.normalize("NFD", word)
+        word = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if len(word) <= 2 or not word.isalpha():
+        return word
+    stemmed = _STEMMERS["ru" if cyrillic else "en"].stemWord(word)
+    return stemmed if isinstance(stemmed, str) and stemmed else word
+
+
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def date_words(at: datetime) -> str:
+    """A day as a question names it: "7 May 2023" (so "in May 2023" meets the turns of
+    that day's session)."""
+    return f"{at.day} {_MONTHS[at.month - 1]} {at.year}"
+
+
+def search_form(text: str) -> str:
+    """What FTS5 indexes for `text`: its words, each stemmed (`stem`), space-separated."""
+    return " ".join(stem(w) for w in fts_terms(text))
 
 
 def clean(text: str) -> str:

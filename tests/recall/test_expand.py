@@ -64,7 +64,9 @@ def test_a_neighbours_memory_is_found_only_through_the_graph(
             hit = engine.search(QUERY).hits[-1]
             if found:  # no lexical or vector rank: its score is the graph list's alone
                 assert (hit.scores.lexical_rank, hit.scores.vector_rank) == (None, None)
-                assert hit.scores.rrf == pytest.approx(0.5 / (60 + 1))
+                assert hit.scores.rrf == pytest.approx(
+                    0.5 * hybrid.MEMORY_LEXICAL_WEIGHT / (60 + 1)
+                )
 
 
 def test_names_meet_whatever_their_spelling(lexical: Engine) -> None:

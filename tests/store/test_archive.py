@@ -11,7 +11,7 @@ from memoracle.clock import FixedClock
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.store import Store, View, schema
 from memoracle.store.memories import match_expression
-from memoracle.text import content_hash
+from memoracle.text import content_hash, search_form
 from memoracle.types import Memory, NewMemory, Scope, Turn
 
 
@@ -239,7 +239,8 @@ def test_fts_index_stays_consistent(store: Store, clock: FixedClock) -> None:
     try:
         # Editing an archived row's text must not touch the index; a rebuild (from the
         # searchable view) must not bring it back.
-        conn.execute("UPDATE memories SET search_text = 'archived edited index' WHERE id = ?", (b,))
+        edited = search_form("archived edited index")
+        conn.execute("UPDATE memories SET search_text = ? WHERE id = ?", (edited, b))
         conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
         conn.commit()

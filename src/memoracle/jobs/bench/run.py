@@ -42,7 +42,10 @@ from memoracle.types import Hit, IngestWarning, Turn
 
 
 @dataclass
-class _Sample:
+class Sample:
+    """One LoCoMo conversation: its questions and its turns (also read by bench/peers.py,
+    so every system there is scored on the same turns and evidence)."""
+
     sample_id: str
     qa: list[Mapping[str, Any]]
     turns: list[Turn] = field(default_factory=list)
@@ -69,6 +72,7 @@ def run_locomo(
     budget: int = 2000,
     embedder: str | None = None,
     limit: int | None = None,
+    conversations: str | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LocomoReport:
     """Run the benchmark on a LoCoMo JSON file (a list of samples, or one sample).
@@ -76,7 +80,9 @@ def run_locomo(
     `ks` are the cut-offs of recall@k (one search at the largest k; the top k are its
     first k hits); `budget` is the recall block's token budget; `embedder` sets
     `embedding.model` ("hash" is fast and model-free; None keeps the default model);
-    `limit` takes the first N conversations. `on_progress(done, total)` counts questions.
+    `limit` takes the first N conversations; `conversations` picks them by position
+    ("0-4", "5-9", "0,3,7-9"), so one set can be tuned on and another reported.
+    `on_progress(done, total)` counts questions.
     """
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1:
@@ -87,7 +93,11 @@ def run_locomo(
         raise InvalidInput(f"limit must be at least 1, not {limit}.")
     started = time.perf_counter()
     warnings: list[IngestWarning] = []
-    samples = _read_samples(Path(path), warnings.append)[:limit]
+    samples = read_samples(Path(path), warnings.append)
+    if conversations is not None:
+        chosen = parse_positions(conversations, len(samples))
+        samples = [samples[i] for i in chosen]
+    samples = samples[:limit]
     total = sum(len(s.qa) for s in samples)
     overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
     if embedder is not None:
@@ -133,7 +143,7 @@ def run_locomo(
 
 
 def _run_sample(
-    sample: _Sample,
+    sample: Sample,
     settings: Settings,
     ks: tuple[int, ...],
     budget: int,
@@ -219,7 +229,7 @@ def _run_sample(
     )
 
 
-def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> list[_Sample]:
+def read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> list[Sample]:
     """The qa of each sample (read here: the ingest reader never reads it) and its turns
     (read by the reader, exactly as `memoracle ingest` would store them)."""
     try:
@@ -229,13 +239,13 @@ def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> li
     raw = [document] if isinstance(document, Mapping) else document
     if not isinstance(raw, list):
         raise InvalidInput(f"'{path}' is not LoCoMo: expected a list of samples.")
-    samples: dict[str, _Sample] = {}
+    samples: dict[str, Sample] = {}
     for i, item in enumerate(raw):
         if not isinstance(item, Mapping) or not isinstance(item.get("conversation"), Mapping):
             continue
         sample_id = str(item["sample_id"]) if item.get("sample_id") else f"sample-{i}"
         qa = item.get("qa")
-        samples[sample_id] = _Sample(
+        samples[sample_id] = Sample(
             sample_id, [q for q in qa if isinstance(q, Mapping)] if isinstance(qa, list) else []
         )
     del document, raw
@@ -245,6 +255,27 @@ def _read_samples(path: Path, on_warning: Callable[[IngestWarning], None]) -> li
             if sample_id in samples:
                 samples[sample_id].turns.append(turn)
     return list(samples.values())
+
+
+def parse_positions(spec: str, count: int) -> list[int]:
+    """Positions named by `spec` ("0-4", "5-9", "0,3,7-9"), in order, without repeats;
+    each must be below `count` (the file's number of conversations)."""
+    chosen: list[int] = []
+    for part in (p.strip() for p in spec.split(",")):
+        first, dash, last = part.partition("-")
+        try:
+            low = int(first)
+            high = int(last) if dash else low
+        except ValueError:
+            raise InvalidInput(
+                f"conversations: expected positions like 0-4 or 0,3,7-9, got {spec!r}."
+            ) from None
+        if low < 0 or high < low or high >= count:
+            raise InvalidInput(
+                f"conversations: {part!r} is outside 0-{count - 1} (the file has {count})."
+            )
+        chosen += [i for i in range(low, high + 1) if i not in chosen]
+    return chosen
 
 
 def _by_session(turns: Sequence[Turn]) -> list[tuple[datetime, list[Turn]]]:
