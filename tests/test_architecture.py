@@ -66,6 +66,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "search",
         "memories",
         "write",
+        "settle",
         "graph",
         "scope",
         "state",

@@ -16,7 +16,7 @@ from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
-from memoracle.engine import graph
+from memoracle.engine import graph, settle as meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -155,6 +155,23 @@ def extract_turn(
         languages=tuple(st.settings.capture.languages),
     )
     outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
+    subject = stored.speaker if stored.role == "speaker" else "user"
+    if not any(p.candidate.kind == "task" for p in found.proposals):
+        meaning.finish_tasks(
+            st, stored.text, scope, subject=subject, now=now, actor=actor, by=f"e_{episode_id}"
+        )
+    if not found.proposals and (
+        denied := meaning.negation(
+            stored.text, lang=detect_language(stored.text), speaker=stored.speaker,
+            observed_at=stored.at, scope=scope,
+        )
+    ):  # fmt: skip
+        new, slots = denied
+        memory_id, inserted = store_memory(
+            st, replace(new, subject=subject), now=now, actor=actor, episode_id=episode_id,
+            speaker=stored.speaker if stored.role == "speaker" else None, slots=slots,
+        )  # fmt: skip
+        (outcome.added if inserted else outcome.bumped).append(memory_id)
     for proposal in found.proposals:
         candidate = proposal.candidate
         if candidate.action == "forget":
@@ -294,6 +311,7 @@ def store_memory(
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
     settle(st, memory_id, new, slots, now=now, actor=actor)
+    meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
     return memory_id, True
 
@@ -377,6 +395,7 @@ def settle(
             action = "confirm"
         elif verdict.supersedes:
             memories.supersede(old_id, memory_id, now=now)
+            meaning.link(st, memory_id, old_id)
             action = "supersede"
         elif verdict.disputes:
             memories.set_status(old_id, "disputed", now=now)
@@ -480,6 +499,11 @@ def _forget_said(
     )
     if len(ids) > 1:
         return None
+    if not ids:  # not its words: what it describes ("my old job" -> "I work at Oracle")
+        meant, unclear = meaning.described_memories(st, candidate.text, scope)
+        if unclear:
+            return None
+        ids = [m.id for m in meant]
     detail = {"said": candidate.text, "episode": episode_id}
     for memory in memories.get_many(ids):
         set_forgotten(st, memory, now=now, actor="capture", detail=detail)
