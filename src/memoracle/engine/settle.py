@@ -16,7 +16,7 @@ from memoracle.store import View
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope
 
-__all__ = ["PLANS", "described_memories", "finish_tasks", "negation", "replace_plan"]
+__all__ = ["PLANS", "described_memories", "finish_tasks", "replace_plan", "unclaimed"]
 
 PLANS = ("decision", "event", "task")  # what a change of plan may replace
 _WINDOW = 200  # the owner's newest live memories looked at
@@ -108,20 +108,37 @@ def link(st: EngineState, memory_id: int, old_id: int) -> None:
         st.store.memories.set_details(memory_id, details)
 
 
-def negation(
-    text: str, *, lang: str | None, speaker: str | None, observed_at: datetime, scope: Scope
+def unclaimed(
+    st: EngineState,
+    text: str,
+    *,
+    lang: str | None,
+    speaker: str | None,
+    observed_at: datetime,
+    scope: Scope,
 ) -> tuple[NewMemory, tuple[Slot, ...]] | None:
-    """A turn the capture rules kept nothing of that still denies a slot ("I no longer
-    live in Paris", "je n'habite plus à Lille"): the fact to store, with its slots, so
-    that settling it ends what it denies."""
+    """A turn the capture rules kept nothing of that still settles a slot: it denies one
+    ("I no longer live in Paris", "je n'habite plus à Lille") or gives a new value to
+    one a live memory of the owner fills ("I switched to a Pixel 8" after "I use an
+    iPhone 12"), or changes a plan the owner has ("планы поменялись: деплоим на
+    Render"). The memory to store (a decision for a change of plan, else a fact),
+    with its slots, so settling it ends what it replaces; None for anything hedged,
+    or about a slot or plan nobody had."""
     slots = slots_of(text, lang=lang, speaker=speaker)
-    if not slots or not all(s.negated and not s.hedged for s in slots):
+    if any(s.hedged for s in slots):
+        return None
+    held = st.store.memories.in_slot
+    if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
+        kind = "fact"
+    elif change_of_plan(text) and _owned(st, scope, kinds=("decision",)):
+        kind = "decision"
+    else:
         return None
     return (
         NewMemory(
-            kind="fact",
+            kind=kind,
             text=text,
-            layer="semantic",
+            layer="semantic",  # of a fact and of a decision alike
             source="capture",
             observed_at=observed_at,
             content_hash=content_hash(text),
@@ -129,7 +146,7 @@ def negation(
             importance=0.5,
             confidence=0.8,
             lang=lang,
-            rule="settle.negation",
+            rule="settle.slot",
         ),
         slots,
     )

@@ -16,7 +16,8 @@ from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
-from memoracle.engine import graph, settle as meaning
+from memoracle.engine import graph
+from memoracle.engine import settle as meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -160,9 +161,9 @@ def extract_turn(
         meaning.finish_tasks(
             st, stored.text, scope, subject=subject, now=now, actor=actor, by=f"e_{episode_id}"
         )
-    if not found.proposals and (
-        denied := meaning.negation(
-            stored.text, lang=detect_language(stored.text), speaker=stored.speaker,
+    if found.skipped == ("no_match",) and (
+        denied := meaning.unclaimed(
+            st, stored.text, lang=detect_language(stored.text), speaker=stored.speaker,
             observed_at=stored.at, scope=scope,
         )
     ):  # fmt: skip

@@ -69,7 +69,12 @@ def words_from(tables: Iterable[tuple[Mapping[str, object], str]]) -> Words:
             raise SlotFileError(f"{source}: {where} must be a table.")
         datafiles.no_unknown(table, _KEYS, source, where, SlotFileError)
         for key in lists:
-            lists[key].update(_phrase(w) for w in datafiles.strings(table.get(key, []), source, f"{where} {key}", SlotFileError))
+            lists[key].update(
+                _phrase(w)
+                for w in datafiles.strings(
+                    table.get(key, []), source, f"{where} {key}", SlotFileError
+                )
+            )
         topics = table.get("topics", {})
         if not isinstance(topics, Mapping):
             raise SlotFileError(f"{source}: [meaning.topics] must be a table.")
