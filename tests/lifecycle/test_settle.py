@@ -92,6 +92,7 @@ def test_a_change_of_plan_supersedes_the_plan_linked_both_ways(
     old, after = _one(engine, plan[:10]), _one(engine, new)
     assert old.status == "superseded" and old.superseded_by == after.id
     assert after.status == "active" and after.details["supersedes"] == [old.ref]
+    assert old.valid_to == after.observed_at  # true until the new plan was said
     assert "supersede" in _actions(engine, old)
 
 
@@ -128,6 +129,7 @@ def test_a_negation_alone_ends_what_it_denies(
     _say(engine, clock, denial)
     before, after = _one(engine, gone), _one(engine, denial[:12])
     assert before.status == "superseded" and before.superseded_by == after.id
+    assert before.valid_to == after.observed_at
 
 
 @pytest.mark.parametrize(
