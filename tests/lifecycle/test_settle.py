@@ -65,6 +65,12 @@ def test_a_report_the_rules_keep_nothing_of_still_closes_the_task(
     assert _one(engine, "plumber").details["done"] is True
 
 
+def test_a_task_about_nobody_is_the_speaker_s(engine: Engine, clock: FixedClock) -> None:
+    _say(engine, clock, "TODO: update the README.")
+    _say(engine, clock, "The README is updated.")
+    assert _one(engine, "TODO").details["done"] is True
+
+
 def test_a_denial_closes_nothing(engine: Engine, clock: FixedClock) -> None:
     _say(engine, clock, "I need to finish the tax return by Friday.")
     _say(engine, clock, "I haven't finished the tax return yet.")

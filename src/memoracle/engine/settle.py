@@ -44,10 +44,11 @@ def finish_tasks(
 ) -> list[int]:
     """Mark done every open task of the owner and subject that `text` reports finished
     ("I need to finish the tax return", then "j'ai fini la déclaration" … in its own
-    language): `details.done` true, an audit `done`. The ids marked."""
+    language): `details.done` true, an audit `done`. A task about nobody in particular
+    ("TODO: update the README") is the speaker's. The ids marked."""
     marked: list[int] = []
     for task in _owned(st, scope, kinds=("task",)):
-        if task.details.get("done") or task.subject != subject or task.text == text:
+        if task.details.get("done") or task.subject not in (subject, None) or task.text == text:
             continue
         if reports_done(task.text, text):
             st.store.memories.set_details(task.id, {**task.details, "done": True, "done_by": by})
@@ -130,7 +131,7 @@ def unclaimed(
     held = st.store.memories.in_slot
     if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
         kind = "fact"
-    elif change_of_plan(text) and _owned(st, scope, kinds=("decision",)):
+    elif change_of_plan(text) and _owned(st, scope, kinds=PLANS):
         kind = "decision"
     else:
         return None

@@ -108,12 +108,18 @@ def stems(text: str) -> list[str]:
     return list(dict.fromkeys(_stem(fold(w)) for w in content_words(text)))
 
 
-def meet(a: str, b: str) -> bool:
+def meet(a: str, b: str, *, loose: bool = False) -> bool:
     """Whether two stems are one word's: equal, or sharing all but their last letter
-    (at least three letters): "llamar"/"llamé", "сдать"/"сдал", "réserve"/"réservé"."""
+    (at least three letters): "llamar"/"llamé", "сдать"/"сдал", "réserve"/"réservé".
+    `loose` also lets two short stems (five letters or fewer) differ in their last two
+    ("pagar"/"pagué"), for verbs whose endings change more; only where two words must
+    meet (a task's report), never for one alone (a description)."""
     if a == b:
         return True
-    cut = min(STEM - 1, min(len(a), len(b)) - 1)
+    shortest = min(len(a), len(b))
+    cut = min(STEM - 1, shortest - 1)
+    if loose and max(len(a), len(b)) <= STEM:
+        cut = min(cut, max(3, shortest - 2))
     return cut >= 3 and a[:cut] == b[:cut]
 
 
@@ -134,7 +140,7 @@ def reports_done(task: str, report: str, words: Words | None = None) -> bool:
         return False
     named = [s for s in stems(task) if s not in w.modal]
     said = stems(report)
-    shared = sum(any(meet(s, t) for t in said) for s in named)
+    shared = sum(any(meet(s, t, loose=True) for t in said) for s in named)
     if not named:
         return False
     if len(named) == 1:
