@@ -58,7 +58,7 @@ def test_stems_meet_on_a_word_s_forms_not_on_a_shared_start() -> None:
     "text",
     [
         "Change of plans — we'll host on Cloudflare Pages instead.",
-        "The meeting moved to Thursday.",
+        "The meeting was moved to Thursday.",
         "Передумали, пишем на Kotlin.",
         "Встречу перенесли на пятницу.",
         "Finalement on part en Grèce.",
@@ -72,6 +72,8 @@ def test_a_change_of_plan_is_read_in_four_languages(text: str) -> None:
 def test_a_plain_plan_is_no_change() -> None:
     assert not change_of_plan("We'll deploy on Vercel.")
     assert not change_of_plan("Мы будем деплоить на Heroku.")
+    assert not change_of_plan("We moved to a new flat.")  # a move, not a new date
+    assert not change_of_plan("Теперь я живу в Праге.")  # "now" alone changes no plan
 
 
 @pytest.mark.parametrize(

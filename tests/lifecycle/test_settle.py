@@ -113,6 +113,15 @@ def test_a_change_of_plan_among_unrelated_plans_is_disputed_not_guessed(
     assert [p.memory.id for p in engine.pending()] == [stripe.id]
 
 
+def test_a_change_of_plan_does_not_reach_a_plan_of_months_ago(
+    engine: Engine, clock: FixedClock
+) -> None:
+    _say(engine, clock, "We'll deploy on Vercel.")
+    clock.advance(days=40)
+    _say(engine, clock, "Change of plans — we'll host on Cloudflare Pages instead.")
+    assert _one(engine, "Vercel").status == "active"
+
+
 def test_a_plain_plan_replaces_nothing(engine: Engine, clock: FixedClock) -> None:
     _say(engine, clock, "We'll deploy on Vercel.")
     _say(engine, clock, "We decided to use Stripe for payments.")
@@ -192,6 +201,16 @@ def test_forget_said_finds_what_it_describes_in_the_caller_s_scope(
     assert "forget" in _actions(engine, _one(engine, memory[:10]))
     assert _one(engine, memory[:10], scope=BOB).status == "active"  # not the caller's
     assert _one(engine, "sushi").status == "active"
+
+
+def test_people_talking_to_each_other_forget_nothing_by_description(
+    engine: Engine, clock: FixedClock
+) -> None:
+    engine.capture([Turn("speaker", "I work at Oracle.", clock.now(), "s", "1", speaker="Jo")])
+    engine.capture(
+        [Turn("speaker", "Forget about my job for tonight!", clock.now(), "s", "2", speaker="Jo")]
+    )
+    assert {m.status for m in engine.list_memories(status=None)} == {"active"}
 
 
 def test_an_ambiguous_description_forgets_nothing(engine: Engine, clock: FixedClock) -> None:

@@ -7,7 +7,7 @@ value, and the memories a "forget …" describes. The words are `lifecycle.meani
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memoracle.engine.state import EngineState
 from memoracle.lifecycle.meaning import change_of_plan, described, overlap, reports_done
@@ -20,6 +20,8 @@ __all__ = ["PLANS", "described_memories", "finish_tasks", "replace_plan", "uncla
 
 PLANS = ("decision", "event", "task")  # what a change of plan may replace
 _WINDOW = 200  # the owner's newest live memories looked at
+PLAN_WINDOW = timedelta(days=30)  # how far back a change of plan looks for its plan
+_UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is disputed
 
 
 def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[Memory]:
@@ -64,15 +66,19 @@ def replace_plan(
 ) -> str | None:
     """A change of plan ("change of plans — we'll host on Cloudflare Pages instead",
     "передумали, пишем на Kotlin") replaces the plan it changes: of the owner's live
-    plans (decisions, dated events, tasks) of the same subject, the one sharing most
-    words with it, else the only plan of its kind. Several with nothing to tell them
-    apart: the newest is disputed (`pending`) rather than guessed. Returns the action."""
+    plans (decisions, dated events, tasks) of the same subject said in the last
+    `PLAN_WINDOW`, the one sharing most words with it, else the only plan of its kind.
+    A few with nothing to tell them apart: the newest is disputed (`pending`) rather
+    than guessed; more, none. Returns the action."""
     if new.kind not in PLANS or not change_of_plan(new.text):
         return None
+    since = new.observed_at - PLAN_WINDOW
     plans = [
         m
         for m in _owned(st, scope=new.scope, kinds=PLANS)
-        if m.id != memory_id and m.subject == new.subject and m.observed_at <= new.observed_at
+        if m.id != memory_id
+        and m.subject == new.subject
+        and since <= m.observed_at <= new.observed_at
     ]
     if not plans:
         return None
@@ -82,8 +88,10 @@ def replace_plan(
         old, action = scored[0][1], "supersede"
     elif len(same_kind) == 1:
         old, action = same_kind[0], "supersede"
-    else:
+    elif 1 < len(same_kind or plans) <= _UNCLEAR:
         old, action = max(same_kind or plans, key=lambda m: (m.observed_at, m.id)), "dispute"
+    else:  # too many to point at one: leave them be
+        return None
     if action == "supersede":
         st.store.memories.supersede(old.id, memory_id, now=now)
         link(st, memory_id, old.id)

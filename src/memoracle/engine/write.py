@@ -176,7 +176,9 @@ def extract_turn(
     for proposal in found.proposals:
         candidate = proposal.candidate
         if candidate.action == "forget":
-            forgotten = _forget_said(st, candidate, scope, now=now, episode_id=episode_id)
+            forgotten = _forget_said(
+                st, candidate, scope, now=now, episode_id=episode_id, asked=stored.role == "user"
+            )
             if forgotten is None:
                 outcome.skipped += ("forget:ambiguous",)
             elif not forgotten:
@@ -486,11 +488,19 @@ def stated(
 
 
 def _forget_said(
-    st: EngineState, candidate: Candidate, scope: Scope, *, now: datetime, episode_id: int
+    st: EngineState,
+    candidate: Candidate,
+    scope: Scope,
+    *,
+    now: datetime,
+    episode_id: int,
+    asked: bool = True,
 ) -> list[int] | None:
     """A "forget …" said in a turn: the speaker's own memory in this scope with exactly
-    that text, else the single one containing all its words. Several candidates are
-    ambiguous (None) and nothing is forgotten: a person may say more than they mean."""
+    that text, else the single one containing all its words, else (said to the
+    assistant, `asked`) those it describes (`settle.described_memories`). Several
+    candidates are ambiguous (None) and nothing is forgotten: a person may say more than
+    they mean."""
     memories = st.store.memories
     exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
     ids = (
@@ -500,7 +510,7 @@ def _forget_said(
     )
     if len(ids) > 1:
         return None
-    if not ids:  # not its words: what it describes ("my old job" -> "I work at Oracle")
+    if not ids and asked:  # not people talking to each other ("let's forget about work")
         meant, unclear = meaning.described_memories(st, candidate.text, scope)
         if unclear:
             return None
