@@ -42,6 +42,11 @@ def test_a_report_in_other_words_finishes_its_task(task: str, report: str) -> No
         ("Tengo que terminar el informe.", "No terminé el informe."),
         ("Мне нужно сдать отчёт.", "Я ещё не сдал отчёт."),
         ("I need to renew my passport.", "I renewed my gym membership."),
+        (  # a long turn passing by
+            "Remember to find joy in the little things.",
+            "It's often those little moments that make the biggest difference. Keep finding"
+            " those bright spots, and the little things will follow.",
+        ),
     ],
 )
 def test_another_task_or_a_denial_finishes_nothing(task: str, report: str) -> None:

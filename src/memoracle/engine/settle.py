@@ -47,10 +47,11 @@ def finish_tasks(
     """Mark done every open task of the owner and subject that `text` reports finished
     ("I need to finish the tax return", then "j'ai fini la déclaration" … in its own
     language): `details.done` true, an audit `done`. A task about nobody in particular
-    ("TODO: update the README") is the speaker's. The ids marked."""
+    ("TODO: update the README") is the user's. The ids marked."""
     marked: list[int] = []
     for task in _owned(st, scope, kinds=("task",)):
-        if task.details.get("done") or task.subject not in (subject, None) or task.text == text:
+        mine = task.subject == subject or (task.subject is None and subject == "user")
+        if task.details.get("done") or not mine or task.text == text:
             continue
         if reports_done(task.text, text):
             st.store.memories.set_details(task.id, {**task.details, "done": True, "done_by": by})
@@ -79,7 +80,8 @@ def replace_plan(
         if m.id != memory_id
         and m.subject == new.subject
         and since <= m.observed_at <= new.observed_at
-    ]
+        and (_ahead(m) or (m.valid_from is None and overlap(new.text, m.text) >= 2))
+    ]  # an undated event is a plan only when the change names it (two words in common)
     if not plans:
         return None
     scored = sorted(((overlap(new.text, m.text), m) for m in plans), key=lambda p: -p[0])
@@ -105,6 +107,16 @@ def replace_plan(
         detail={"by": f"m_{memory_id}", "reason": "change of plan"},
     )
     return action
+
+
+def _ahead(memory: Memory) -> bool:
+    """Whether a memory is a plan, something still ahead when it was said: a decision,
+    a task, or an event that ends after that day ("I was bored today, so …" is no plan
+    a later "pushed back" could change)."""
+    if memory.kind != "event":
+        return True
+    end = memory.valid_to or memory.valid_from  # "this summer": still ahead in July
+    return end is not None and (end - timedelta(seconds=1)).date() > memory.observed_at.date()
 
 
 def link(st: EngineState, memory_id: int, old_id: int) -> None:

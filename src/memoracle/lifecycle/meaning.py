@@ -35,6 +35,7 @@ __all__ = [
 
 STEM = 5
 _MIN_SHARED = 2  # task stems a report must share when the task names two or more
+_ABOUT = 3  # a report is about its task: a third of its own words at least are the task's
 _KEYS = frozenset({"modal", "done", "not_done", "change", "lead", "topics"})
 
 
@@ -134,14 +135,20 @@ def reports_done(task: str, report: str, words: Words | None = None) -> bool:
     """Whether `report` says the task `task` is finished: it shares the task's naming
     stems (its words but "need", "надо", "dois", "tengo que" …) — at least two and at
     least half of them, or the one there is when the report also says "done" — and does
-    not say it is not ("I haven't finished the report yet")."""
+    not say it is not ("I haven't finished the report yet"); and it is about the task:
+    a third of its own words at least are the task's, so a long turn that happens to
+    use two of them reports nothing, and one of those shared is a word of five letters
+    or more (short ones — "take", "soon" — name no task)."""
     w = words or meaning_words()
     if _says(report, w.not_done):
         return False
     named = [s for s in stems(task) if s not in w.modal]
     said = stems(report)
-    shared = sum(any(meet(s, t, loose=True) for t in said) for s in named)
-    if not named:
+    met = [s for s in named if any(meet(s, t, loose=True) for t in said)]
+    shared = len(met)
+    if not named or shared * _ABOUT < len(said):  # a long turn passing by is no report
+        return False
+    if all(len(s) < STEM for s in met):  # "take", "soon": no thing named
         return False
     if len(named) == 1:
         return shared == 1 and _says(report, w.done)
