@@ -67,6 +67,8 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "search",
         "memories",
         "write",
+        "settle",
+        "near",
         "graph",
         "scope",
         "state",

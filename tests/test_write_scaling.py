@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from memoracle.clock import FixedClock
-from memoracle.engine import Engine, write
+from memoracle.engine import Engine, near
 from memoracle.lifecycle.conflicts import MULTI_VALUED, same_value, value_prefix
 from memoracle.types import Turn
 
@@ -59,7 +59,7 @@ def test_a_repeat_in_a_crowded_multi_valued_slot_is_still_found(
 def test_near_duplicates_are_still_merged_once_words_are_common(
     engine: Engine, clock: FixedClock
 ) -> None:
-    for n in range(write.NEAR_COMMON + 20):  # "decided" and "use" in every memory
+    for n in range(near.NEAR_COMMON + 20):  # "decided" and "use" in every memory
         _say(engine, clock, f"We decided to use lib{n}q for service{n}w.", n)
     (kept,) = _say(
         engine, clock, "We decided to use Grafana dashboards for the on-call paging.", -1
@@ -75,11 +75,11 @@ def test_the_near_duplicate_lookup_leaves_out_common_words(
     engine: Engine, clock: FixedClock
 ) -> None:
     text = "We decided to use Grafana dashboards for on-call paging."
-    assert '"decid"' in (write._near_expression(engine, text) or "")  # a small store
-    for n in range(write.NEAR_COMMON + 20):
+    assert '"decid"' in (near.near_expression(engine, text) or "")  # a small store
+    for n in range(near.NEAR_COMMON + 20):
         _say(engine, clock, f"We decided to use lib{n}q for service{n}w.", n)
-    expression = (write._near_expression(engine, text) or "").lower()
+    expression = (near.near_expression(engine, text) or "").lower()
     assert '"grafana"' in expression
     assert '"decid"' not in expression and '"use"' not in expression
     # every word common: all of them at once, or nothing when that is common too
-    assert write._near_expression(engine, "We decided to use it.") is None
+    assert near.near_expression(engine, "We decided to use it.") is None

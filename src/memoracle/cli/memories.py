@@ -191,7 +191,11 @@ def remember(
 @main.command()
 @home_option
 @click.argument("ref", required=False)
-@click.option("--query", help="Forget every live memory containing all these words.")
+@click.option(
+    "--query",
+    help="Forget every live memory containing all these words, else those it describes"
+    ' ("my old job" finds "I work at Oracle"); several partial fits are listed, not forgotten.',
+)
 @click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> None:

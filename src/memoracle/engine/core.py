@@ -332,7 +332,8 @@ class Engine(EngineState):
     def forget_matching(
         self, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
     ) -> list[Memory]:
-        """Forget every live memory containing all words of `query` (or list them, dry run)."""
+        """Forget every live memory containing all words of `query`, else those it
+        describes, in any language (or list them, dry run); see docs/lifecycle.md."""
         return memories.forget_matching(self, query, dry_run=dry_run, actor=actor, limit=limit)
 
     def index_status(self) -> IndexStatus:

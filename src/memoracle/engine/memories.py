@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from memoracle.capture.injection import classify
 from memoracle.capture.pipeline import prepare
 from memoracle.clock import LAST_YEAR
-from memoracle.engine import write
+from memoracle.engine import settle, write
 from memoracle.engine.scope import can_see, fill_scope, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import InvalidInput, NotFound, WriteHeld
@@ -248,8 +248,20 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
 def forget_matching(
     st: EngineState, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
 ) -> list[Memory]:
-    """Forget every live memory containing all words of `query` (or list them, dry run)."""
+    """Forget every live memory containing all words of `query`, else every one it
+    describes ("my old job" -> "I work at Oracle", `settle.described_memories`), or
+    list them (dry run). A description that fits none plainly but several in part is
+    refused (`InvalidInput` listing them): a person chooses."""
     found = st.store.memories.get_many(st.store.memories.match(query, limit=limit))
+    if not found:
+        meant, unclear = settle.described_memories(st, query, None)
+        if unclear and not dry_run:
+            maybe = "; ".join(f"{m.ref} {m.text!r}" for m in unclear[:10])
+            raise InvalidInput(
+                f"--query {query!r} fits no memory plainly; it may mean: {maybe}."
+                " Forget one by id, or say more."
+            )
+        found = (meant or unclear)[:limit]
     if dry_run or not found:
         return found
     now = st.clock.now()

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from memoracle.capture.pipeline import prepare
 from memoracle.embed import from_blob
 from memoracle.engine import write
+from memoracle.engine.near import slots_agree
 from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.engine.write import CONFIRM_STEP
@@ -85,7 +86,7 @@ def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSe
             merge = tuple(
                 (by_id[i], score)
                 for i, score in group.merge
-                if write.slots_agree(held[group.keep], held[i])  # same words, another value
+                if slots_agree(held[group.keep], held[i])  # same words, another value
             )
             if merge:
                 found.append(DuplicateSet(by_id[group.keep], merge))

@@ -11,25 +11,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
+from memoracle.engine import settle as meaning
+from memoracle.engine.near import near_duplicate
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
     InvalidInput,
 )
-from memoracle.lifecycle import dedup
-from memoracle.lifecycle.conflicts import Verdict, graver, judge, same_value, value_prefix
-from memoracle.lifecycle.dedup import DedupScore
+from memoracle.lifecycle.conflicts import Verdict, graver, judge, value_prefix
 from memoracle.lifecycle.slots import Slot, slots_of
-from memoracle.recall.fuse import token_set
-from memoracle.recall.query import any_of, fts_queries
-from memoracle.store import Store, View
 from memoracle.store.held import HeldWrite
 from memoracle.text import clean, content_hash
 from memoracle.types import (
@@ -64,15 +60,6 @@ STATED_SCORES = {
 }
 NO_SLOT = "-"  # a slots row saying: looked for, none found
 CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
-NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
-NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
-# A word in more memories than this says nothing about which one a text repeats, and
-# ranking every memory that holds it grows with the store: the near-duplicate lookup
-# searches the rarer words only (each word's count stops at the cap, so it stays cheap).
-NEAR_COMMON = 50
-# Per open store, the words found over the cap: they stay over it (memories are never
-# deleted, so the index only grows), and are not counted again.
-_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
 
 
 def capture(
@@ -163,10 +150,29 @@ def extract_turn(
         languages=tuple(st.settings.capture.languages),
     )
     outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
+    subject = stored.speaker if stored.role == "speaker" else "user"
+    if not any(p.candidate.kind == "task" for p in found.proposals):
+        meaning.finish_tasks(
+            st, stored.text, scope, subject=subject, now=now, actor=actor, by=f"e_{episode_id}"
+        )
+    if found.skipped == ("no_match",) and (
+        denied := meaning.unclaimed(
+            st, stored.text, lang=detect_language(stored.text), speaker=stored.speaker,
+            observed_at=stored.at, scope=scope,
+        )
+    ):  # fmt: skip
+        new, slots = denied
+        memory_id, inserted = store_memory(
+            st, replace(new, subject=subject), now=now, actor=actor, episode_id=episode_id,
+            speaker=stored.speaker if stored.role == "speaker" else None, slots=slots,
+        )  # fmt: skip
+        (outcome.added if inserted else outcome.bumped).append(memory_id)
     for proposal in found.proposals:
         candidate = proposal.candidate
         if candidate.action == "forget":
-            forgotten = _forget_said(st, candidate, scope, now=now, episode_id=episode_id)
+            forgotten = _forget_said(
+                st, candidate, scope, now=now, episode_id=episode_id, asked=stored.role == "user"
+            )
             if forgotten is None:
                 outcome.skipped += ("forget:ambiguous",)
             elif not forgotten:
@@ -277,7 +283,7 @@ def store_memory(
     if existing is None and slots is None:
         slots = slots_of(new.text, lang=new.lang, speaker=speaker)
     slots = tuple(slots or ())
-    near = None if existing is not None else _near_duplicate(st, new, slots)
+    near = None if existing is not None else near_duplicate(st, new, slots)
     if near is not None:
         existing = near[0]
         memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
@@ -302,83 +308,9 @@ def store_memory(
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
     settle(st, memory_id, new, slots, now=now, actor=actor)
+    meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
     return memory_id, True
-
-
-def _near_duplicate(
-    st: EngineState, new: NewMemory, slots: Sequence[Slot]
-) -> tuple[int, DedupScore] | None:
-    """A live memory of the same owner, subject and kind that already says what `new`
-    says, in other words (dedup score ≥ `lifecycle.dedup_threshold`), if any. A new
-    text with more words than the old one is news, not a repeat, and so is one that
-    gives a slot another value ("I prefer tea over coffee" after "I prefer coffee
-    over tea": the same words, the opposite choice). Only the few memories FTS finds
-    and that hold half of the new words are scored (fast)."""
-    words = token_set(new.text)
-    if not words:
-        return None
-    expression = _near_expression(st, new.text)
-    if expression is None:
-        return None
-    found = st.store.index.lexical_memories(
-        expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
-    )
-    owner = (new.scope.agent, new.scope.user, new.scope.chat)
-    candidates = [
-        (memory_id, text)
-        for memory_id, kind, text, subject, scope in st.store.memories.owners([i for i, _ in found])
-        if kind == new.kind
-        and subject == new.subject
-        and (scope.agent, scope.user, scope.chat) == owner
-        and len(words) <= len(other := token_set(text))  # saying more is news
-        and len(words & other) >= NEAR_OVERLAP * len(words)
-    ]
-    if candidates and slots:
-        held = st.store.memories.slot_values([i for i, _ in candidates])
-        said = {(s.subject, s.attribute): s.value for s in slots}
-        candidates = [(i, text) for i, text in candidates if slots_agree(said, held[i])]
-    if not candidates:
-        return None
-    best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
-    threshold = st.settings.lifecycle.dedup_threshold
-    return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
-
-
-def _near_expression(st: EngineState, text: str) -> str | None:
-    """The FTS5 expression that finds a text's near-duplicate candidates.
-
-    Small stores: any of its content words, as ever. Once words are in more than
-    `NEAR_COMMON` memories, the rarest half of the words plus one (of those under the
-    cap): a memory sharing half of the words holds one of them, and BM25 ranks at most a
-    few hundred rows, where an OR of common words ("prefer", "use") ranked every memory
-    holding them, a cost that grew with the store. When every word is common, all of
-    them at once, if that is rare enough. None: no word, or nothing rare to look for (an
-    exact duplicate is still found by its hash). Each count stops at the cap, so sizing
-    the query stays cheap too."""
-    queries = fts_queries(text, prefixes=False)  # [AND] or [AND, OR]
-    if not queries:
-        return None
-    terms = queries[-1].terms
-    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
-        return queries[-1].expression
-    common = _COMMON.setdefault(st.store, set())
-    unknown = [t.quoted() for t in terms if t.text not in common]
-    sizes = dict(
-        zip(unknown, st.store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True)
-    )
-    common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
-    counted = sorted(
-        (NEAR_COMMON + 1 if t.text in common else sizes[t.quoted()], i) for i, t in enumerate(terms)
-    )
-    if counted[-1][0] <= NEAR_COMMON:
-        return queries[-1].expression
-    rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
-    if rare:
-        return any_of(terms[i] for i in sorted(rare)).expression
-    every = queries[0].expression
-    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
-    return every if rare_enough else None
 
 
 def settle(
@@ -427,6 +359,7 @@ def settle(
             action = "confirm"
         elif verdict.supersedes:
             memories.supersede(old_id, memory_id, now=now)
+            meaning.link(st, memory_id, old_id)
             action = "supersede"
         elif verdict.disputes:
             memories.set_status(old_id, "disputed", now=now)
@@ -516,11 +449,19 @@ def stated(
 
 
 def _forget_said(
-    st: EngineState, candidate: Candidate, scope: Scope, *, now: datetime, episode_id: int
+    st: EngineState,
+    candidate: Candidate,
+    scope: Scope,
+    *,
+    now: datetime,
+    episode_id: int,
+    asked: bool = True,
 ) -> list[int] | None:
     """A "forget …" said in a turn: the speaker's own memory in this scope with exactly
-    that text, else the single one containing all its words. Several candidates are
-    ambiguous (None) and nothing is forgotten: a person may say more than they mean."""
+    that text, else the single one containing all its words, else (said to the
+    assistant, `asked`) those it describes (`settle.described_memories`). Several
+    candidates are ambiguous (None) and nothing is forgotten: a person may say more than
+    they mean."""
     memories = st.store.memories
     exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
     ids = (
@@ -530,6 +471,11 @@ def _forget_said(
     )
     if len(ids) > 1:
         return None
+    if not ids and asked:  # not people talking to each other ("let's forget about work")
+        meant, unclear = meaning.described_memories(st, candidate.text, scope)
+        if unclear:
+            return None
+        ids = [m.id for m in meant]
     detail = {"said": candidate.text, "episode": episode_id}
     for memory in memories.get_many(ids):
         set_forgotten(st, memory, now=now, actor="capture", detail=detail)
@@ -547,12 +493,6 @@ def set_forgotten(
         memory_id=memory.id,
         detail={"from": memory.status, **detail},
     )
-
-
-def slots_agree(a: dict[tuple[str, str], str], b: dict[tuple[str, str], str]) -> bool:
-    """Whether two memories give the same value to every slot they share: "I prefer tea
-    over coffee" and "I prefer coffee over tea" have the same words and are no repeat."""
-    return all(same_value(key[1], value, b[key]) for key, value in a.items() if key in b)
 
 
 @dataclass

@@ -270,11 +270,15 @@ class Memories:
         return [int(r[0]) for r in rows]
 
     def supersede(self, memory_id: int, by: int, *, now: datetime) -> None:
-        """`memory_id` no longer holds: `by` replaced it (kept, linked, timed)."""
+        """`memory_id` no longer holds: `by` replaced it (kept, linked, timed). Its
+        validity ends where `by`'s begins, or when `by` was said if that is earlier (a
+        plan changed in May for August ended in May): `valid_to`, unless it had an end."""
         self._db.execute(
-            "UPDATE memories SET status = 'superseded', superseded_by = ?, status_changed_at = ?"
+            "UPDATE memories SET status = 'superseded', superseded_by = ?, status_changed_at = ?,"
+            " valid_to = coalesce(valid_to, (SELECT min(coalesce(n.valid_from, n.observed_at),"
+            " n.observed_at) FROM memories n WHERE n.id = ?))"
             " WHERE id = ?",
-            (by, db_time(now), memory_id),
+            (by, db_time(now), by, memory_id),
         )
 
     def confirm(self, memory_id: int, *, step: float) -> None:

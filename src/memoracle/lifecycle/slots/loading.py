@@ -37,6 +37,7 @@ from memoracle.lifecycle.slots.names import (
 
 _TOP_KEYS = frozenset(
     {"language", "macros", "markers", "subjects", "normalise", "aliases", "topics", "categories"}
+    | {"meaning"}  # lifecycle/meaning.py reads it
     | {"slot"}
 )
 

@@ -38,6 +38,9 @@ ATTRIBUTES: Mapping[str, str] = MappingProxyType(
         "version_of": "version_of:<tool> — version in use",
         "decision": "decision:<topic> — the option chosen",
         "due": "due:<task> — when a task or appointment is due",
+        "manager": "who someone reports to",
+        "studies_at": "school or university",
+        "device": "device:<phone|laptop> — the one in use",
     }
 )
 

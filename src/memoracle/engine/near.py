@@ -1,0 +1,113 @@
+"""Near duplicates at write time: is a new memory something already said, in other
+words? `near_duplicate` finds the candidates through FTS (only the rarer words once a
+store grows: `near_expression`), keeps those of the same owner, subject and kind that
+hold half of the new words and give every shared slot the same value (`slots_agree`),
+and scores them with `lifecycle.dedup`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from weakref import WeakKeyDictionary
+
+from memoracle.engine.state import EngineState
+from memoracle.lifecycle import dedup
+from memoracle.lifecycle.conflicts import same_value
+from memoracle.lifecycle.dedup import DedupScore
+from memoracle.lifecycle.slots import Slot
+from memoracle.recall.fuse import token_set
+from memoracle.recall.query import any_of, fts_queries
+from memoracle.store import Store, View
+from memoracle.types import NewMemory
+
+__all__ = ["NEAR_COMMON", "near_duplicate", "near_expression", "slots_agree"]
+
+NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
+NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
+# A word in more memories than this says nothing about which one a text repeats, and
+# ranking every memory that holds it grows with the store: the near-duplicate lookup
+# searches the rarer words only (each word's count stops at the cap, so it stays cheap).
+NEAR_COMMON = 50
+# Per open store, the words found over the cap: they stay over it (memories are never
+# deleted, so the index only grows), and are not counted again.
+_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
+
+
+def near_duplicate(
+    st: EngineState, new: NewMemory, slots: Sequence[Slot]
+) -> tuple[int, DedupScore] | None:
+    """A live memory of the same owner, subject and kind that already says what `new`
+    says, in other words (dedup score ≥ `lifecycle.dedup_threshold`), if any. A new
+    text with more words than the old one is news, not a repeat, and so is one that
+    gives a slot another value ("I prefer tea over coffee" after "I prefer coffee
+    over tea": the same words, the opposite choice). Only the few memories FTS finds
+    and that hold half of the new words are scored (fast)."""
+    words = token_set(new.text)
+    if not words:
+        return None
+    expression = near_expression(st, new.text)
+    if expression is None:
+        return None
+    found = st.store.index.lexical_memories(
+        expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
+    )
+    owner = (new.scope.agent, new.scope.user, new.scope.chat)
+    candidates = [
+        (memory_id, text)
+        for memory_id, kind, text, subject, scope in st.store.memories.owners([i for i, _ in found])
+        if kind == new.kind
+        and subject == new.subject
+        and (scope.agent, scope.user, scope.chat) == owner
+        and len(words) <= len(other := token_set(text))  # saying more is news
+        and len(words & other) >= NEAR_OVERLAP * len(words)
+    ]
+    if candidates and slots:
+        held = st.store.memories.slot_values([i for i, _ in candidates])
+        said = {(s.subject, s.attribute): s.value for s in slots}
+        candidates = [(i, text) for i, text in candidates if slots_agree(said, held[i])]
+    if not candidates:
+        return None
+    best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
+    threshold = st.settings.lifecycle.dedup_threshold
+    return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
+
+
+def near_expression(st: EngineState, text: str) -> str | None:
+    """The FTS5 expression that finds a text's near-duplicate candidates.
+
+    Small stores: any of its content words, as ever. Once words are in more than
+    `NEAR_COMMON` memories, the rarest half of the words plus one (of those under the
+    cap): a memory sharing half of the words holds one of them, and BM25 ranks at most a
+    few hundred rows, where an OR of common words ("prefer", "use") ranked every memory
+    holding them, a cost that grew with the store. When every word is common, all of
+    them at once, if that is rare enough. None: no word, or nothing rare to look for (an
+    exact duplicate is still found by its hash). Each count stops at the cap, so sizing
+    the query stays cheap too."""
+    queries = fts_queries(text, prefixes=False)  # [AND] or [AND, OR]
+    if not queries:
+        return None
+    terms = queries[-1].terms
+    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
+        return queries[-1].expression
+    common = _COMMON.setdefault(st.store, set())
+    unknown = [t.quoted() for t in terms if t.text not in common]
+    sizes = dict(
+        zip(unknown, st.store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True)
+    )
+    common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
+    counted = sorted(
+        (NEAR_COMMON + 1 if t.text in common else sizes[t.quoted()], i) for i, t in enumerate(terms)
+    )
+    if counted[-1][0] <= NEAR_COMMON:
+        return queries[-1].expression
+    rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
+    if rare:
+        return any_of(terms[i] for i in sorted(rare)).expression
+    every = queries[0].expression
+    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
+    return every if rare_enough else None
+
+
+def slots_agree(a: dict[tuple[str, str], str], b: dict[tuple[str, str], str]) -> bool:
+    """Whether two memories give the same value to every slot they share: "I prefer tea
+    over coffee" and "I prefer coffee over tea" have the same words and are no repeat."""
+    return all(same_value(key[1], value, b[key]) for key, value in a.items() if key in b)

@@ -1,0 +1,205 @@
+"""Settling by meaning, beside the slots (`write.settle`): a report that finishes an open
+task, a change of plan that replaces the plan it changes, a negation said without a new
+value, and the memories a "forget …" describes. The words are `lifecycle.meaning`'s
+(data), the SQL `store`'s; docs/lifecycle.md says what each does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from memoracle.engine.state import EngineState
+from memoracle.lifecycle.meaning import change_of_plan, described, overlap, reports_done
+from memoracle.lifecycle.slots import Slot, slots_of
+from memoracle.store import View
+from memoracle.text import content_hash
+from memoracle.types import Memory, NewMemory, Scope
+
+__all__ = ["PLANS", "described_memories", "finish_tasks", "replace_plan", "unclaimed"]
+
+PLANS = ("decision", "event", "task")  # what a change of plan may replace
+_WINDOW = 200  # the owner's newest live memories looked at
+PLAN_WINDOW = timedelta(days=30)  # how far back a change of plan looks for its plan
+_UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is disputed
+
+
+def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[Memory]:
+    """The owner's newest live memories (exactly this agent, user and chat)."""
+    view = View(scope, now=st.clock.now())
+    owner = (scope.agent, scope.user, scope.chat)
+    found: list[Memory] = []
+    for kind in kinds or (None,):
+        found += st.store.memories.select(kind=kind, status="active", limit=_WINDOW, view=view)
+    return [m for m in found if (m.scope.agent, m.scope.user, m.scope.chat) == owner]
+
+
+def finish_tasks(
+    st: EngineState,
+    text: str,
+    scope: Scope,
+    *,
+    subject: str | None,
+    now: datetime,
+    actor: str,
+    by: str,
+) -> list[int]:
+    """Mark done every open task of the owner and subject that `text` reports finished
+    ("I need to finish the tax return", then "j'ai fini la déclaration" … in its own
+    language): `details.done` true, an audit `done`. A task about nobody in particular
+    ("TODO: update the README") is the user's. The ids marked."""
+    marked: list[int] = []
+    for task in _owned(st, scope, kinds=("task",)):
+        mine = task.subject == subject or (task.subject is None and subject == "user")
+        if task.details.get("done") or not mine or task.text == text:
+            continue
+        if reports_done(task.text, text):
+            st.store.memories.set_details(task.id, {**task.details, "done": True, "done_by": by})
+            st.store.audit.append(
+                at=now, actor=actor, action="done", memory_id=task.id, detail={"by": by}
+            )
+            marked.append(task.id)
+    return marked
+
+
+def replace_plan(
+    st: EngineState, memory_id: int, new: NewMemory, *, now: datetime, actor: str
+) -> str | None:
+    """A change of plan ("change of plans — we'll host on Cloudflare Pages instead",
+    "передумали, пишем на Kotlin") replaces the plan it changes: of the owner's live
+    plans (decisions, dated events, tasks) of the same subject said in the last
+    `PLAN_WINDOW`, the one sharing most words with it, else the only plan of its kind.
+    A few with nothing to tell them apart: the newest is disputed (`pending`) rather
+    than guessed; more, none. Returns the action."""
+    if new.kind not in PLANS or not change_of_plan(new.text):
+        return None
+    since = new.observed_at - PLAN_WINDOW
+    plans = [
+        m
+        for m in _owned(st, scope=new.scope, kinds=PLANS)
+        if m.id != memory_id
+        and m.subject == new.subject
+        and since <= m.observed_at <= new.observed_at
+        and (_ahead(m) or (m.valid_from is None and overlap(new.text, m.text) >= 2))
+    ]  # an undated event is a plan only when the change names it (two words in common)
+    if not plans:
+        return None
+    scored = sorted(((overlap(new.text, m.text), m) for m in plans), key=lambda p: -p[0])
+    same_kind = [m for m in plans if m.kind == new.kind]
+    if scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+        old, action = scored[0][1], "supersede"
+    elif len(same_kind) == 1:
+        old, action = same_kind[0], "supersede"
+    elif 1 < len(same_kind or plans) <= _UNCLEAR:
+        old, action = max(same_kind or plans, key=lambda m: (m.observed_at, m.id)), "dispute"
+    else:  # too many to point at one: leave them be
+        return None
+    if action == "supersede":
+        st.store.memories.supersede(old.id, memory_id, now=now)
+        link(st, memory_id, old.id)
+    else:
+        st.store.memories.set_status(old.id, "disputed", now=now)
+    st.store.audit.append(
+        at=now,
+        actor=actor,
+        action=action,
+        memory_id=old.id,
+        detail={"by": f"m_{memory_id}", "reason": "change of plan"},
+    )
+    return action
+
+
+def _ahead(memory: Memory) -> bool:
+    """Whether a memory is a plan, something still ahead when it was said: a decision,
+    a task, or an event that ends after that day ("I was bored today, so …" is no plan
+    a later "pushed back" could change)."""
+    if memory.kind != "event":
+        return True
+    end = memory.valid_to or memory.valid_from  # "this summer": still ahead in July
+    return end is not None and (end - timedelta(seconds=1)).date() > memory.observed_at.date()
+
+
+def link(st: EngineState, memory_id: int, old_id: int) -> None:
+    """The replacing memory names what it replaced (`details.supersedes`), the other
+    direction of the old one's `superseded_by`."""
+    memory = st.memory(memory_id)
+    before = list(memory.details.get("supersedes") or [])
+    if f"m_{old_id}" not in before:
+        details = {**memory.details, "supersedes": [*before, f"m_{old_id}"]}
+        st.store.memories.set_details(memory_id, details)
+
+
+def unclaimed(
+    st: EngineState,
+    text: str,
+    *,
+    lang: str | None,
+    speaker: str | None,
+    observed_at: datetime,
+    scope: Scope,
+) -> tuple[NewMemory, tuple[Slot, ...]] | None:
+    """A turn the capture rules kept nothing of that still settles a slot: it denies one
+    ("I no longer live in Paris", "je n'habite plus à Lille") or gives a new value to
+    one a live memory of the owner fills ("I switched to a Pixel 8" after "I use an
+    iPhone 12"), or changes a plan the owner has ("планы поменялись: деплоим на
+    Render"). The memory to store (a decision for a change of plan, else a fact),
+    with its slots, so settling it ends what it replaces; None for anything hedged,
+    or about a slot or plan nobody had."""
+    slots = slots_of(text, lang=lang, speaker=speaker)
+    if any(s.hedged for s in slots):
+        return None
+    held = st.store.memories.in_slot
+    if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
+        kind = "fact"
+    elif change_of_plan(text) and _owned(st, scope, kinds=PLANS):
+        kind = "decision"
+    else:
+        return None
+    return (
+        NewMemory(
+            kind=kind,
+            text=text,
+            layer="semantic",  # of a fact and of a decision alike
+            source="capture",
+            observed_at=observed_at,
+            content_hash=content_hash(text),
+            scope=scope,
+            importance=0.5,
+            confidence=0.8,
+            lang=lang,
+            rule="settle.slot",
+        ),
+        slots,
+    )
+
+
+def described_memories(
+    st: EngineState, description: str, scope: Scope | None
+) -> tuple[list[Memory], list[Memory]]:
+    """(what `description` means, candidates when that is unclear): the owner's live
+    memories (`scope`; None: every owner's) that speak of every naming word of the
+    description, in any language ("my old job" -> "I work at Oracle"); when none does,
+    those that speak of some of them are candidates, or the one that speaks of most."""
+    if scope is None:
+        now = st.clock.now()
+        memories = [
+            m
+            for m in st.store.memories.select(status="active", limit=100_000)
+            if m.expires_at is None or m.expires_at > now
+        ]
+    else:
+        memories = _owned(st, scope)
+    full: list[Memory] = []
+    partial: list[tuple[float, Memory]] = []
+    for memory in memories:
+        hit, wanted = described(description, memory.text)
+        if wanted and hit == wanted:
+            full.append(memory)
+        elif hit:
+            partial.append((hit / wanted, memory))
+    if full:
+        return full, []
+    partial.sort(key=lambda p: -p[0])
+    if len(partial) == 1 and partial[0][0] >= 0.5:
+        return [partial[0][1]], []
+    return [], [m for _, m in partial]
