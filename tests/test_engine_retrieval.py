@@ -177,3 +177,14 @@ def test_common_words_search_the_newest_rows_and_rare_words_all(
     assert any("watering again" in t for t in lexical)
     assert any("number 19" in t for t in lexical)
     assert not any("number 0 " in t for t in lexical)
+
+
+def test_the_rule_a_message_touches_comes_first_in_the_guardrail_slot(
+    engine: Engine, clock: FixedClock
+) -> None:
+    migrations, _ = engine.remember("Never run database migrations on a Friday.", kind="guardrail")
+    clock.advance(minutes=1)
+    engine.remember("Always answer in English, whatever I write in.", kind="guardrail")
+    block = engine.recall("Can I run the database migrations now?", budget=300)
+    guarded = [line.ref for line in block.lines if line.slot == "guardrail"]
+    assert guarded[0] == migrations.ref  # not the newer one, which comes first otherwise

@@ -161,6 +161,8 @@ def recall(
     text = clean(message).strip()
     outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
     hits = {h.ref: h for h in outcome.hits} if outcome else {}
+    # The rules the message touches first (a search hit), then the others by importance.
+    guardrails.sort(key=lambda m: m.ref not in hits)
     slots = [
         (
             "guardrail",
