@@ -116,8 +116,10 @@ class WorkspaceSettings:
     )
     timezone: str = _opt("UTC", "IANA timezone used for day boundaries and daily notes.")
     day_first: bool = _opt(True, "Read 8/5/2023 as 8 May (true) or as August 5 (false).")
-    agent: str = _opt("", "Default agent id stamped on captured turns.")
-    user: str = _opt("", "Default user id stamped on captured turns.")
+    agent: str = _opt("", "The workspace's agent: stamped on turns that name none.")
+    user: str = _opt(
+        "", "The owner: stamped on turns that name no user; the rendered files are theirs."
+    )
 
 
 @dataclass(frozen=True)
