@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +40,7 @@ __all__ = [
     "read_cases",
     "read_jsonl",
     "run_capture_set",
+    "scratch_engine",
 ]
 
 T = TypeVar("T")
@@ -197,30 +199,40 @@ def run_capture_set(
     started = time.perf_counter()
     cases = read_cases(Path(path))
     report = CaptureSetReport(str(path), embedder or "default")
-    with tempfile.TemporaryDirectory(prefix="memoracle-capture-set-") as home:
+    with scratch_engine("capture-set", embedder, cases[0].said_at) as (engine, clock):
+        for done, case in enumerate(cases, 1):
+            clock.set(case.said_at)
+            result = engine.capture(
+                [Turn(case.role, case.text, case.said_at, case.id, "1", case.speaker)],
+                scope=Scope(user=f"case-{case.id}"),
+            )
+            tally, miss = score_case(case, result.added)
+            report.overall.add(tally)
+            report.by_language.setdefault(case.lang, Tally()).add(tally)
+            report.by_category.setdefault(case.category or "-", Tally()).add(tally)
+            if miss is not None:
+                report.misses.append(miss)
+            if on_progress is not None:
+                on_progress(done, len(cases))
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+@contextmanager
+def scratch_engine(
+    name: str, embedder: str | None, at: datetime
+) -> Iterator[tuple[Engine, FixedClock]]:
+    """An engine over a fresh temporary store (UTC, `embedder` as `embedding.model` when
+    given) and its clock, set at `at`; the store is gone when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=f"memoracle-{name}-") as home:
         overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
         if embedder:
             overrides["embedding.model"] = embedder
         settings = load(Path(home), env={}, overrides=overrides)
-        clock = FixedClock(cases[0].said_at)
+        clock = FixedClock(at)
         Engine.init(settings, clock=clock)
         with Engine.open(settings, clock=clock) as engine:
-            for done, case in enumerate(cases, 1):
-                clock.set(case.said_at)
-                result = engine.capture(
-                    [Turn(case.role, case.text, case.said_at, case.id, "1", case.speaker)],
-                    scope=Scope(user=f"case-{case.id}"),
-                )
-                tally, miss = score_case(case, result.added)
-                report.overall.add(tally)
-                report.by_language.setdefault(case.lang, Tally()).add(tally)
-                report.by_category.setdefault(case.category or "-", Tally()).add(tally)
-                if miss is not None:
-                    report.misses.append(miss)
-                if on_progress is not None:
-                    on_progress(done, len(cases))
-    report.seconds = round(time.perf_counter() - started, 2)
-    return report
+            yield engine, clock
 
 
 def score_case(case: CaptureCase, made: Sequence[Memory]) -> tuple[Tally, Miss | None]:

@@ -20,7 +20,6 @@ language and per topic, with each failed check named.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memoracle.clock import FixedClock, parse_instant
-from memoracle.config import load
 from memoracle.engine import Engine
-from memoracle.jobs.bench.capture_set import folded, read_jsonl
+from memoracle.jobs.bench.capture_set import folded, read_jsonl, scratch_engine
 from memoracle.jobs.nightly import run_nightly
 from memoracle.types import Memory, Scope, Turn
 
@@ -165,19 +163,12 @@ def run_lifecycle_set(
     started = time.perf_counter()
     scenarios = read_scenarios(Path(path))
     report = LifecycleReport(str(path), embedder or "default")
-    with tempfile.TemporaryDirectory(prefix="memoracle-lifecycle-set-") as home:
-        overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
-        if embedder:
-            overrides["embedding.model"] = embedder
-        settings = load(Path(home), env={}, overrides=overrides)
-        first = next(s.at for s in scenarios[0].steps if s.at is not None)
-        clock = FixedClock(first)
-        Engine.init(settings, clock=clock)
-        with Engine.open(settings, clock=clock) as engine:
-            for done, scenario in enumerate(scenarios, 1):
-                report.outcomes.append(_play(engine, clock, scenario))
-                if on_progress is not None:
-                    on_progress(done, len(scenarios))
+    first = next(s.at for s in scenarios[0].steps if s.at is not None)
+    with scratch_engine("lifecycle-set", embedder, first) as (engine, clock):
+        for done, scenario in enumerate(scenarios, 1):
+            report.outcomes.append(_play(engine, clock, scenario))
+            if on_progress is not None:
+                on_progress(done, len(scenarios))
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
