@@ -139,13 +139,26 @@ def bench_capture(path: Path, embedder: str, misses: bool, as_json: bool) -> Non
     dates, precision and the noise rate, per language and category.
 
     Each turn is captured alone, in a fresh temporary store; nothing is written to yours.
+    Given a LoCoMo file (JSON, detected), it prints instead, per conversation and
+    overall, the coverage and share of LoCoMo's observation turns among the turns that
+    made a memory, the base rate, and the same for a first-person baseline.
 
     \b
-    Example:
+    Examples:
       memoracle bench capture bench/data/blind/capture.jsonl
+      memoracle bench capture locomo10.json --embedder use
     """
+    from memoracle.jobs.bench.capture_locomo import is_locomo, run_locomo_capture
     from memoracle.jobs.bench.capture_set import run_capture_set
 
+    if is_locomo(path):
+        with engine_errors(), progress("turns") as on_progress:
+            observed = run_locomo_capture(path, embedder=embedder, on_progress=on_progress)
+        if as_json:
+            echo_json(records.envelope(**observed.to_json()))
+        else:
+            click.echo(observed.format())
+        return
     with engine_errors(), progress("turns") as on_progress:
         report = run_capture_set(path, embedder=embedder, on_progress=on_progress)
     if as_json:
