@@ -653,6 +653,120 @@ LANGS: dict[str, dict[str, Any]] = {
     },
 }
 
+# Conversation between friends: long, warm turns where the first person is everywhere
+# and still most sentences are reactions (label 0), and a few tell something (label 1).
+CHAT: dict[str, dict[str, list[Any]]] = {
+    "en": {
+        "pos": [
+            ("fact", "I've been really into {thing} lately, it helps me unwind."),
+            ("event", "Last weekend my kids and I went to the beach, they loved it."),
+            ("event", "I finally went to {activity} {past}, it was such a relief."),
+            ("fact", "Painting has been my escape since my {kin} passed away."),
+            ("fact", "I'm looking into adoption agencies, I really want to be a mom."),
+            ("event", "Me and my {kin} are going to {activity} {future}, so excited!"),
+            ("fact", "I started volunteering at the youth center a few months ago."),
+            ("fact", "My {kin} gave me this necklace when I was a kid, it means a lot to me."),
+            ("event", "We took the kids to the museum {past} and they loved the dinosaurs."),
+            ("fact", "I've been going to therapy every week, it's helping a lot."),
+        ],
+        "neg": [
+            "I'm so glad you found something that makes you happy!",
+            "I love that for you, {name}!",
+            "I totally get what you mean.",
+            "I hope you have a great time at {activity}!",
+            "I'll definitely check it out, thanks for the tip!",
+            "I know what you mean, it can be tough sometimes.",
+            "You're so talented, {name}, keep it up!",
+            "It's amazing how {thing} can bring people together.",
+            "That sounds like such a meaningful experience.",
+            "I really admire your courage.",
+            "It's so important to have people who support you.",
+            "You must be so proud of yourself!",
+            "Thanks for sharing that with me, it means a lot.",
+            "I can't wait to hear all about it!",
+            "Aww, that's so sweet of you to say.",
+            "I'm always here if you need to talk.",
+            "Wishing you all the best with that!",
+            "It's great that you're taking time for yourself.",
+        ],
+    },
+    "ru": {
+        "pos": [
+            ("fact", "В последнее время очень увлеклась {thing}, это меня успокаивает."),
+            ("event", "На прошлых выходных мы с детьми ездили на море, им очень понравилось."),
+            ("fact", "Рисование спасает меня с тех пор, как умерла бабушка."),
+            ("fact", "Пару месяцев назад начала волонтёрить в молодёжном центре."),
+            ("event", "Мы с {kin} едем {activity} {future}, жду не дождусь!"),
+            ("fact", "Хожу к психологу каждую неделю, очень помогает."),
+        ],
+        "neg": [
+            "Я так рада, что ты нашла то, что приносит радость!",
+            "Прекрасно тебя понимаю.",
+            "Надеюсь, ты отлично проведёшь время!",
+            "Обязательно посмотрю, спасибо за совет!",
+            "Ты такая талантливая, {name}, так держать!",
+            "Удивительно, как {thing} объединяет людей.",
+            "Звучит как очень важный опыт.",
+            "Я восхищаюсь твоей смелостью.",
+            "Так важно, когда рядом есть люди, которые поддерживают.",
+            "Спасибо, что поделилась, это много для меня значит.",
+            "Не терпится услышать подробности!",
+            "Я всегда рядом, если захочешь поговорить.",
+            "Здорово, что ты находишь время для себя.",
+        ],
+    },
+    "fr": {
+        "pos": [
+            ("fact", "Je me suis mise à fond dans {thing} ces derniers temps, ça me détend."),
+            ("event", "Le week-end dernier, on est allés à la plage avec les enfants, ils ont adoré."),
+            ("fact", "La peinture m'aide beaucoup depuis la mort de ma grand-mère."),
+            ("fact", "Je fais du bénévolat au centre pour jeunes depuis quelques mois."),
+            ("event", "Avec ma {kin}, on va à {activity} {future}, trop hâte !"),
+            ("fact", "Je vois une psy chaque semaine, ça m'aide énormément."),
+        ],
+        "neg": [
+            "Je suis trop contente que tu aies trouvé quelque chose qui te rend heureuse !",
+            "Je comprends tout à fait ce que tu veux dire.",
+            "J'espère que tu vas passer un super moment !",
+            "Je vais regarder ça, merci pour le conseil !",
+            "Tu es tellement douée, {name}, continue !",
+            "C'est fou comme {thing} rapproche les gens.",
+            "Ça a l'air d'être une expérience qui compte.",
+            "J'admire vraiment ton courage.",
+            "C'est tellement important d'avoir des gens qui te soutiennent.",
+            "Merci de m'avoir raconté ça, ça me touche.",
+            "J'ai hâte que tu me racontes !",
+            "Je suis toujours là si tu as besoin de parler.",
+            "C'est super que tu prennes du temps pour toi.",
+        ],
+    },
+    "es": {
+        "pos": [
+            ("fact", "Últimamente me ha dado muy fuerte por {thing}, me relaja mucho."),
+            ("event", "El finde pasado fuimos a la playa con los niños y les encantó."),
+            ("fact", "Pintar me ha salvado desde que murió mi abuela."),
+            ("fact", "Hace unos meses empecé a hacer voluntariado en el centro juvenil."),
+            ("event", "Mi {kin} y yo vamos a {activity} {future}, ¡qué ganas!"),
+            ("fact", "Voy a terapia cada semana y me está ayudando mucho."),
+        ],
+        "neg": [
+            "¡Me alegra mucho que hayas encontrado algo que te haga feliz!",
+            "Te entiendo perfectamente.",
+            "¡Espero que lo pases genial!",
+            "¡Lo miraré seguro, gracias por la recomendación!",
+            "Eres muy talentosa, {name}, ¡sigue así!",
+            "Es increíble cómo {thing} une a la gente.",
+            "Suena a una experiencia muy significativa.",
+            "Admiro de verdad tu valentía.",
+            "Es tan importante tener gente que te apoye.",
+            "Gracias por contármelo, significa mucho para mí.",
+            "¡Tengo muchas ganas de que me lo cuentes!",
+            "Aquí estoy si necesitas hablar.",
+            "Qué bien que te tomes tiempo para ti.",
+        ],
+    },
+}
+
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -669,7 +783,9 @@ def generate(seed: int = 13, per_template: int = 6) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for lang, spec in LANGS.items():
         slots = spec["slots"]
-        items = [(1, kind, t) for kind, t in spec["pos"]] + [(0, "", t) for t in spec["neg"]]
+        pos = spec["pos"] + CHAT[lang]["pos"]
+        items = [(1, kind, t) for kind, t in pos] + [(0, "", t) for t in spec["neg"]]
+        items += [(0, "", t) for t in CHAT[lang]["neg"]]
         for label, kind, template in items:
             for _ in range(per_template):
                 text = _fill(template, slots, rng)
