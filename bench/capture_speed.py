@@ -45,8 +45,7 @@ def run_engine(turns: list[Turn], *, rules: bool, learned: bool = True) -> list[
     with tempfile.TemporaryDirectory() as tmp:
         # No languages enabled: the turn is still redacted, checked for noise and stored.
         overrides: dict[str, object] = {} if rules else {"capture.languages": []}
-        if not learned:
-            overrides["capture.classifier"] = False
+        overrides["capture.classifier"] = learned
         settings = load(Path(tmp), env={}, overrides=overrides)
         clock = FixedClock(turns[0].at or START)
         Engine.init(settings, clock=clock)

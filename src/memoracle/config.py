@@ -134,7 +134,7 @@ class CaptureSettings:
         True, "Extract decisions, tasks, errors and events from assistant turns too."
     )
     classifier: bool = _opt(
-        True,
+        False,
         "Keep a statement no rule matched when the learned decision says it is worth "
         "remembering (needs the embedder it was trained for: use).",
     )

@@ -103,10 +103,11 @@ def _capture(tmp_path: Path, **overrides: object) -> list[str]:
 
 
 def test_the_engine_uses_it_with_its_embedder_only(tmp_path: Path) -> None:
-    assert _capture(tmp_path / "a", **{"embedding.model": "use"}) == ["en.meaning.learned"]
-    assert _capture(tmp_path / "b", **{"embedding.model": "hash"}) == []
-    off = {"embedding.model": "use", "capture.classifier": False}
-    assert _capture(tmp_path / "c", **off) == []
+    on = {"embedding.model": "use", "capture.classifier": True}
+    assert _capture(tmp_path / "a", **on) == ["en.meaning.learned"]
+    assert _capture(tmp_path / "b", **{**on, "embedding.model": "hash"}) == []
+    # Off by default: on the blind set it bought recall with precision (BENCHMARKS.md).
+    assert _capture(tmp_path / "c", **{"embedding.model": "use"}) == []
 
 
 def test_the_dev_set_with_the_learned_decision(tmp_path: Path) -> None:
@@ -116,7 +117,7 @@ def test_the_dev_set_with_the_learned_decision(tmp_path: Path) -> None:
     from memoracle.jobs.bench.capture_set import run_capture_set
 
     dev = Path(__file__).parents[2] / "bench" / "data" / "capture-dev.jsonl"
-    overall = run_capture_set(dev, embedder="use").overall.to_json()
+    overall = run_capture_set(dev, embedder="use", learned=True).overall.to_json()
     assert overall["recall"] >= 0.9
     assert overall["precision"] >= 0.95
     assert overall["noise_rate"] <= 0.05

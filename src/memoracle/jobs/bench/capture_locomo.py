@@ -126,6 +126,7 @@ def run_locomo_capture(
     path: Path,
     *,
     embedder: str | None = "hash",
+    learned: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LocomoCaptureReport:
     """Capture every conversation of the LoCoMo file at `path` and count (module doc)."""
@@ -143,7 +144,10 @@ def run_locomo_capture(
         split = Split()
         first = sample.turns[0].at
         assert first is not None  # the reader gives every turn its session's time
-        with scratch_engine("capture-locomo", embedder, first) as (engine, clock):
+        with scratch_engine("capture-locomo", embedder, first, learned=learned) as (
+            engine,
+            clock,
+        ):
             for turn in sample.turns:
                 if turn.at is not None:
                     clock.set(turn.at)
