@@ -1,6 +1,11 @@
 """Train capture's learned decision (`memoracle.capture.classify`) and write its weights.
 
-    python bench/train_capture.py [--folds 5] [--seed 13] [--min-precision 0.95]
+    python bench/train_capture.py [--folds 5] [--seed 13] [--min-precision 0.95] [--no-dev]
+
+`--no-dev` trains the final model on the templates alone (threshold still chosen by the
+cross-validation on dev), so the whole dev set can then be scored end to end by a model
+that never saw it (`memoracle bench capture bench/data/capture-dev.jsonl --embedder use
+--learned`); run without it again to restore the shipped weights (same bytes).
 
 Data, all written for this repository (never the blind sets, never LoCoMo):
 
@@ -128,6 +133,7 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--min-precision", type=float, default=0.95)
+    parser.add_argument("--no-dev", action="store_true", help="final model: templates only")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
 
@@ -164,10 +170,17 @@ def main() -> None:
     templates_held = scores_at(predict(xt[held], w, b), yt[held], 0.5)
     rules_only = {"dev_sentences_positive": int(yd.sum()), "dev_sentences": len(yd)}
 
-    x_all, y_all = np.vstack([xt, xd]), np.concatenate([yt, yd])
+    if args.no_dev:
+        x_all, y_all, k_all = xt, yt, kt
+    else:
+        x_all, y_all, k_all = (
+            np.vstack([xt, xd]),
+            np.concatenate([yt, yd]),
+            np.concatenate([kt, kd]),
+        )
     keep_w, keep_b = fit_keep(x_all, y_all)
     pos = y_all == 1
-    kind_w, kind_b = fit_kind(x_all[pos], np.concatenate([kt, kd])[pos])
+    kind_w, kind_b = fit_kind(x_all[pos], k_all[pos])
     OUT.mkdir(parents=True, exist_ok=True)
     with (OUT / WEIGHTS).open("wb") as out:
         np.savez_compressed(
@@ -185,7 +198,7 @@ def main() -> None:
         "features": f"{embedder.dim} embedding + {xt.shape[1] - embedder.dim} cues",
         "seed": args.seed,
         "data_sha256": digest,
-        "data": {"templated": len(templated), "dev_sentences": len(dev)},
+        "data": {"templated": len(templated), "dev_sentences": 0 if args.no_dev else len(dev)},
         "held_out": {
             "dev_cv": {"folds": args.folds, **scores_at(cv, yd, threshold)},
             "dev_cv_at_0.5": scores_at(cv, yd, 0.5),
