@@ -121,3 +121,12 @@ def test_the_dev_set_with_the_learned_decision(tmp_path: Path) -> None:
     assert overall["recall"] >= 0.9
     assert overall["precision"] >= 0.95
     assert overall["noise_rate"] <= 0.05
+
+
+def test_a_learned_memory_with_a_date_word_is_an_event() -> None:
+    from memoracle.capture.meaning import learned
+
+    en = default_rules().get("en")
+    assert learned("Took the kids camping yesterday.", en, "user", "fact").kind == "event"
+    kept = learned("Our son plays the cello.", en, "user", "preference")
+    assert kept.kind == "preference" and kept.rule == "en.meaning.learned"

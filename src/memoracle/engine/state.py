@@ -6,6 +6,7 @@ settings, a turn's time in the workspace zone, a run recorded. `parse_ref` reads
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from memoracle.capture.classify import Classifier
@@ -14,6 +15,7 @@ from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, make_embedder
 from memoracle.errors import (
+    EngineError,
     InvalidInput,
     NotFound,
 )
@@ -24,6 +26,8 @@ from memoracle.store import Store
 from memoracle.types import (
     Memory,
 )
+
+log = logging.getLogger(__name__)
 
 ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 
@@ -114,8 +118,14 @@ class EngineState:
         """Capture's learned decision, when `capture.classifier` is on and the store's
         embedder is the one it was trained for (else None, said once in the log)."""
         if self._classifier is False:
-            on = self.settings.capture.classifier
-            self._classifier = load_classifier(self._embedder()) if on else None
+            self._classifier = None
+            if self.settings.capture.classifier:
+                try:
+                    embedder = self._embedder()
+                except EngineError as exc:  # e.g. the model's package is missing
+                    log.warning("capture classifier off (%s): rules only", exc)
+                else:
+                    self._classifier = load_classifier(embedder)
         assert not isinstance(self._classifier, bool)
         return self._classifier
 
