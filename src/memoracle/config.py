@@ -133,6 +133,11 @@ class CaptureSettings:
     assistant_memories: bool = _opt(
         True, "Extract decisions, tasks, errors and events from assistant turns too."
     )
+    classifier: bool = _opt(
+        False,
+        "Keep a statement no rule matched when the learned decision says it is worth "
+        "remembering (needs the embedder it was trained for: use).",
+    )
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,13 @@ class Candidate:
 @dataclass(frozen=True)
 class Extraction:
     """What the rules made of one text: its language, candidates, and why other
-    sentences yielded nothing (e.g. ``("question", "smalltalk")``)."""
+    sentences yielded nothing (e.g. ``("question", "smalltalk")``), and the statements
+    of a person no rule matched (sentence, language), for the learned decision."""
 
     lang: str
     candidates: tuple[Candidate, ...]
     skipped: tuple[str, ...] = ()
+    unmatched: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -155,10 +155,17 @@ def test_a_hedged_statement_is_not_judged_worth_keeping() -> None:
     assert judge("Maybe I'll get a Pixel 9 next month", rules, "user") is None
 
 
-def test_the_dev_set_keeps_its_scores() -> None:
-    """The dev set (bench/data/capture-dev.jsonl) scored 0.56 recall, 0.97 precision,
-    0.06 noise by rules alone; by meaning it must stay far above that."""
-    report = run_capture_set(DEV_SET)
+def test_the_dev_set_keeps_its_scores(tmp_path: Path) -> None:
+    """The dev set's first 259 turns (bench/data/capture-dev.jsonl) scored 0.56 recall,
+    0.97 precision, 0.06 noise by rules alone; by meaning (rules and cues, the hash
+    embedder: no learned decision) it must stay far above that. The turns added for the
+    learned decision (ids ``xx-mNN``) are scored with it in tests/capture/test_classify.py."""
+    first = [line for line in DEV_SET.read_text(encoding="utf-8").splitlines() if "-m" not in
+             line.split('"lang"')[0]]  # fmt: skip
+    assert len(first) == 259
+    path = tmp_path / "first.jsonl"
+    path.write_text("\n".join(first) + "\n", encoding="utf-8")
+    report = run_capture_set(path)
     overall = report.overall.to_json()
     assert overall["recall"] >= 0.9
     assert overall["precision"] >= 0.97

@@ -137,7 +137,8 @@ def extract(
             outcomes.append((sentence, "no_match", rules))
     candidates = tuple(o for _, o, _ in outcomes if isinstance(o, Candidate))
     skipped = tuple(o for _, o, _ in outcomes if isinstance(o, str))
-    return Extraction(lang=turn.code, candidates=candidates, skipped=skipped)
+    unmatched = tuple((s, r.code) for s, o, r in outcomes if o == "no_match" and allowed is None)
+    return Extraction(turn.code, candidates, skipped, unmatched)
 
 
 def _remember_tail(sentence: str, rules: LanguageRules) -> int | None:

@@ -38,9 +38,10 @@ from memoracle.capture.rules import LanguageRules
 from memoracle.language.words import fold_chars
 from memoracle.types import Candidate
 
-__all__ = ["CONFIDENCE", "IMPORTANCE", "about_speaker", "judge", "offered"]
+__all__ = ["CONFIDENCE", "IMPORTANCE", "about_speaker", "judge", "learned", "offered"]
 
 CONFIDENCE = 0.55
+LEARNED_CONFIDENCE = 0.5
 IMPORTANCE = 0.5
 
 # A capitalised word that does not open the sentence ("I" aside), a model name with a
@@ -122,7 +123,28 @@ def judge(
     return _make(text, rules, "event" if when else "fact", subject, "said")
 
 
-def _make(text: str, rules: LanguageRules, kind: str, subject: str, how: str) -> Candidate:
+def learned(text: str, rules: LanguageRules, owner: str, kind: str) -> Candidate:
+    """The memory a sentence is worth when only the learned decision (`classify`) kept
+    it: `kind` from its kind head, but ``event`` when a date word is said; the subject
+    as `judge` would name it; confidence a little below the cues'."""
+    folded = fold_chars(text)
+    lowered = folded.casefold()
+    if rules.when is not None and rules.when.search(folded, lowered) is not None:
+        kind = "event"
+    kin = rules.kin.search(folded, lowered) if rules.kin is not None else None
+    subject = _kin_subject(text[kin.start() : kin.end()], rules, owner) if kin else owner
+    return _make(text, rules, kind, subject, "learned", confidence=LEARNED_CONFIDENCE)
+
+
+def _make(
+    text: str,
+    rules: LanguageRules,
+    kind: str,
+    subject: str,
+    how: str,
+    *,
+    confidence: float = CONFIDENCE,
+) -> Candidate:
     return Candidate(
         kind=kind,
         text=text.strip(),
@@ -130,7 +152,7 @@ def _make(text: str, rules: LanguageRules, kind: str, subject: str, how: str) ->
         lang=rules.code,
         subject=subject,
         importance=IMPORTANCE,
-        confidence=CONFIDENCE,
+        confidence=confidence,
     )
 
 

@@ -14,10 +14,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memoracle.capture.classify import Classifier
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
+from memoracle.capture.meaning import learned
 from memoracle.capture.noise import is_noise
 from memoracle.capture.redact import redact
+from memoracle.capture.rules import default_rules
 from memoracle.text import clean
 from memoracle.types import PHOTO_CAPTION, Candidate, DateMention
 
@@ -60,15 +63,37 @@ def propose(
     at: datetime,
     day_first: bool = True,
     languages: tuple[str, ...] = ("en", "ru", "fr", "es"),
+    classifier: Classifier | None = None,
 ) -> Proposals:
     """The typed memories the rules find in prepared `text`; `at` (aware, in the zone the
-    words were said in) anchors relative dates."""
+    words were said in) anchors relative dates. With a `classifier`, a person's statement
+    no rule matched is kept when the learned decision says so (`capture.classify`)."""
     said = _CAPTION.sub("", text).strip()
     if not said:
         return Proposals("", (), ())
     found = extract(said, role=role, speaker=speaker, languages=languages)
+    candidates = list(found.candidates)
+    skipped = found.skipped
+    if classifier is not None and found.unmatched:
+        learned = _learned(found.unmatched, classifier, speaker or role)
+        candidates += learned
+        for _ in learned:  # a kept sentence is no longer one that yielded nothing
+            i = skipped.index("no_match")
+            skipped = skipped[:i] + skipped[i + 1 :]
     proposals = tuple(
-        Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first)))
-        for c in found.candidates
+        Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first))) for c in candidates
     )
-    return Proposals(found.lang, proposals, found.skipped)
+    return Proposals(found.lang, proposals, skipped)
+
+
+def _learned(
+    unmatched: tuple[tuple[str, str], ...], classifier: Classifier, owner: str
+) -> list[Candidate]:
+    """The statements no rule matched that the learned decision keeps (one embed call)."""
+    ruleset = default_rules()
+    said = [(text, ruleset.get(code)) for text, code in unmatched]
+    return [
+        learned(text, rules, owner, kind)
+        for (text, rules), kind in zip(said, classifier.decide(said), strict=True)
+        if kind is not None
+    ]

@@ -132,22 +132,43 @@ def bench_locomo(
 @bench.command("capture")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--embedder", default="hash", show_default=True, help="Embedding model for the run.")
+@click.option(
+    "--learned",
+    is_flag=True,
+    help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
+)
 @click.option("--misses", is_flag=True, help="List every case with a miss or an extra memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bench_capture(path: Path, embedder: str, misses: bool, as_json: bool) -> None:
+def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_json: bool) -> None:
     """Capture benchmark on a labelled set (JSONL, docs/capture.md): recall, typed recall,
     dates, precision and the noise rate, per language and category.
 
     Each turn is captured alone, in a fresh temporary store; nothing is written to yours.
+    Given a LoCoMo file (JSON, detected), it prints instead, per conversation and
+    overall, the coverage and share of LoCoMo's observation turns among the turns that
+    made a memory, the base rate, and the same for a first-person baseline.
 
     \b
-    Example:
+    Examples:
       memoracle bench capture bench/data/blind/capture.jsonl
+      memoracle bench capture bench/data/capture-dev.jsonl --embedder use --learned
+      memoracle bench capture locomo10.json
     """
+    from memoracle.jobs.bench.capture_locomo import is_locomo, run_locomo_capture
     from memoracle.jobs.bench.capture_set import run_capture_set
 
+    if is_locomo(path):
+        with engine_errors(), progress("turns") as on_progress:
+            observed = run_locomo_capture(
+                path, embedder=embedder, learned=learned, on_progress=on_progress
+            )
+        if as_json:
+            echo_json(records.envelope(**observed.to_json()))
+        else:
+            click.echo(observed.format())
+        return
     with engine_errors(), progress("turns") as on_progress:
-        report = run_capture_set(path, embedder=embedder, on_progress=on_progress)
+        report = run_capture_set(path, embedder=embedder, learned=learned, on_progress=on_progress)
     if as_json:
         echo_json(records.envelope(**report.to_json()))
         return

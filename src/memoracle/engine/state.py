@@ -6,12 +6,16 @@ settings, a turn's time in the workspace zone, a run recorded. `parse_ref` reads
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
+from memoracle.capture.classify import Classifier
+from memoracle.capture.classify import load as load_classifier
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, make_embedder
 from memoracle.errors import (
+    EngineError,
     InvalidInput,
     NotFound,
 )
@@ -22,6 +26,8 @@ from memoracle.store import Store
 from memoracle.types import (
     Memory,
 )
+
+log = logging.getLogger(__name__)
 
 ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 
@@ -53,6 +59,9 @@ class EngineState:
         self._token_counter: TokenCounter | None = None
         self.vectors_stale: bool | None = None  # the store's vectors are another model's
         self._ontology: Ontology | None = None
+        self._embedder_made = False
+        self._embedder_one: Embedder | None = None
+        self._classifier: Classifier | None | bool = False  # False: not asked yet
 
     def local_time(self, at: datetime) -> datetime:
         """A time without an offset is a wall-clock time in the workspace timezone."""
@@ -92,11 +101,33 @@ class EngineState:
         return self._searcher
 
     def _embedder(self) -> Embedder | None:
-        e = self.settings.embedding
-        if e.provider in ("", "none"):
-            return None
-        name = e.model if e.provider == "local" else e.provider
-        return make_embedder(name, endpoint=e.endpoint, model=e.model)
+        """The store's embedder, made once (the searcher and capture share it)."""
+        if not self._embedder_made:
+            e = self.settings.embedding
+            name = e.model if e.provider == "local" else e.provider
+            self._embedder_one = (
+                None
+                if e.provider in ("", "none")
+                else make_embedder(name, endpoint=e.endpoint, model=e.model)
+            )
+            self._embedder_made = True
+        return self._embedder_one
+
+    @property
+    def classifier(self) -> Classifier | None:
+        """Capture's learned decision, when `capture.classifier` is on and the store's
+        embedder is the one it was trained for (else None, said once in the log)."""
+        if self._classifier is False:
+            self._classifier = None
+            if self.settings.capture.classifier:
+                try:
+                    embedder = self._embedder()
+                except EngineError as exc:  # e.g. the model's package is missing
+                    log.warning("capture classifier off (%s): rules only", exc)
+                else:
+                    self._classifier = load_classifier(embedder)
+        assert not isinstance(self._classifier, bool)
+        return self._classifier
 
     @property
     def token_counter(self) -> TokenCounter:

@@ -148,6 +148,7 @@ def extract_turn(
         at=st.anchor_time(stored.at),
         day_first=st.settings.workspace.day_first,
         languages=tuple(st.settings.capture.languages),
+        classifier=st.classifier,
     )
     outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
     subject = stored.speaker if stored.role == "speaker" else "user"

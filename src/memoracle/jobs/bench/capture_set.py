@@ -191,15 +191,19 @@ def run_capture_set(
     path: Path,
     *,
     embedder: str | None = "hash",
+    learned: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CaptureSetReport:
     """Capture every case of the set at `path` in a fresh temporary store and score it
-    (the module docstring says how). Capture never embeds, so `embedder` only matters
-    to the write path's near-duplicate check."""
+    (the module docstring says how). `learned` turns capture's learned decision on
+    (`capture.classifier`), which needs the embedder it was trained for (`use`)."""
     started = time.perf_counter()
     cases = read_cases(Path(path))
     report = CaptureSetReport(str(path), embedder or "default")
-    with scratch_engine("capture-set", embedder, cases[0].said_at) as (engine, clock):
+    with scratch_engine("capture-set", embedder, cases[0].said_at, learned=learned) as (
+        engine,
+        clock,
+    ):
         for done, case in enumerate(cases, 1):
             clock.set(case.said_at)
             result = engine.capture(
@@ -220,12 +224,13 @@ def run_capture_set(
 
 @contextmanager
 def scratch_engine(
-    name: str, embedder: str | None, at: datetime
+    name: str, embedder: str | None, at: datetime, *, learned: bool = False
 ) -> Iterator[tuple[Engine, FixedClock]]:
     """An engine over a fresh temporary store (UTC, `embedder` as `embedding.model` when
-    given) and its clock, set at `at`; the store is gone when the block ends."""
+    given, `learned` as `capture.classifier`) and its clock, set at `at`; the store is
+    gone when the block ends."""
     with tempfile.TemporaryDirectory(prefix=f"memoracle-{name}-") as home:
-        overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
+        overrides: dict[str, Any] = {"workspace.timezone": "UTC", "capture.classifier": learned}
         if embedder:
             overrides["embedding.model"] = embedder
         settings = load(Path(home), env={}, overrides=overrides)
