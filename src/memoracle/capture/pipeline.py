@@ -4,20 +4,23 @@
 whether the turn is noise; nothing after it (episode, memory, index, turn key) ever holds
 a secret. `propose` runs the rules, each sentence in its own language (one in a
 language left out of `languages` yields nothing), and the date resolver in each
-candidate's language; it is only called for a turn that is new. Both are pure: no store,
-no clock. The engine decides what the proposals become (dedup, insert, forget).
+candidate's language, then makes each candidate's text a self-contained statement
+(`statement`: people named, relative times resolved); it is only called for a turn
+that is new. Both are pure: no store, no clock. The engine decides what the proposals
+become (dedup, insert, forget).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
 from memoracle.capture.noise import is_noise
 from memoracle.capture.redact import redact
+from memoracle.capture.statement import statement
 from memoracle.text import clean
 from memoracle.types import PHOTO_CAPTION, Candidate, DateMention
 
@@ -67,8 +70,9 @@ def propose(
     if not said:
         return Proposals("", (), ())
     found = extract(said, role=role, speaker=speaker, languages=languages)
-    proposals = tuple(
-        Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first)))
-        for c in found.candidates
-    )
-    return Proposals(found.lang, proposals, found.skipped)
+    proposals = []
+    for c in found.candidates:
+        dates = tuple(find_dates(c.text, at, c.lang, day_first=day_first))
+        said = statement(c, dates, speaker=speaker, role=role)
+        proposals.append(Proposal(replace(c, text=said), dates))
+    return Proposals(found.lang, tuple(proposals), found.skipped)
