@@ -92,6 +92,12 @@ def test_a_statements_subject_is_the_speaker(
         ("Hey Mel! How are you?", ("mel", "Person")),
         ("I hung out with Jolene and Sam yesterday.", ("jolene", "Person")),
         ("I bought a Kindle last week.", ("kindle", "Device")),
+        ("Nous sommes allés à Lisbonne cet été.", ("lisbonne", "Location")),
+        ("Premier jour chez Dassault Systèmes !", ("dassault systemes", "Organization")),
+        ("Fuimos a Granada el verano pasado.", ("granada", "Location")),
+        ("Primer día en Telefónica.", ("telefonica", "Organization")),
+        ("Мы поехали в Казань летом.", ("казан", "Location")),
+        ("Первый день в Яндексе!", ("яндекс", "Organization")),
     ],
 )
 def test_chat_names_places_organisations_people_and_devices(
