@@ -60,9 +60,15 @@ def test_a_relative_time_is_resolved_into_the_text(said: str, statement: str) ->
     assert _texts(said) == [statement]
 
 
-def test_an_absolute_time_and_a_rules_recurring_time_stay_as_said() -> None:
+def test_an_absolute_time_and_a_recurring_one_stay_as_said() -> None:
     assert _texts("I moved to Berlin in 2021.") == ["I moved to Berlin in 2021."]
     assert _texts("Never deploy on Fridays.") == ["Never deploy on Fridays."]
+    assert _texts("Ne jamais déployer le vendredi.") == ["Ne jamais déployer le vendredi."]
+    # "le vendredi" is every Friday, "vendredi" the next one.
+    assert _texts("Le vendredi je fais du sport.") == ["Le vendredi je fais du sport."]
+    assert _texts("Vendredi je vais au cinéma avec Marc.") == [
+        "Le 2023-05-12 je vais au cinéma avec Marc."
+    ]
 
 
 @pytest.mark.parametrize(

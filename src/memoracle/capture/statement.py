@@ -88,6 +88,7 @@ class StatementRules:
     leads: tuple[tuple[re.Pattern[str], str], ...]
     dates: Mapping[str, str]
     bare_after: frozenset[str]
+    habitual: tuple[re.Pattern[str], ...] = ()
 
 
 @functools.cache
@@ -156,7 +157,7 @@ def _resolve_dates(text: str, dates: Sequence[DateMention], rules: StatementRule
         if not parts & _RELATIVE:
             continue
         start, end = mention.span
-        if text[start:end] != mention.text:
+        if text[start:end] != mention.text or any(h.search(text, 0, end) for h in rules.habitual):
             continue
         before = _WORD_BEFORE.search(text, 0, start)
         bare = before is not None and before.group(1).casefold() in rules.bare_after
@@ -232,6 +233,10 @@ def _compile(file: RuleFile) -> StatementRules:
         roles=_rewrites(data.get("role", []), "role", macros, source),
         leads=_rewrites(data.get("lead", []), "lead", macros, source),
         dates={key: dates[key] for key in _GRANULARITIES},
+        habitual=tuple(
+            datafiles.regex(h, re.IGNORECASE, source, "dates.habitual", error)
+            for h in datafiles.strings(dates.get("habitual", []), source, "dates.habitual", error)
+        ),
         bare_after=frozenset(
             w.casefold()
             for w in datafiles.strings(
