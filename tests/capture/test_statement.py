@@ -118,3 +118,14 @@ def test_every_language_has_its_statement_words() -> None:
         assert rules is not None and rules.user and rules.roles
     assert statement_rules("xx") is None
     assert issubclass(StatementFileError, Exception)
+
+
+def test_forget_names_the_statement_it_means(tmp_path: Path) -> None:
+    settings = load(tmp_path / "home", env={}, overrides={"embedding.model": "hash"})
+    clock = FixedClock(AT)
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        engine.capture([Turn("user", "my sister Noor lives in Seattle", AT, "s", "1")])
+        said = "Forget that my sister Noor lives in Seattle."
+        forgot = engine.capture([Turn("user", said, AT, "s", "2")]).forgotten
+        assert [m.text for m in forgot] == ["Noor (User's sister) lives in Seattle"]

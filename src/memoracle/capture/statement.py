@@ -22,8 +22,9 @@ reference), never by code:
 
 Nothing is cut: a statement holds every word of the sentence but the ones it replaces,
 so its key objects stay. The verbatim turn stays the memory's episode (provenance).
-Assistant sentences get their dates only (their "I" is not the user); a forget
-directive is left as said (it describes what to forget, in the user's words).
+Assistant sentences get their dates only (their "I" is not the user). What a forget
+directive names is made a statement the same way, so that it reads like the memory it
+means ("forget that my sister Noor lives in Seattle" finds "Noor (User's sister) …").
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def statement(
     # The speaker's own sentence ("I", or no subject at all: "first day at Acme done!")
     # with no rewrite that fits: the subject is put in front.
     first_person = default_rules().get(rules.code).first_person
-    own = candidate.subject is not None and candidate.subject == (speaker or "user")
+    own = candidate.subject == speaker
     if (own or (first_person is not None and first_person.search(text, text.casefold()))) and (
         not text.casefold().startswith(who.casefold())
     ):
