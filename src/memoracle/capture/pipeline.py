@@ -4,14 +4,16 @@
 whether the turn is noise; nothing after it (episode, memory, index, turn key) ever holds
 a secret. `propose` runs the rules, each sentence in its own language (one in a
 language left out of `languages` yields nothing), and the date resolver in each
-candidate's language; it is only called for a turn that is new. Both are pure: no store,
-no clock. The engine decides what the proposals become (dedup, insert, forget).
+candidate's language, then makes each candidate's text a self-contained statement
+(`statement`: people named, relative times resolved); it is only called for a turn
+that is new. Both are pure: no store, no clock. The engine decides what the proposals
+become (dedup, insert, forget).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memoracle.capture.classify import Classifier
@@ -21,6 +23,7 @@ from memoracle.capture.meaning import learned
 from memoracle.capture.noise import is_noise
 from memoracle.capture.redact import redact
 from memoracle.capture.rules import default_rules
+from memoracle.capture.statement import statement
 from memoracle.text import clean
 from memoracle.types import PHOTO_CAPTION, Candidate, DateMention
 
@@ -80,10 +83,12 @@ def propose(
         for _ in learned:  # a kept sentence is no longer one that yielded nothing
             i = skipped.index("no_match")
             skipped = skipped[:i] + skipped[i + 1 :]
-    proposals = tuple(
-        Proposal(c, tuple(find_dates(c.text, at, c.lang, day_first=day_first))) for c in candidates
-    )
-    return Proposals(found.lang, proposals, skipped)
+    proposals = []
+    for c in candidates:
+        dates = tuple(find_dates(c.text, at, c.lang, day_first=day_first))
+        said = statement(c, dates, speaker=speaker, role=role)
+        proposals.append(Proposal(replace(c, text=said), dates))
+    return Proposals(found.lang, tuple(proposals), skipped)
 
 
 def _learned(

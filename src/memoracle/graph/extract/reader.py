@@ -120,10 +120,15 @@ class GraphRules:
         capture_rules = default_rules()
         capture = capture_rules.get(detected) if detected in capture_rules.codes else None
         abbreviations = capture.abbreviations if capture is not None else frozenset()
+        # A statement's label ("Caroline: I love hiking", capture/statement.py) names the
+        # speaker, who is `speaker` here: the sentence is read after it.
+        label = _LABEL.match(text)
+        skip = label.end() if label is not None else 0
         pieces = [
-            _Piece.of(text[start:end], start)
+            _Piece.of(text[max(start, skip) : end], max(start, skip))
             for start, end in split_sentences(text, abbreviations)
             if end - start <= MAX_SENTENCE_CHARS  # longer: a paste (log, code), not said
+            and end > skip
         ]
         codes = (detected,) if lang is not None else (detected, *self.codes)
         for code in dict.fromkeys(codes):
@@ -224,6 +229,9 @@ class GraphRules:
             return [_SPEAKER]
         start, end = match.span(group)
         first = _TOKEN.search(sentence.text, start, end)
+        # "L'utilisateur", "El usuario": a statement's speaker after a determiner.
+        while first is not None and _lower(first.group()) in sentence.language.determiners:
+            first = _TOKEN.search(sentence.text, first.end(), end)
         if first is not None and _lower(first.group()) in sentence.language.self_words:
             return [_SPEAKER]
         return self._read(sentence, start, end, kind, many=many, target=target)
@@ -345,6 +353,8 @@ class GraphRules:
 
 # The speaker, whoever that is: `_Found` knows the text's owner key.
 _SPEAKER = _Name("", "", SPEAKER_TYPE, -1, -1)
+# "Caroline: ", "L'utilisateur : ", "El usuario: ": one to three words and a colon.
+_LABEL = re.compile(r"[^\W\d_][\w'’-]*(?:\s[^\W\d_][\w'’-]*){0,2}\s?:\s+")
 
 
 @dataclass
