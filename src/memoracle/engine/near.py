@@ -2,24 +2,39 @@
 words? `near_duplicate` finds the candidates through FTS (only the rarer words once a
 store grows: `near_expression`), keeps those of the same owner, subject and kind that
 hold half of the new words and give every shared slot the same value (`slots_agree`),
-and scores them with `lifecycle.dedup`."""
+and scores them with `lifecycle.dedup`. `same_meaning` is the second look, by meaning:
+the newest live memories of the same owner, subject and kind, compared by embedding
+(in any language), merged only when nothing names another value."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from weakref import WeakKeyDictionary
 
+import numpy as np
+
+from memoracle.embed.core import Embedder, Vector, from_blob, to_blob
 from memoracle.engine.state import EngineState
+from memoracle.errors import EngineError
 from memoracle.lifecycle import dedup
 from memoracle.lifecycle.conflicts import same_value
 from memoracle.lifecycle.dedup import DedupScore
+from memoracle.lifecycle.scripts import names_agree
 from memoracle.lifecycle.slots import Slot
 from memoracle.recall.fuse import token_set
 from memoracle.recall.query import any_of, fts_queries
 from memoracle.store import Store, View
-from memoracle.types import NewMemory
+from memoracle.types import NewMemory, Scope
 
-__all__ = ["NEAR_COMMON", "near_duplicate", "near_expression", "slots_agree"]
+__all__ = [
+    "MEANING_COSINE",
+    "NEAR_COMMON",
+    "near_duplicate",
+    "near_expression",
+    "same_meaning",
+    "slots_agree",
+    "store_vector",
+]
 
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
 NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
@@ -27,6 +42,13 @@ NEAR_OVERLAP = 0.5  # share of words a candidate must share before it is scored
 # ranking every memory that holds it grows with the store: the near-duplicate lookup
 # searches the rarer words only (each word's count stops at the cap, so it stays cheap).
 NEAR_COMMON = 50
+# By meaning: the newest live memories of the subject and kind a new memory is compared
+# with, and how alike in meaning (cosine of the default model's unit vectors) the same
+# statement in other words is. Chosen on bench/data/lifecycle-dev.jsonl and checked on
+# LoCoMo's merges (BENCHMARKS.md); "I live in Paris" / "Я живу в Париже" is 0.88,
+# "I live in Paris" / "I moved to Lyon" 0.47.
+MEANING_CANDIDATES = 64
+MEANING_COSINE = 0.85
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
 _COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
@@ -111,3 +133,86 @@ def slots_agree(a: dict[tuple[str, str], str], b: dict[tuple[str, str], str]) ->
     """Whether two memories give the same value to every slot they share: "I prefer tea
     over coffee" and "I prefer coffee over tea" have the same words and are no repeat."""
     return all(same_value(key[1], value, b[key]) for key, value in a.items() if key in b)
+
+
+def same_meaning(
+    st: EngineState, new: NewMemory, slots: Sequence[Slot]
+) -> tuple[int, DedupScore] | None:
+    """A live memory of the same owner, subject and kind that says what `new` says in
+    other words or another language ("I reside in Paris these days" / "Я живу в
+    Париже"), if any: the closest by embedding of the newest `MEANING_CANDIDATES`, at
+    least `MEANING_COSINE` alike, and only when the texts name no other value (numbers,
+    dates, names, a negation: the dedup entities; a name in another script is the same
+    when its letters are, `lifecycle.scripts`) and give every shared slot the same value.
+    Without an embedder, or when it fails, nothing is merged by meaning."""
+    embedder = st.searcher.embedder
+    if embedder is None:
+        return None
+    owner = _owner(new.scope)
+    view = View(new.scope, now=st.clock.now())
+    rows = [
+        (i, text, h)
+        for i, text, h, scope in st.store.memories.of_subject(
+            new.subject, new.kind, view, limit=MEANING_CANDIDATES
+        )
+        if _owner(scope) == owner
+    ]
+    if not rows:
+        return None
+    try:
+        vector = embedder.embed_documents([new.text])[0]
+        known = _vectors(st, embedder, [(h, text) for _, text, h in rows])
+    except EngineError:  # an embedding service is down: compare by words only
+        return None
+    said = {(s.subject, s.attribute): s.value for s in slots}
+    held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
+    alike = sorted(
+        ((float(np.dot(vector, known[h])), i, text) for i, text, h in rows if h in known),
+        reverse=True,
+    )
+    for cosine, memory_id, text in alike[:3]:
+        if cosine < MEANING_COSINE:
+            break
+        score = dedup.similarity(new.text, text, vector_similarity=cosine)
+        agree = not score.conflicts or (
+            score.conflicts == ("name",) and names_agree(new.text, text)
+        )
+        if agree and slots_agree(said, held.get(memory_id, {})):
+            return memory_id, score
+    return None
+
+
+def store_vector(st: EngineState, content_hash: str, text: str) -> None:
+    """Embed a memory just stored, so the next one is compared with it without
+    embedding it again (search would embed it anyway)."""
+    embedder = st.searcher.embedder
+    if embedder is not None:
+        try:
+            _vectors(st, embedder, [(content_hash, text)])
+        except EngineError:
+            return
+
+
+def _vectors(
+    st: EngineState, embedder: Embedder, items: Sequence[tuple[str, str]]
+) -> dict[str, Vector]:
+    """The unit vectors of `items` (content hash, text) under the configured model:
+    those stored read back, the others embedded and stored."""
+    model_id, dim = embedder.model_id, embedder.dim
+    found: dict[str, Vector] = {}
+    for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
+        if stored_dim == dim:
+            found[h] = from_blob(blob, dim)
+    missing = list({h: text for h, text in items if h not in found}.items())
+    if missing:
+        vectors = embedder.embed_documents([text for _, text in missing])
+        st.store.index.put_vectors(
+            [(h, model_id, dim, to_blob(v)) for (h, _), v in zip(missing, vectors, strict=True)],
+            now=st.clock.now(),
+        )
+        found.update((h, v) for (h, _), v in zip(missing, vectors, strict=True))
+    return found
+
+
+def _owner(scope: Scope) -> tuple[str | None, str | None, str | None]:
+    return (scope.agent, scope.user, scope.chat)

@@ -18,7 +18,7 @@ from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
 from memoracle.engine import settle as meaning
-from memoracle.engine.near import near_duplicate
+from memoracle.engine.near import near_duplicate, same_meaning, store_vector
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -284,6 +284,8 @@ def store_memory(
         slots = slots_of(new.text, lang=new.lang, speaker=speaker)
     slots = tuple(slots or ())
     near = None if existing is not None else near_duplicate(st, new, slots)
+    if near is None and existing is None:
+        near = same_meaning(st, new, slots)
     if near is not None:
         existing = near[0]
         memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
@@ -307,6 +309,7 @@ def store_memory(
         memory_id=memory_id,
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
+    store_vector(st, new.content_hash, new.text)
     settle(st, memory_id, new, slots, now=now, actor=actor)
     meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
