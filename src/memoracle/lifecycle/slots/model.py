@@ -41,6 +41,7 @@ ATTRIBUTES: Mapping[str, str] = MappingProxyType(
         "manager": "who someone reports to",
         "studies_at": "school or university",
         "device": "device:<phone|laptop> — the one in use",
+        "partner": "who someone's partner is (girlfriend, husband, …)",
     }
 )
 
