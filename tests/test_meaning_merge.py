@@ -62,6 +62,7 @@ def test_the_same_statement_in_other_words_is_merged(
         ("The team offsite is on March 3.", "The team offsite is on March 5."),
         ("My brother Tom lives in Berlin.", "My brother Sam lives in Berlin."),
         ("I live in Moscow.", "I live in Berlin."),
+        ("I have lived in Lyon.", "I have lived in Lyon since 2021."),  # all of it and more
     ],
 )
 def test_different_values_are_never_merged(meaning: Engine, first: str, other: str) -> None:

@@ -33,7 +33,6 @@ __all__ = [
     "near_expression",
     "same_meaning",
     "slots_agree",
-    "store_vector",
 ]
 
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
@@ -160,12 +159,17 @@ def same_meaning(
     if not rows:
         return None
     try:
-        vector = embedder.embed_documents([new.text])[0]
-        known = _vectors(st, embedder, [(h, text) for _, text, h in rows])
+        # The new text's vector is stored with the others': the next memory of the
+        # subject is compared with it without embedding it again.
+        known = _vectors(
+            st, embedder, [(new.content_hash, new.text)] + [(h, t) for _, t, h in rows]
+        )
+        vector = known[new.content_hash]
     except EngineError:  # an embedding service is down: compare by words only
         return None
     said = {(s.subject, s.attribute): s.value for s in slots}
     held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
+    words = token_set(new.text)
     alike = sorted(
         ((float(np.dot(vector, known[h])), i, text) for i, text, h in rows if h in known),
         reverse=True,
@@ -173,6 +177,8 @@ def same_meaning(
     for cosine, memory_id, text in alike[:3]:
         if cosine < MEANING_COSINE:
             break
+        if words > token_set(text):
+            continue  # all it said and more ("… since 2021"): news
         score = dedup.similarity(new.text, text, vector_similarity=cosine)
         agree = not score.conflicts or (
             score.conflicts == ("name",) and names_agree(new.text, text)
@@ -180,17 +186,6 @@ def same_meaning(
         if agree and slots_agree(said, held.get(memory_id, {})):
             return memory_id, score
     return None
-
-
-def store_vector(st: EngineState, content_hash: str, text: str) -> None:
-    """Embed a memory just stored, so the next one is compared with it without
-    embedding it again (search would embed it anyway)."""
-    embedder = st.searcher.embedder
-    if embedder is not None:
-        try:
-            _vectors(st, embedder, [(content_hash, text)])
-        except EngineError:
-            return
 
 
 def _vectors(

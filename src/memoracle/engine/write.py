@@ -18,7 +18,7 @@ from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
 from memoracle.engine import settle as meaning
-from memoracle.engine.near import near_duplicate, same_meaning, store_vector
+from memoracle.engine.near import near_duplicate, same_meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -309,7 +309,6 @@ def store_memory(
         memory_id=memory_id,
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
-    store_vector(st, new.content_hash, new.text)
     settle(st, memory_id, new, slots, now=now, actor=actor)
     meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
