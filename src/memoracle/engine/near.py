@@ -9,10 +9,14 @@ the newest live memories of the same owner, subject and kind, compared by embedd
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
 from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from memoracle.capture.dates import find_dates
+from memoracle.capture.lang import detect_language
 from memoracle.embed.core import Embedder, Vector, from_blob, to_blob
 from memoracle.engine.state import EngineState
 from memoracle.errors import EngineError
@@ -44,10 +48,16 @@ NEAR_COMMON = 50
 # By meaning: the newest live memories of the subject and kind a new memory is compared
 # with, and how alike in meaning (cosine of the default model's unit vectors) the same
 # statement in other words is. Chosen on bench/data/lifecycle-dev.jsonl and checked on
-# LoCoMo's merges (BENCHMARKS.md); "I live in Paris" / "Я живу в Париже" is 0.88,
-# "I live in Paris" / "I moved to Lyon" 0.47.
-MEANING_CANDIDATES = 64
-MEANING_COSINE = 0.85
+# LoCoMo's merges (BENCHMARKS.md: at 0.85 with no lexical floor, a quarter of them were
+# false); "I live in Paris" / "Я живу в Париже" is 0.86-0.88 (another language: no
+# lexical floor), "I live in Paris" / "I moved to Lyon" 0.47.
+MEANING_CANDIDATES = 32
+MEANING_COSINE = 0.88
+# The dedup score with the vector is at most (lexical + 1) / 2 and lexical at most the
+# containment of the words: below this no candidate in the same language can merge.
+LEXICAL_FLOOR = 0.3
+MEANING_ACROSS = 0.85  # across languages (the model puts translations a little apart)
+_ANCHOR = datetime(2001, 1, 3, 12, tzinfo=UTC)  # any instant: both texts' times read from it
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
 _COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
@@ -138,12 +148,16 @@ def same_meaning(
     st: EngineState, new: NewMemory, slots: Sequence[Slot]
 ) -> tuple[int, DedupScore] | None:
     """A live memory of the same owner, subject and kind that says what `new` says in
-    other words or another language ("I reside in Paris these days" / "Я живу в
-    Париже"), if any: the closest by embedding of the newest `MEANING_CANDIDATES`, at
-    least `MEANING_COSINE` alike, and only when the texts name no other value (numbers,
-    dates, names, a negation: the dedup entities; a name in another script is the same
-    when its letters are, `lifecycle.scripts`) and give every shared slot the same value.
-    Without an embedder, or when it fails, nothing is merged by meaning."""
+    other words or another language ("I'm allergic to peanuts" / "I have an allergy to
+    peanuts", "Я живу в Париже" / "I live in Paris"), if any: of the newest
+    `MEANING_CANDIDATES`, the closest by embedding, at least `MEANING_COSINE` alike and
+    a near-duplicate by the dedup score with the vector (words and meaning together: a
+    shared name and a "wow" are not enough), or across languages `MEANING_ACROSS`
+    alike; and only when the texts name no other value (numbers, dates, names, a
+    negation: the dedup entities; a name in another script is the same when its
+    letters are, `lifecycle.scripts`), no other time ("last weekend" / "last Friday"),
+    and give every shared slot the same value. A text that says all the old one did
+    and more is news. Without an embedder, or when it fails, nothing merges by meaning."""
     embedder = st.searcher.embedder
     if embedder is None:
         return None
@@ -156,6 +170,13 @@ def same_meaning(
         )
         if _owner(scope) == owner
     ]
+    language = _language(new.text)
+    words = token_set(new.text)
+    rows = [
+        (i, text, h)
+        for i, text, h in rows
+        if _language(text) != language or _containment(words, token_set(text)) >= LEXICAL_FLOOR
+    ]  # in one language, too few shared words cannot reach the dedup threshold: not embedded
     if not rows:
         return None
     try:
@@ -169,13 +190,13 @@ def same_meaning(
         return None
     said = {(s.subject, s.attribute): s.value for s in slots}
     held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
-    words = token_set(new.text)
     alike = sorted(
         ((float(np.dot(vector, known[h])), i, text) for i, text, h in rows if h in known),
         reverse=True,
     )
+    threshold = st.settings.lifecycle.dedup_threshold
     for cosine, memory_id, text in alike[:3]:
-        if cosine < MEANING_COSINE:
+        if cosine < MEANING_ACROSS:
             break
         if words > token_set(text):
             continue  # all it said and more ("… since 2021"): news
@@ -183,9 +204,40 @@ def same_meaning(
         agree = not score.conflicts or (
             score.conflicts == ("name",) and names_agree(new.text, text)
         )
-        if agree and slots_agree(said, held.get(memory_id, {})):
+        other_language = _language(text) != language
+        alike_enough = (
+            cosine >= MEANING_ACROSS
+            if other_language
+            else cosine >= MEANING_COSINE and dedup.is_duplicate(score, threshold)
+        )
+        if (
+            agree
+            and alike_enough
+            and _same_times(new.text, text)
+            and slots_agree(said, held.get(memory_id, {}))
+        ):
             return memory_id, score
     return None
+
+
+@lru_cache(maxsize=8192)
+def _language(text: str) -> str:
+    return detect_language(text)
+
+
+def _containment(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def _same_times(a: str, b: str) -> bool:
+    """Whether two texts name the same times, read from one fixed instant: "last
+    weekend" and "last Friday" are two outings, "yesterday" and "вчера" one day."""
+    return _times(a) == _times(b)
+
+
+def _times(text: str) -> set[tuple[datetime, datetime]]:
+    found = find_dates(text, _ANCHOR, _language(text))
+    return {(m.start, m.end) for m in found}
 
 
 def _vectors(
