@@ -26,6 +26,10 @@ AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
         ("Ma copine s'appelle Léa.", "partner", "lea", False),
         ("Je ne suis plus avec Léa.", "partner", "lea", True),
         ("Mi novio ahora es Pablo.", "partner", "pablo", False),
+        ("I have a dog named Rex.", "pet", "rex", False),
+        ("Rex passed away last week.", "pet", "rex", True),
+        ("Барсик умер.", "pet", "барсик", True),
+        ("Tengo un perro llamado Toby.", "pet", "toby", False),
         ("My dentist appointment is on Monday.", "due:dentist appointment", "monday", False),
         (
             "The dentist appointment was pushed to Friday.",
@@ -80,6 +84,18 @@ def test_a_new_day_or_partner_replaces_the_old_one(
     assert engine.get(first[0].ref).status == "superseded"
 
 
+def test_a_pet_that_died_is_no_longer_had_and_two_pets_coexist(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)
+    _say(engine, clock, "I have a dog named Rex.", "1")
+    _say(engine, clock, "I have a cat named Tom.", "2")
+    assert len(engine.list_memories()) == 2  # several pets at once
+    _say(engine, clock, "Rex passed away last week.", "3")
+    assert "I have a dog named Rex." not in [m.text for m in engine.list_memories()]
+    assert "I have a cat named Tom." in [m.text for m in engine.list_memories()]
+
+
 def test_two_appointments_stay_two(engine: Engine, clock: FixedClock) -> None:
     clock.set(AT)
     _say(engine, clock, "My dentist appointment is on Monday.", "1")
@@ -95,3 +111,23 @@ def test_silent_conflicts_are_counted(engine: Engine, clock: FixedClock) -> None
     both = engine.list_memories(status=None)
     engine.store.memories.set_status(both[-1].id, "active", now=clock.now())  # undo it
     assert silent_conflicts(engine.list_memories(status=None)) == ["lives_in: lyon / paris"]
+
+
+CITIES = (
+    "Paris Lyon Berlin Madrid Rome Vienna Prague Oslo Lisbon Dublin"
+    " Athens Warsaw Zurich Munich Milan Porto Seville Krakow Geneva Turin"
+).split()
+
+
+def test_a_burst_of_changes_leaves_the_last_and_every_step_in_the_audit(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(AT)
+    for n, city in enumerate(CITIES):
+        clock.advance(seconds=3)  # twenty changes in a minute
+        engine.capture([Turn("user", f"I live in {city}.", clock.now(), "s", str(n))])
+    assert [m.text for m in engine.list_memories()] == ["I live in Turin."]
+    every = engine.list_memories(status=None, limit=100)
+    assert len(every) == 20 and sum(m.status == "superseded" for m in every) == 19
+    supersedes = [e for e in engine.store.audit.entries(limit=1000) if e.action == "supersede"]
+    assert len(supersedes) == 19  # each step can be undone from the audit

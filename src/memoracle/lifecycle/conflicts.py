@@ -64,6 +64,7 @@ MULTI_VALUED: frozenset[str] = frozenset(
         "uses:other",
         "prefers:other",
         "decision:other",
+        "pet",
     }
 )
 

@@ -42,6 +42,7 @@ ATTRIBUTES: Mapping[str, str] = MappingProxyType(
         "studies_at": "school or university",
         "device": "device:<phone|laptop> — the one in use",
         "partner": "who someone's partner is (girlfriend, husband, …)",
+        "pet": "a pet's name (several at once; one that died or ran away is denied)",
     }
 )
 
