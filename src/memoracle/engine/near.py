@@ -17,7 +17,7 @@ import numpy as np
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
-from memoracle.embed.core import Embedder, Vector, from_blob, to_blob
+from memoracle.embed.core import Embedder, Vector, from_blob
 from memoracle.engine.state import EngineState
 from memoracle.errors import EngineError
 from memoracle.lifecycle import dedup
@@ -61,6 +61,10 @@ _ANCHOR = datetime(2001, 1, 3, 12, tzinfo=UTC)  # any instant: both texts' times
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
 _COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
+# Per open store, the vectors this process embedded to compare by meaning, by (model,
+# content hash): a long-running process (a server, an import) embeds each text once.
+EMBEDDED_KEPT = 10_000  # vectors (20 MB at 512 floats); then it starts again
+_EMBEDDED: WeakKeyDictionary[Store, dict[tuple[str, str], Vector]] = WeakKeyDictionary()
 
 
 def near_duplicate(
@@ -180,7 +184,7 @@ def same_meaning(
     if not rows:
         return None
     try:
-        # The new text's vector is stored with the others': the next memory of the
+        # The new text's vector is kept with the others': the next memory of the
         # subject is compared with it without embedding it again.
         known = _vectors(
             st, embedder, [(new.content_hash, new.text)] + [(h, t) for _, t, h in rows]
@@ -244,20 +248,23 @@ def _vectors(
     st: EngineState, embedder: Embedder, items: Sequence[tuple[str, str]]
 ) -> dict[str, Vector]:
     """The unit vectors of `items` (content hash, text) under the configured model:
-    those stored read back, the others embedded and stored."""
+    those the store holds read back, the others embedded, or taken from what this
+    process embedded before (`_EMBEDDED`). They are not stored: embedding the store is
+    search's and the nightly's work (`reindex`), which `health` watches."""
     model_id, dim = embedder.model_id, embedder.dim
     found: dict[str, Vector] = {}
     for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
         if stored_dim == dim:
             found[h] = from_blob(blob, dim)
+    cache = _EMBEDDED.setdefault(st.store, {})
+    found.update((h, cache[(model_id, h)]) for h, _ in items if (model_id, h) in cache)
     missing = list({h: text for h, text in items if h not in found}.items())
     if missing:
         vectors = embedder.embed_documents([text for _, text in missing])
-        st.store.index.put_vectors(
-            [(h, model_id, dim, to_blob(v)) for (h, _), v in zip(missing, vectors, strict=True)],
-            now=st.clock.now(),
-        )
-        found.update((h, v) for (h, _), v in zip(missing, vectors, strict=True))
+        if len(cache) > EMBEDDED_KEPT:
+            cache.clear()
+        for (h, _), vector in zip(missing, vectors, strict=True):
+            found[h] = cache[(model_id, h)] = vector
     return found
 
 
