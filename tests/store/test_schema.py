@@ -34,6 +34,7 @@ def test_open_applies_migrations_and_records_version(store: Store) -> None:
         (11, "expiry"),
         (12, "slot values"),
         (13, "stemmed search text"),
+        (14, "memories by subject"),
     ]
     assert rows == numbered
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -197,17 +197,33 @@ def remember(
     ' ("my old job" finds "I work at Oracle"); several partial fits are listed, not forgotten.',
 )
 @click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="With --query: forget every memory it fits, even more than 20; with an empty"
+    " --query, every live memory. Asks first (unless --yes).",
+)
+@click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> None:
+def forget(
+    ref: str | None, query: str | None, dry_run: bool, everything: bool, yes: bool, as_json: bool
+) -> None:
     """Mark a memory forgotten: a status change with an audit entry, never a delete.
+
+    A --query that names nothing, or fits more than 20 memories, is refused (exit 2)
+    unless --all; one that fits several only in part lists them and forgets none.
 
     \b
     Example:
       memoracle forget m_12
       memoracle forget --query "old office address" --dry-run
+      memoracle forget --query "staging server" --all
     """
     if (ref is None) == (query is None):
         fail("Give exactly one of: a memory id (e.g. m_12) or --query TEXT.")
+    if everything and query is None:
+        fail("--all goes with --query.")
     with engine_errors(), current().engine() as engine:
         if ref is not None:
             if dry_run:
@@ -215,7 +231,12 @@ def forget(ref: str | None, query: str | None, dry_run: bool, as_json: bool) -> 
             found = [engine.forget(ref)]
         else:
             assert query is not None
-            found = engine.forget_matching(query, dry_run=dry_run)
+            if everything and not dry_run and not yes:
+                preview = engine.forget_matching(query, dry_run=True, everything=True)
+                click.confirm(
+                    f"Forget {len(preview)} memories matching {query!r}?", abort=True, err=True
+                )
+            found = engine.forget_matching(query, dry_run=dry_run, everything=everything)
         zone = engine.zone
     if as_json:
         echo_json(records.envelope(dry_run=dry_run, memories=[records.memory(m) for m in found]))

@@ -330,11 +330,20 @@ class Engine(EngineState):
         return memories.forget(self, ref, actor=actor, reason=reason)
 
     def forget_matching(
-        self, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
+        self,
+        query: str,
+        *,
+        dry_run: bool = False,
+        actor: str = "cli",
+        limit: int = 20,
+        everything: bool = False,
     ) -> list[Memory]:
         """Forget every live memory containing all words of `query`, else those it
-        describes, in any language (or list them, dry run); see docs/lifecycle.md."""
-        return memories.forget_matching(self, query, dry_run=dry_run, actor=actor, limit=limit)
+        describes, in any language (or list them, dry run); a query naming nothing or
+        fitting more than `limit` is refused unless `everything`. docs/lifecycle.md."""
+        return memories.forget_matching(
+            self, query, dry_run=dry_run, actor=actor, limit=limit, everything=everything
+        )
 
     def index_status(self) -> IndexStatus:
         """Which embedding model the store's vectors belong to, and whether search can

@@ -18,12 +18,15 @@ from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import InvalidInput, NotFound, WriteHeld
 from memoracle.store.audit import AuditEntry
 from memoracle.store.held import HeldWrite
+from memoracle.store.memories import LIVE, match_expression
 from memoracle.types import (
     Episode,
     Memory,
     Scope,
     Turn,
 )
+
+EVERY = 10_000_000  # `forget_matching(everything=True)`: no cap on the matches
 
 
 def held_writes(
@@ -246,13 +249,36 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
 
 
 def forget_matching(
-    st: EngineState, query: str, *, dry_run: bool = False, actor: str = "cli", limit: int = 20
+    st: EngineState,
+    query: str,
+    *,
+    dry_run: bool = False,
+    actor: str = "cli",
+    limit: int = 20,
+    everything: bool = False,
 ) -> list[Memory]:
     """Forget every live memory containing all words of `query`, else every one it
     describes ("my old job" -> "I work at Oracle", `settle.described_memories`), or
-    list them (dry run). A description that fits none plainly but several in part is
-    refused (`InvalidInput` listing them): a person chooses."""
-    found = st.store.memories.get_many(st.store.memories.match(query, limit=limit))
+    list them (dry run). Refused (`InvalidInput`, nothing forgotten) unless
+    `everything`: a query with no word to look for (it would fit every memory), and one
+    that fits more than `limit` memories (all of them are forgotten, not the first
+    `limit`). A description that fits none plainly but several in part is refused
+    whatever `everything` says, listing them: a person chooses."""
+    if match_expression(query) is None:
+        if not everything:
+            raise InvalidInput(
+                f"--query {query!r} names nothing to look for, so it fits every memory."
+                " Say what to forget, or pass --all to forget every live memory."
+            )
+        found = [m for status in LIVE for page in st.store.memories.pages(status) for m in page]
+    else:
+        ids = st.store.memories.match(query, limit=EVERY if everything else limit + 1)
+        if len(ids) > limit and not everything and not dry_run:
+            raise InvalidInput(
+                f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
+                " say more, or pass --all to forget every one."
+            )
+        found = st.store.memories.get_many(ids[: len(ids) if everything else limit])
     if not found:
         meant, unclear = settle.described_memories(st, query, None)
         if unclear and not dry_run:

@@ -22,6 +22,10 @@ PLANS = ("decision", "event", "task")  # what a change of plan may replace
 _WINDOW = 200  # the owner's newest live memories looked at
 PLAN_WINDOW = timedelta(days=30)  # how far back a change of plan looks for its plan
 _UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is disputed
+# Slots a plain statement of is worth a memory on its own, even when no memory filled
+# them yet and the capture rules kept nothing ("La réunion d'équipe est mardi", "Моя
+# жена — Анна"): an appointment's day (an event, a plan) and who one's partner is.
+STANDING = {"due": "event", "partner": "fact"}
 
 
 def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[Memory]:
@@ -80,8 +84,8 @@ def replace_plan(
         if m.id != memory_id
         and m.subject == new.subject
         and since <= m.observed_at <= new.observed_at
-        and (_ahead(m) or (m.valid_from is None and overlap(new.text, m.text) >= 2))
-    ]  # an undated event is a plan only when the change names it (two words in common)
+        and (_ahead(m) or (m.valid_from is None and _names(new, m)))
+    ]  # an undated event is a plan only when the change names it
     if not plans:
         return None
     scored = sorted(((overlap(new.text, m.text), m) for m in plans), key=lambda p: -p[0])
@@ -107,6 +111,24 @@ def replace_plan(
         detail={"by": f"m_{memory_id}", "reason": "change of plan"},
     )
     return action
+
+
+def _names(new: NewMemory, old: Memory) -> bool:
+    """Whether a change names an undated plan: two words in common, or the day of the
+    same appointment ("La réunion d'équipe est mardi", then "La réunion est reportée à
+    jeudi": `due:` slots whose topics share a word)."""
+    if overlap(new.text, old.text) >= 2:
+        return True
+    words = [
+        {
+            word
+            for s in slots_of(m.text, lang=m.lang)
+            if s.attribute.startswith("due:")
+            for word in s.attribute.partition(":")[2].split()
+        }
+        for m in (new, old)
+    ]
+    return bool(words[0] & words[1])
 
 
 def _ahead(memory: Memory) -> bool:
@@ -142,24 +164,28 @@ def unclaimed(
     ("I no longer live in Paris", "je n'habite plus à Lille") or gives a new value to
     one a live memory of the owner fills ("I switched to a Pixel 8" after "I use an
     iPhone 12"), or changes a plan the owner has ("планы поменялись: деплоим на
-    Render"). The memory to store (a decision for a change of plan, else a fact),
-    with its slots, so settling it ends what it replaces; None for anything hedged,
-    or about a slot or plan nobody had."""
+    Render"), or plainly fills a `STANDING` slot (an appointment's day, a partner).
+    The memory to store (a decision for a change of plan, an event for an appointment,
+    else a fact), with its slots, so settling it ends what it replaces; None for
+    anything hedged, or about another slot or plan nobody had."""
     slots = slots_of(text, lang=lang, speaker=speaker)
     if any(s.hedged for s in slots):
         return None
     held = st.store.memories.in_slot
+    standing = [STANDING.get(s.attribute.partition(":")[0]) for s in slots if not s.negated]
     if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
         kind = "fact"
     elif change_of_plan(text) and _owned(st, scope, kinds=PLANS):
         kind = "decision"
+    elif standing and all(standing):
+        kind = "event" if "event" in standing else "fact"
     else:
         return None
     return (
         NewMemory(
             kind=kind,
             text=text,
-            layer="semantic",  # of a fact and of a decision alike
+            layer="episodic" if kind == "event" else "semantic",
             source="capture",
             observed_at=observed_at,
             content_hash=content_hash(text),

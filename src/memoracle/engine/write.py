@@ -18,7 +18,7 @@ from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
 from memoracle.engine import settle as meaning
-from memoracle.engine.near import near_duplicate
+from memoracle.engine.near import near_duplicate, same_meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
 from memoracle.errors import (
@@ -285,15 +285,17 @@ def store_memory(
         slots = slots_of(new.text, lang=new.lang, speaker=speaker)
     slots = tuple(slots or ())
     near = None if existing is not None else near_duplicate(st, new, slots)
+    how = "words"
+    if near is None and existing is None:
+        near, how = same_meaning(st, new, slots), "meaning"
     if near is not None:
         existing = near[0]
         memories.confirm(existing, step=CONFIRM_STEP)  # said again, in other words
+        detail: dict[str, Any] = {"text": new.text, "score": round(near[1].score, 3), "by": how}
+        if how == "meaning" and near[1].vector is not None:
+            detail["cosine"] = round(near[1].vector, 3)
         st.store.audit.append(
-            at=now,
-            actor=actor,
-            action="merge",
-            memory_id=existing,
-            detail={"text": new.text, "score": round(near[1].score, 3)},
+            at=now, actor=actor, action="merge", memory_id=existing, detail=detail
         )
     if existing is not None:
         memories.bump(existing, now=now, boost=st.settings.recall.boost)

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from memoracle.lifecycle.scripts import same_name
 from memoracle.lifecycle.slots import Slot, SlotBook, default_slots
 
 __all__ = [
@@ -63,6 +64,7 @@ MULTI_VALUED: frozenset[str] = frozenset(
         "uses:other",
         "prefers:other",
         "decision:other",
+        "pet",
     }
 )
 
@@ -156,9 +158,12 @@ def _same_words(left: Sequence[str], right: Sequence[str]) -> bool:
 
 def _same_word(a: str, b: str) -> bool:
     """Equal, or (Cyrillic) one stem the other's plus at most two letters: the crude
-    stemmer leaves "амстерд" for "Амстердам" but "амстердам" for "в Амстердаме"."""
+    stemmer leaves "амстерд" for "Амстердам" but "амстердам" for "в Амстердаме"; or one
+    Cyrillic, the other Latin, and the same name ("париж" / "paris", `scripts`)."""
     if a == b:
         return True
+    if (_CYRILLIC.fullmatch(a) is None) != (_CYRILLIC.fullmatch(b) is None):
+        return same_name(a, b)
     short, long = sorted((a, b), key=len)
     return (
         len(short) >= _MIN_FUZZY

@@ -371,6 +371,21 @@ class Memories:
             if (r := rows.get(i)) is not None
         ]
 
+    def of_subject(
+        self, subject: str | None, kind: str, view: View, *, limit: int
+    ) -> list[tuple[int, str, str, Scope]]:
+        """(id, text, content_hash, scope) of the newest live memories of `subject` and
+        `kind` that `view` may see: the few a new memory is compared with by meaning at
+        capture (`memories_subject` keeps it a short range, whatever the store's size)."""
+        clause, params = view.memory_clause("m")
+        rows = self._db.execute(
+            "SELECT m.id, m.text, m.content_hash, m.agent_id, m.user_id, m.chat_id,"
+            " m.visibility FROM memories m INDEXED BY memories_subject"
+            f" WHERE m.subject IS ? AND m.kind = ? AND {clause} ORDER BY m.id DESC LIMIT ?",
+            (subject, kind, *params, limit),
+        ).fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2]), Scope(r[3], r[4], r[5], r[6])) for r in rows]
+
     def select(
         self,
         *,

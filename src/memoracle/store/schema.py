@@ -510,6 +510,12 @@ def m013_stemmed_search_text(conn: sqlite3.Connection) -> None:
     )
 
 
+def m014_memories_subject(conn: sqlite3.Connection) -> None:
+    """Memories by subject: a new memory is compared by meaning with the newest live
+    memories of its subject and kind (`Memories.of_subject`), a range of this index."""
+    _run_script(conn, "CREATE INDEX memories_subject ON memories (subject, kind, id);")
+
+
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "initial", m001_initial),
     (2, "vectors", m002_vectors),
@@ -524,6 +530,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (11, "expiry", m011_expiry),
     (12, "slot values", m012_slot_values),
     (13, "stemmed search text", m013_stemmed_search_text),
+    (14, "memories by subject", m014_memories_subject),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -15,7 +15,10 @@ turn, its checks (phrases compared with case, accents and spacing aside):
 - `ask`: the first line of the recall block for `question` contains `answer`.
 
 A scenario ends in the right state when every one of its checks holds. Reported per
-language and per topic, with each failed check named.
+language and per topic, with each failed check named, and the scenarios that end with a
+*silent conflict*: two active memories (neither disputed) giving different values to one
+attribute that holds one value (`lifecycle.conflicts.single_valued`), as the slot rules
+read their texts. There should be none: such a pair is superseded or disputed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from memoracle.clock import FixedClock, parse_instant
 from memoracle.engine import Engine
 from memoracle.jobs.bench.capture_set import folded, read_jsonl, scratch_engine
 from memoracle.jobs.nightly import run_nightly
+from memoracle.lifecycle.conflicts import same_value, single_valued
+from memoracle.lifecycle.slots import slots_of
 from memoracle.types import Memory, Scope, Turn
 
 __all__ = ["LifecycleReport", "Scenario", "read_scenarios", "run_lifecycle_set"]
@@ -62,6 +67,7 @@ class Outcome:
     topic: str
     checks: int
     failed: list[str]
+    silent: list[str] = field(default_factory=list)  # "attribute: value / value"
 
 
 @dataclass
@@ -96,6 +102,8 @@ class LifecycleReport:
                 k: {"right": r, "scenarios": n} for k, (r, n) in self.groups(_topic).items()
             },
             "failed": [{"id": o.id, "checks": o.failed} for o in self.outcomes if o.failed],
+            "silent_conflicts": sum(bool(o.silent) for o in self.outcomes),
+            "silent": [{"id": o.id, "slots": o.silent} for o in self.outcomes if o.silent],
             "seconds": self.seconds,
         }
 
@@ -104,11 +112,13 @@ class LifecycleReport:
         rows = [
             f"lifecycle scenarios: {self.path}",
             f"right state: {data['right']} of {data['scenarios']} ({data['share_right']});"
-            f" checks failed: {data['checks_failed']} of {data['checks']}",
+            f" checks failed: {data['checks_failed']} of {data['checks']};"
+            f" silent conflicts: {data['silent_conflicts']}",
         ]
         for title, groups in (("language", self.groups(_lang)), ("topic", self.groups(_topic))):
             rows.append(f"by {title}: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in groups.items()))
         rows += [f"  {o.id}: {'; '.join(o.failed)}" for o in self.outcomes if o.failed]
+        rows += [f"  {o.id} silent: {'; '.join(o.silent)}" for o in self.outcomes if o.silent]
         rows.append(f"{self.seconds}s")
         return "\n".join(rows)
 
@@ -195,7 +205,30 @@ def _play(engine: Engine, clock: FixedClock, scenario: Scenario) -> Outcome:
         if not lines or folded(answer) not in folded(lines[0]):
             failed.append(f"ask {question!r}: first line {lines[0] if lines else '(none)'!r}")
     total = sum(len(p) for p in scenario.checks.values()) + (scenario.ask is not None)
-    return Outcome(scenario.id, scenario.lang, scenario.topic, total, failed)
+    return Outcome(
+        scenario.id, scenario.lang, scenario.topic, total, failed, silent_conflicts(memories)
+    )
+
+
+def silent_conflicts(memories: list[Memory]) -> list[str]:
+    """The single-valued slots two active memories fill with different values, both
+    affirmed (see the module docstring), as "attribute: value / value"."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    found: list[str] = []
+    for m in memories:
+        if m.status != "active":
+            continue
+        for slot in slots_of(m.text, lang=m.lang):
+            if slot.negated or not single_valued(slot.attribute):
+                continue
+            values = seen.setdefault((slot.subject, slot.attribute), [])
+            found += [
+                f"{slot.attribute}: {v} / {slot.value}"
+                for v in values
+                if not same_value(slot.attribute, v, slot.value)
+            ]
+            values.append(slot.value)
+    return found
 
 
 def _holds(check: str, phrase: str, memories: list[Memory]) -> bool:

@@ -41,6 +41,8 @@ ATTRIBUTES: Mapping[str, str] = MappingProxyType(
         "manager": "who someone reports to",
         "studies_at": "school or university",
         "device": "device:<phone|laptop> — the one in use",
+        "partner": "who someone's partner is (girlfriend, husband, …)",
+        "pet": "a pet's name (several at once; one that died or ran away is denied)",
     }
 )
 

@@ -1,0 +1,62 @@
+"""`forget --query`: a query naming nothing or fitting too many is refused unless
+--all (which asks first); --dry-run shows; an unclear description lists candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memoracle.cli import main
+from memoracle.engine import Engine
+from memoracle.errors import InvalidInput
+
+
+def run(home: Path, *args: str, input: str | None = None, code: int = 0) -> str:
+    result = CliRunner().invoke(main, ["--home", str(home), *args], input=input)
+    assert result.exit_code == code, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.output
+
+
+def _live(engine: Engine) -> int:
+    return len(engine.list_memories(limit=1000))
+
+
+def test_a_query_naming_nothing_is_refused_unless_all(engine: Engine) -> None:
+    for text in ("I live in Paris.", "I work at Oracle.", "My cat is called Tom."):
+        engine.remember(text)
+    with pytest.raises(InvalidInput, match="names nothing"):
+        engine.forget_matching("  ")
+    assert _live(engine) == 3
+    assert len(engine.forget_matching("", dry_run=True, everything=True)) == 3
+    assert _live(engine) == 3
+    engine.forget_matching("", everything=True)
+    assert _live(engine) == 0
+
+
+def test_a_query_fitting_more_than_the_limit_forgets_none_unless_all(engine: Engine) -> None:
+    for n in range(5):
+        engine.remember(f"The staging server number {n} runs Debian.")
+    engine.remember("The production server runs Ubuntu.")
+    with pytest.raises(InvalidInput, match="fits more than 3"):
+        engine.forget_matching("staging server", limit=3)
+    assert _live(engine) == 6
+    assert len(engine.forget_matching("staging server", limit=3, dry_run=True)) == 3
+    forgotten = engine.forget_matching("staging server", limit=3, everything=True)
+    assert len(forgotten) == 5 and {m.status for m in forgotten} == {"forgotten"}
+    assert [m.text for m in engine.list_memories()] == ["The production server runs Ubuntu."]
+
+
+def test_the_cli_asks_before_forgetting_everything(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "init")
+    run(home, "remember", "I live in Paris.")
+    run(home, "remember", "I work at Oracle.")
+    assert "names nothing" in run(home, "forget", "--query", "", code=1)
+    assert run(home, "forget", "--query", "", "--all", "--dry-run").count("would forget") == 2
+    assert "Aborted" in run(home, "forget", "--query", "", "--all", input="n\n", code=1)
+    assert "2 memories" in run(home, "forget", "--query", "", "--all", input="y\n")
+    assert "no memories" in run(home, "list")
+    assert "--all goes with --query" in run(home, "forget", "m_1", "--all", code=1)
