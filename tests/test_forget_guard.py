@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from memoracle.cli import main
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
+from memoracle.types import Scope
 
 
 def run(home: Path, *args: str, input: str | None = None, code: int = 0) -> str:
@@ -60,3 +62,33 @@ def test_the_cli_asks_before_forgetting_everything(tmp_path: Path) -> None:
     assert "2 memories" in run(home, "forget", "--query", "", "--all", input="y\n")
     assert "no memories" in run(home, "list")
     assert "--all goes with --query" in run(home, "forget", "m_1", "--all", code=1)
+
+
+def test_forget_by_query_never_reaches_what_the_scope_cannot_see(engine: Engine) -> None:
+    """Bob's and the owner's memories are neither counted, listed nor forgotten by
+    Alice's description, not even with --all; Alice's own are."""
+    alice, bob = Scope(user="alice"), Scope(user="bob")
+    engine.remember("The staging server runs Debian.", scope=alice)
+    engine.remember("The staging server password rotates monthly.", scope=bob)
+    engine.remember("The staging server lives in Frankfurt.")
+    listed = engine.forget_matching("staging server", scope=alice, dry_run=True)
+    assert [m.text for m in listed] == ["The staging server runs Debian."]
+    assert engine.forget_matching("", scope=alice, dry_run=True, everything=True) == listed
+    engine.forget_matching("staging server", scope=alice, everything=True)
+    assert [m.text for m in engine.list_memories(scope=bob)] == [
+        "The staging server password rotates monthly."
+    ]
+    assert [m.text for m in engine.list_memories()] == ["The staging server lives in Frankfurt."]
+    assert engine.list_memories(scope=alice) == []
+
+
+def test_the_cli_forgets_only_in_its_scope(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "init")
+    run(home, "remember", "--user-id", "bob", "I work at Oracle.")
+    assert "no live memory matches" in run(home, "forget", "--query", "Oracle", "--dry-run")
+    bobs = run(home, "list", "--user-id", "bob", "--json")
+    ref = json.loads(bobs)["memories"][0]["id"]
+    assert "No memory" in run(home, "forget", ref, "--user-id", "alice", code=1)
+    assert "forgot" in run(home, "forget", "--query", "Oracle", "--user-id", "bob")
+    assert "Oracle" not in run(home, "list", "--user-id", "bob")

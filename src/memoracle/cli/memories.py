@@ -206,10 +206,19 @@ def remember(
 )
 @click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@scope_options
 def forget(
-    ref: str | None, query: str | None, dry_run: bool, everything: bool, yes: bool, as_json: bool
+    ref: str | None,
+    query: str | None,
+    dry_run: bool,
+    everything: bool,
+    yes: bool,
+    as_json: bool,
+    scope: Scope,
 ) -> None:
     """Mark a memory forgotten: a status change with an audit entry, never a delete.
+    Only what this scope may see (default: the workspace owner's) is found or forgotten;
+    any other id says "No memory", as a missing one.
 
     A --query that names nothing, or fits more than 20 memories, is refused (exit 2)
     unless --all; one that fits several only in part lists them and forgets none.
@@ -228,15 +237,17 @@ def forget(
         if ref is not None:
             if dry_run:
                 fail("--dry-run goes with --query; forgetting one id is undone by the audit log.")
-            found = [engine.forget(ref)]
+            found = [engine.forget(engine.get(ref, scope=scope).id)]
         else:
             assert query is not None
             if everything and not dry_run and not yes:
-                preview = engine.forget_matching(query, dry_run=True, everything=True)
+                preview = engine.forget_matching(query, scope=scope, dry_run=True, everything=True)
                 click.confirm(
                     f"Forget {len(preview)} memories matching {query!r}?", abort=True, err=True
                 )
-            found = engine.forget_matching(query, dry_run=dry_run, everything=everything)
+            found = engine.forget_matching(
+                query, scope=scope, dry_run=dry_run, everything=everything
+            )
         zone = engine.zone
     if as_json:
         echo_json(records.envelope(dry_run=dry_run, memories=[records.memory(m) for m in found]))

@@ -333,16 +333,24 @@ class Engine(EngineState):
         self,
         query: str,
         *,
+        scope: Scope | None = None,
         dry_run: bool = False,
         actor: str = "cli",
         limit: int = 20,
         everything: bool = False,
     ) -> list[Memory]:
-        """Forget every live memory containing all words of `query`, else those it
-        describes, in any language (or list them, dry run); a query naming nothing or
-        fitting more than `limit` is refused unless `everything`. docs/lifecycle.md."""
+        """Forget every live memory `scope` may see (no scope: the workspace owner's)
+        containing all words of `query`, else those it describes, in any language (or
+        list them, dry run); a query naming nothing or fitting more than `limit` is
+        refused unless `everything`. docs/lifecycle.md."""
         return memories.forget_matching(
-            self, query, dry_run=dry_run, actor=actor, limit=limit, everything=everything
+            self,
+            query,
+            scope=scope,
+            dry_run=dry_run,
+            actor=actor,
+            limit=limit,
+            everything=everything,
         )
 
     def index_status(self) -> IndexStatus:

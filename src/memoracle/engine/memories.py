@@ -252,35 +252,50 @@ def forget_matching(
     st: EngineState,
     query: str,
     *,
+    scope: Scope | None = None,
     dry_run: bool = False,
     actor: str = "cli",
     limit: int = 20,
     everything: bool = False,
 ) -> list[Memory]:
-    """Forget every live memory containing all words of `query`, else every one it
-    describes ("my old job" -> "I work at Oracle", `settle.described_memories`), or
-    list them (dry run). Refused (`InvalidInput`, nothing forgotten) unless
-    `everything`: a query with no word to look for (it would fit every memory), and one
-    that fits more than `limit` memories (all of them are forgotten, not the first
-    `limit`). A description that fits none plainly but several in part is refused
-    whatever `everything` says, listing them: a person chooses."""
+    """Forget every live memory `scope` may see (docs/scopes.md; None: the workspace
+    owner's view) containing all words of `query`, else every one it describes ("my old
+    job" -> "I work at Oracle", `settle.described_memories`), or list them (dry run).
+    What the scope cannot see is never counted, listed nor forgotten. Refused
+    (`InvalidInput`, nothing forgotten) unless `everything`: a query with no word to look
+    for (it would fit every memory), and one that fits more than `limit` memories (all of
+    them are forgotten, not the first `limit`). A description that fits none plainly but
+    several in part is refused whatever `everything` says, listing them: a person
+    chooses."""
+
+    def sees(memory: Memory) -> bool:
+        return can_see(st.settings, scope, memory.scope)
+
     if match_expression(query) is None:
         if not everything:
             raise InvalidInput(
                 f"--query {query!r} names nothing to look for, so it fits every memory."
                 " Say what to forget, or pass --all to forget every live memory."
             )
-        found = [m for status in LIVE for page in st.store.memories.pages(status) for m in page]
+        found = [
+            m
+            for status in LIVE
+            for page in st.store.memories.pages(status)
+            for m in page
+            if sees(m)
+        ]
     else:
-        ids = st.store.memories.match(query, limit=EVERY if everything else limit + 1)
-        if len(ids) > limit and not everything and not dry_run:
+        ids = st.store.memories.match(query, limit=EVERY)
+        found = [m for m in st.store.memories.get_many(ids) if sees(m)]
+        if len(found) > limit and not everything and not dry_run:
             raise InvalidInput(
                 f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
                 " say more, or pass --all to forget every one."
             )
-        found = st.store.memories.get_many(ids[: len(ids) if everything else limit])
+        found = found if everything else found[:limit]
     if not found:
         meant, unclear = settle.described_memories(st, query, None)
+        meant, unclear = [m for m in meant if sees(m)], [m for m in unclear if sees(m)]
         if unclear and not dry_run:
             maybe = "; ".join(f"{m.ref} {m.text!r}" for m in unclear[:10])
             raise InvalidInput(
