@@ -4,7 +4,9 @@ the fake model, whose requests show what the gateway sent it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -13,9 +15,9 @@ from typing import Any
 import pytest
 from fake_model import content_text
 from harness import first_json
-from toolchain import NODE_VERSION, OPENCLAW_VERSION
+from toolchain import NODE_VERSION, OPENCLAW_VERSION, Toolchain
 
-from conftest import World
+from conftest import RESULTS, World, new_openclaw, plugin_entry
 from memoracle.ingest.openclaw_sqlite import read_openclaw_sqlite
 from memoracle.types import Turn
 
@@ -245,3 +247,99 @@ def test_ingest_of_the_gateways_store_adds_no_duplicate_episode(world: World) ->
     assert len(keys) == len(set(keys))
     again = [e for e in episodes if "(capture check)" in e["text"]]
     assert len(again) == 2, [(e["origin"], e["turn_id"]) for e in again]
+
+
+def _plugin_config(world: World, **extra: Any) -> None:
+    """Give the plugin this config and wait until the gateway has loaded it (a hot
+    reload when the gateway does one within 30 s, else a restart)."""
+    offset = world.oc.log.stat().st_size
+    world.oc.set_config(
+        "plugins.entries.memoracle.config", plugin_entry(world.oc, world.mhome, **extra)
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if b"memoracle: " in world.oc.log.read_bytes()[offset:]:
+            return
+        time.sleep(0.5)
+    world.oc.restart()
+
+
+def test_a_bad_memoracle_path_does_not_stop_the_turn(world: World) -> None:
+    try:
+        _plugin_config(world, command="/nonexistent/bin/memoracle")
+        reply = world.oc.turn("Is the turn still answered? (bad path check)")
+    finally:
+        _plugin_config(world)
+    assert reply["status"] == "ok"
+    texts = [p["text"] for p in reply["result"]["payloads"]]
+    assert any(t.startswith("Noted (") for t in texts), texts
+    assert _requests_with(world, "(bad path check)")
+    assert not [e for e in _episodes(world) if "(bad path check)" in e["text"]]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _timed_turns(world: World, label: str, n: int) -> tuple[list[float], list[float]]:
+    """n turns in one fresh session: wall time of `openclaw agent` and the gateway's
+    own run time (meta.durationMs), in ms."""
+    walls: list[float] = []
+    runs: list[float] = []
+    for i in range(n):
+        start = time.perf_counter()
+        reply = world.oc.turn(
+            f"Bench turn {i}: we ship on Friday ({label})", session_key=f"bench-{label}"
+        )
+        walls.append((time.perf_counter() - start) * 1000)
+        runs.append(float(reply["result"]["meta"]["durationMs"]))
+    return walls, runs
+
+
+def test_per_turn_overhead_plugin_on_vs_off(world: World) -> None:
+    n = int(os.environ.get("GATEWAY_E2E_TURNS", "20"))
+    try:
+        _plugin_config(world, autoRecall=False, autoCapture=False)
+        off = _timed_turns(world, "off", n)
+    finally:
+        _plugin_config(world)
+    on = _timed_turns(world, "on", n)
+    lines = RESULTS.setdefault("lines", [])
+    for name, index in (("openclaw agent wall", 0), ("gateway run (durationMs)", 1)):
+        p50 = _quantile(on[index], 0.5) - _quantile(off[index], 0.5)
+        p95 = _quantile(on[index], 0.95) - _quantile(off[index], 0.95)
+        lines.append(
+            f"{name}, {n} turns each: plugin off p50 {_quantile(off[index], 0.5):.0f} ms "
+            f"p95 {_quantile(off[index], 0.95):.0f} ms; on p50 {_quantile(on[index], 0.5):.0f}"
+            f" ms p95 {_quantile(on[index], 0.95):.0f} ms; memoracle adds p50 {p50:+.0f} ms,"
+            f" p95 {p95:+.0f} ms"
+        )
+    assert len(off[0]) == len(on[0]) == n
+
+
+def _tree(*paths: Path) -> dict[str, str]:
+    """SHA-256 of every file under the given files/folders."""
+    out: dict[str, str] = {}
+    for path in paths:
+        for f in [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()):
+            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def test_uninstall_gives_back_the_workspace_and_openclaw_json(
+    toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    oc = new_openclaw(toolchain, tmp_path_factory.mktemp("roundtrip"), None)
+    (oc.workspace / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- I drink green tea\n")
+    before = _tree(oc.workspace, oc.config_path)
+    mhome = oc.root / "memoracle-home"
+    oc.memoracle(
+        "--home", str(mhome), "install", "--openclaw-workspace", str(oc.workspace), stdin=""
+    )
+    oc.memoracle("--home", str(mhome), "capture", "--user", "I moved to Porto last spring")
+    oc.memoracle("--home", str(mhome), "nightly")
+    assert _tree(oc.workspace, oc.config_path) != before  # the nightly run wrote its block
+    oc.memoracle("--home", str(mhome), "uninstall", "--force")
+    assert _tree(oc.workspace, oc.config_path) == before
+    oc.run("config", "validate")
