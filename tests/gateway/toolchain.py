@@ -90,9 +90,13 @@ def check_registry() -> None:
         done = _run([_npm(), "view", f"openclaw@{OPENCLAW_VERSION}", "version"], timeout=60)
     except subprocess.TimeoutExpired as exc:
         raise RegistryUnreachable("`npm view openclaw` got no answer in 60 s") from exc
-    if done.returncode != 0 or done.stdout.strip() != OPENCLAW_VERSION:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RegistryUnreachable(f"`npm view openclaw@{OPENCLAW_VERSION}` failed: {tail}")
+    if done.returncode == 0 and done.stdout.strip() == OPENCLAW_VERSION:
+        return
+    said = [line for line in done.stderr.splitlines() if "complete log" not in line]
+    reason = " ".join(said[:3]).strip() or f"exit {done.returncode}, no output"
+    if "E404" in done.stderr or done.returncode == 0:
+        raise ToolchainError(f"the registry has no openclaw@{OPENCLAW_VERSION}: {reason}")
+    raise RegistryUnreachable(f"`npm view openclaw@{OPENCLAW_VERSION}` failed: {reason}")
 
 
 def _install_node(root: Path) -> Path:
