@@ -2,11 +2,12 @@
 #   make demo   - create .venv, install memoracle, run the demo on the bundled session
 #   make test   - create .venv, install memoracle with test tools, lint, type-check, fast tests
 #   make check  - the same with every test, the slow ones included (what CI runs)
+#   make gateway-toolchain - Node 24 + openclaw@2026.9.6 for tests/gateway (npm, cached)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check lint fix bench clean
+.PHONY: demo test check lint fix bench clean gateway-toolchain
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,11 @@ test: $(VENV)/.dev lint
 
 check: $(VENV)/.dev lint
 	$(BIN)/pytest
+
+# The real OpenClaw gateway the gateway suite runs against, in $$MEMORACLE_E2E_CACHE
+# (default ~/.cache/memoracle-e2e); exit 3 when the npm registry cannot be reached.
+gateway-toolchain:
+	$(PYTHON) tests/gateway/toolchain.py
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench
