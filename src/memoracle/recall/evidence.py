@@ -10,10 +10,20 @@ passes the fused scores and which session each turn belongs to.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
-__all__ = ["SESSION_DEPTH", "boost_by_session", "session_scores"]
+from memoracle.text import fts_terms
+from memoracle.types import Episode
+
+__all__ = [
+    "SESSION_DEPTH",
+    "boost_by_session",
+    "boost_speakers",
+    "by_context",
+    "named_speakers",
+    "session_scores",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -68,3 +78,19 @@ def boost_speakers(
     if not named or factor == 1.0:
         return dict(ranked)
     return {k: v * (factor if speaker_of.get(k) in named else 1.0) for k, v in ranked.items()}
+
+
+def by_context(
+    ranked: Mapping[tuple[str, int], float],
+    episodes: Sequence[Episode],
+    query: str,
+    session_weight: float,
+    speaker_factor: float,
+) -> dict[tuple[str, int], float]:
+    """`ranked` (fused scores by ("memory" | "episode", id)) after the session boost
+    and then the speaker boost, `episodes` being the candidate turns."""
+    session_of = {("episode", e.id): e.session_id for e in episodes if e.session_id}
+    out = boost_by_session(ranked, session_of, session_weight)
+    speaker_of = {("episode", e.id): e.speaker for e in episodes if e.speaker}
+    words = {w.casefold() for w in fts_terms(query)}
+    return boost_speakers(out, speaker_of, words, speaker_factor)

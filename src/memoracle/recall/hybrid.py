@@ -24,7 +24,7 @@ from memoracle.errors import EngineError
 from memoracle.lifecycle import scoring
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
-from memoracle.recall.evidence import boost_by_session, boost_speakers
+from memoracle.recall.evidence import by_context
 from memoracle.recall.expand import expand
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
@@ -38,7 +38,6 @@ from memoracle.recall.vectors import (
     stored_vectors,
 )
 from memoracle.store import Store, View
-from memoracle.text import fts_terms
 from memoracle.types import Episode, Hit, Memory, Scores
 
 POOL = 100  # candidates taken from each signal before fusion
@@ -319,11 +318,7 @@ class Searcher:
         similarity.update({("episode", i): s for i, s in vector_e})
 
         candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"])
-        session_of = {("episode", e.id): e.session_id for e in candidates if e.session_id}
-        ranked = boost_by_session(ranked, session_of, SESSION_WEIGHT)
-        speaker_of = {("episode", e.id): e.speaker for e in candidates if e.speaker}
-        words = {w.casefold() for w in fts_terms(query)}
-        ranked = boost_speakers(ranked, speaker_of, words, SPEAKER_FACTOR)
+        ranked = by_context(ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR)
         top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
         memories = {
             m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
