@@ -24,6 +24,7 @@ from memoracle.errors import EngineError
 from memoracle.lifecycle import scoring
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
+from memoracle.recall.evidence import by_context
 from memoracle.recall.expand import expand
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
@@ -39,8 +40,8 @@ from memoracle.recall.vectors import (
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory, Scores
 
-POOL = 50  # candidates taken from each signal before fusion
-VECTOR_POOL = 100  # nearest hashes looked up (several items may share one text)
+POOL = 100  # candidates taken from each signal before fusion
+VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
@@ -51,6 +52,8 @@ GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders t
 # memories' list at weight 1 cost 6 points of R@5 (.431 -> .497 without it); at 0.3 it
 # costs nothing there and still finds a memory stated once and never said as a turn.
 MEMORY_LEXICAL_WEIGHT = 0.3
+SESSION_WEIGHT = 1.0  # how much a turn gains from its session's evidence (`evidence`)
+SPEAKER_FACTOR = 1.6  # turns said by the person the query names (`evidence`)
 
 
 @dataclass(frozen=True)
@@ -314,6 +317,8 @@ class Searcher:
         similarity = {("memory", i): s for i, s in vector_m}
         similarity.update({("episode", i): s for i, s in vector_e})
 
+        candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"])
+        ranked = by_context(ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR)
         top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
         memories = {
             m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
