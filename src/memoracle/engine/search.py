@@ -305,7 +305,12 @@ def _filtered(st: EngineState, item: Memory | Episode, kinds: tuple[str, ...]) -
     else:
         if item.kind != "message":
             found.append(f"filtered by kind of turn: a {item.kind}; search reads messages only")
-        held = [h for h in st.store.held.list(limit=100_000) if h.episode_id == item.id]
+        held = [
+            h
+            for h in st.store.held.list(limit=100_000)
+            if h.episode_id == item.id
+            or (h.episode_id is not None and (h.text, h.scope) == (item.text, item.scope))
+        ]
         for h in held:
             if h.decision is None:
                 found.append(
