@@ -12,6 +12,9 @@ id, each a fresh connection, as the OpenClaw plugin makes them.
 
     python bench/cold_recall.py [--size 10000] [--runs 10] [--turns 50] [--keep DIR]
     python bench/cold_recall.py --importtime     # the 25 slowest imports of one recall
+
+The memoracle measured is the one `python -m memoracle.cli` finds: put another checkout's
+src first on PYTHONPATH (with --turns 0) to measure it on the same store.
 """
 
 from __future__ import annotations
@@ -158,8 +161,9 @@ def main() -> None:
         return
     result = {"size": args.size, "cold_recall": cold(home, args.runs)}
     print(f"cold recall, {args.runs} processes: {json.dumps(result['cold_recall'])}")
-    result["warm"] = warm(home, args.turns)
-    print(f"warm, {args.turns} turns: {json.dumps(result['warm'])}")
+    if args.turns:  # --turns 0: the cold path only (a memoracle without `serve`)
+        result["warm"] = warm(home, args.turns)
+        print(f"warm, {args.turns} turns: {json.dumps(result['warm'])}")
     print(f"written to {write_results('cold_recall', result)}")
 
 

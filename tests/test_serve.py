@@ -148,6 +148,37 @@ def test_the_socket(server: WarmServer, tmp_path: Path) -> None:
     assert not path.exists()
 
 
+def test_concurrent_clients_each_get_their_answer(server: WarmServer, tmp_path: Path) -> None:
+    path = _short_socket(tmp_path)
+    ready = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"on_ready": ready.set})
+    thread.start()
+    replies: dict[int, list[dict[str, Any]]] = {}
+
+    def client(n: int) -> None:
+        turns = [
+            {"op": "capture", "turns": {"user": f"I live in town {n}-{i}.", "turn": f"{n}-{i}"}}
+            for i in range(5)
+        ]
+        replies[n] = _send(path, *turns, {"op": "recall", "message": f"town {n}"})
+
+    try:
+        assert ready.wait(30)
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join(60)
+        assert sorted(replies) == [0, 1, 2, 3]
+        for n, answers in replies.items():
+            assert all(a["ok"] for a in answers), answers
+            assert f"town {n}-" in answers[-1]["result"]["text"]
+        assert _send(path, {"op": "status"})[0]["result"]["stats"]["episodes"] == 20
+    finally:
+        server.stop()
+        thread.join(30)
+
+
 def test_a_dead_servers_socket_is_replaced_and_other_files_refused(tmp_path: Path) -> None:
     path = _short_socket(tmp_path)
     left = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
