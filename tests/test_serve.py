@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -48,11 +50,12 @@ def server(settings: Settings, clock: FixedClock) -> Iterator[WarmServer]:
     warm.close()
 
 
-def _short_socket(tmp_path: Path) -> Path:
-    """A socket path under the unix limit: pytest's tmp_path can be longer."""
-    folder = Path(f"/tmp/mt-{os.getpid()}-{abs(hash(tmp_path)) % 10**8}")
-    folder.mkdir(exist_ok=True)
-    return folder / "s.sock"
+@pytest.fixture
+def sock() -> Iterator[Path]:
+    """A socket path under the unix limit (pytest's tmp_path can be longer), removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="mt-", dir="/tmp"))
+    yield folder / "s.sock"
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _send(path: Path, *requests: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,8 +132,8 @@ def test_recall_without_a_store_answers_from_the_files(
     assert "database unavailable" in block["degraded"]
 
 
-def test_the_socket(server: WarmServer, tmp_path: Path) -> None:
-    path = _short_socket(tmp_path)
+def test_the_socket(server: WarmServer, sock: Path) -> None:
+    path = sock
     ready = threading.Event()
     thread = threading.Thread(target=server.serve, args=(path,), kwargs={"on_ready": ready.set})
     thread.start()
@@ -148,8 +151,8 @@ def test_the_socket(server: WarmServer, tmp_path: Path) -> None:
     assert not path.exists()
 
 
-def test_concurrent_clients_each_get_their_answer(server: WarmServer, tmp_path: Path) -> None:
-    path = _short_socket(tmp_path)
+def test_concurrent_clients_each_get_their_answer(server: WarmServer, sock: Path) -> None:
+    path = sock
     ready = threading.Event()
     thread = threading.Thread(target=server.serve, args=(path,), kwargs={"on_ready": ready.set})
     thread.start()
@@ -179,8 +182,10 @@ def test_concurrent_clients_each_get_their_answer(server: WarmServer, tmp_path: 
         thread.join(30)
 
 
-def test_a_dead_servers_socket_is_replaced_and_other_files_refused(tmp_path: Path) -> None:
-    path = _short_socket(tmp_path)
+def test_a_dead_servers_socket_is_replaced_and_other_files_refused(
+    tmp_path: Path, sock: Path
+) -> None:
+    path = sock
     left = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     left.bind(str(path))  # bound, never listening: what a killed server leaves
     left.close()
@@ -195,9 +200,9 @@ def test_a_dead_servers_socket_is_replaced_and_other_files_refused(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_sigterm_stops_the_process_cleanly(settings: Settings, tmp_path: Path) -> None:
+def test_sigterm_stops_the_process_cleanly(settings: Settings, sock: Path) -> None:
     Engine.init(settings)
-    path = _short_socket(tmp_path)
+    path = sock
     env = {**os.environ, "MEMORACLE_EMBEDDING_MODEL": "hash"}
     args = [sys.executable, "-m", "memoracle.cli", "--home", str(settings.home), "serve"]
     proc = subprocess.Popen([*args, "--socket", str(path)], env=env, stderr=subprocess.PIPE)
