@@ -71,7 +71,7 @@ def test_skill_names_only_commands_and_flags_the_cli_has() -> None:
     global_options = _options(main)
     for words in shown:
         name = words[1]
-        command = main.get_command(click.Context(main), name)
+        command = main.commands.get(name)
         assert command is not None, f"SKILL.md names `memoracle {name}`, which the CLI lacks"
         flags = {w.split("=", 1)[0] for w in words[2:] if w.startswith("--")}
         unknown = flags - _options(command) - global_options

@@ -8,7 +8,9 @@ graph, the nightly jobs, the installer and the benchmark harness it does not run
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,16 +39,62 @@ COMMANDS: dict[str, str] = {
 }  # fmt: skip
 
 
+def _import_all() -> None:
+    for module in sorted(set(COMMANDS.values())):
+        importlib.import_module(f"memoracle.cli.{module}")
+
+
+class _Commands(dict[str, click.Command]):
+    """The group's table: whoever reads it whole (help, completion, a test walking every
+    command) gets every command, their modules imported first; one command is looked up
+    by `LazyGroup.get_command` without that."""
+
+    def __iter__(self) -> Iterator[str]:
+        _import_all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        _import_all()
+        return super().__len__()
+
+    def __contains__(self, key: object) -> bool:
+        _import_all()
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> click.Command:
+        _import_all()
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _import_all()
+        return super().get(key, default)
+
+    def keys(self) -> Any:
+        _import_all()
+        return super().keys()
+
+    def values(self) -> Any:
+        _import_all()
+        return super().values()
+
+    def items(self) -> Any:
+        _import_all()
+        return super().items()
+
+
 class LazyGroup(click.Group):
     """A group whose commands are registered by importing their module, on first use."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._table = _Commands(self.commands)
+        self.commands = self._table
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in COMMANDS:
-            importlib.import_module(f"memoracle.cli.{COMMANDS[cmd_name]}")
-        return super().get_command(ctx, cmd_name)
+        module = COMMANDS.get(cmd_name)
+        if module is not None:
+            importlib.import_module(f"memoracle.cli.{module}")
+        return dict.get(self._table, cmd_name)  # this one, not the whole table
 
 
 @click.group(
