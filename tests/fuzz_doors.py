@@ -133,6 +133,7 @@ def text_free(value: str) -> str:
 SKIPPED = {
     ("mcp",),  # serves until stdin closes; the MCP door is fuzzed directly below
     ("daemon",),  # runs forever
+    ("serve",),  # serves until SIGTERM; its requests are checked in tests/test_serve.py
     ("demo",),  # its own throwaway workspace, seconds per run
     ("install",),  # edits an OpenClaw workspace and the crontab
     ("uninstall",),

@@ -23,6 +23,7 @@ ORDER = (
     # doors
     "memoracle",  # the public API in __init__.py
     "memoracle.cli",
+    "memoracle.serve",
     "memoracle.mcp_server",
     "memoracle.serialize.reports",
     # integrations

@@ -76,3 +76,22 @@ def test_a_held_turn_is_held_once(home: Path, transcript: Path, plugin_first: bo
         _plugin_capture(home)
     _cli(home, "ingest", str(transcript))
     assert _held(home) == [ANSWER]
+
+
+def test_one_hold_per_text_across_turns_and_doors(home: Path, transcript: Path) -> None:
+    """The same injection text said again in another turn of another session, and
+    through another door (a checkpoint's text), is the first hold, not a new one; every
+    turn saying it stays out of search until that hold is confirmed."""
+    _plugin_capture(home)
+    again = {"assistant": ANSWER, "session": "another-session", "turn": "x9"}
+    _cli(home, "capture", "--json", input=json.dumps(again))
+    _cli(home, "checkpoint", "--text", f"assistant: {ANSWER}", "--json")
+    assert _held(home) == [ANSWER]
+
+    def found() -> list[str]:
+        out = json.loads(_cli(home, "search", "ignore all previous instructions", "--json").output)
+        return [hit["id"] for hit in out["hits"]]
+
+    assert found() == []
+    _cli(home, "audit", "--confirm", "h_1")
+    assert len(found()) == 3

@@ -73,9 +73,16 @@ def _live_messages(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _plugin_turn(
-    home: Path, state: Path, user_entry: str, source: Path | None = None, **ctx_extra: str
+    home: Path,
+    state: Path,
+    user_entry: str,
+    source: Path | None = None,
+    socket: Path | None = None,
+    **ctx_extra: str,
 ) -> list[str]:
-    """The plugin's agent_end after the turn that `user_entry` opens; its log lines."""
+    """The plugin's agent_end after the turn that `user_entry` opens; its log lines.
+    Through the CLI, or with `socket` through the warm server there (`memoracle serve`,
+    which the plugin starts when nothing answers)."""
     assert NODE is not None
     live = _live_messages(source or _transcript(state))
     ids = [entry_id for entry_id, _ in live]
@@ -86,6 +93,7 @@ def _plugin_turn(
             "command": sys.executable,
             "commandArgs": ["-m", "memoracle.cli"],
             "home": str(home),
+            **({"socket": str(socket)} if socket else {"warm": False}),
         },
         "messages": [message for _, message in live[:end]],
         "ctx": {
@@ -153,6 +161,40 @@ def test_plugin_then_ingest_stores_each_turn_once(home: Path, state: Path, tmp_p
     after = _episodes(home)
     _assert_once(after)
     assert sorted(after) == sorted(_ingested_alone(tmp_path, state))
+
+
+@needs_node
+def test_the_warm_plugin_then_ingest_stores_each_turn_once(
+    home: Path, state: Path, tmp_path: Path
+) -> None:
+    socket = tmp_path / "s.sock"
+    try:
+        for entry in PLUGIN_TURNS:
+            logs = _plugin_turn(home, state, entry, socket=socket)
+            assert any("captured turn" in line for line in logs), logs
+        assert socket.exists()  # no warning above: no call fell back to the CLI
+    finally:
+        _stop_server(socket)
+    _cli(home, "ingest", str(_transcript(state)))
+    after = _episodes(home)
+    _assert_once(after)
+    assert sorted(after) == sorted(_ingested_alone(tmp_path, state))
+
+
+def _stop_server(socket: Path) -> None:
+    """SIGTERM to the warm server the plugin started, if it is there."""
+    import signal
+    import socket as sockets
+
+    if not socket.exists():
+        return
+    with sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(str(socket))
+        conn.sendall(b'{"op": "ping"}\n')
+        with conn.makefile("rb") as stream:
+            pid = json.loads(stream.readline())["result"]["pid"]
+    os.kill(pid, signal.SIGTERM)
 
 
 @needs_node

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -23,7 +22,9 @@ from memoracle.cli.context import (
     scope_options,
 )
 from memoracle.cli.main import main
+from memoracle.errors import InvalidInput
 from memoracle.serialize import records
+from memoracle.serve.protocol import turn_pair, turns_of
 from memoracle.types import IngestWarning, Scope, Turn
 
 
@@ -69,7 +70,7 @@ def capture(
         batches, many = _turns_from_stdin(read_stdin(), scope)
     else:
         when = parse_time(at, "--at")
-        batches = [(_turn_pair(user_text, assistant_text, when, session, turn, speaker), scope)]
+        batches = [(turn_pair(user_text, assistant_text, when, session, turn, speaker), scope)]
         many = False
     with engine_errors(), current().engine() as engine:
         results = engine.capture_many(batches)
@@ -93,26 +94,11 @@ def capture(
             click.echo(f"no memory ({reason}); turn {stored}")
 
 
-def _turn_pair(
-    user_text: str | None,
-    assistant_text: str | None,
-    at: datetime | None,
-    session: str | None,
-    turn: str | None,
-    speaker: str | None,
-) -> list[Turn]:
-    turns = []
-    if user_text is not None:
-        turns.append(Turn("user", user_text, at, session, turn, speaker, origin="capture"))
-    if assistant_text is not None:
-        turns.append(Turn("assistant", assistant_text, at, session, turn, None, origin="capture"))
-    return turns
-
-
 def _turns_from_stdin(
     raw: str, default: Scope
 ) -> tuple[list[tuple[Sequence[Turn], Scope | None]], bool]:
-    """The turns on stdin, each with its scope, and whether a list was given."""
+    """The turns on stdin, each with its scope, and whether a list was given (checked as
+    the warm server checks them: serve.protocol)."""
     if not raw.strip():
         fail("stdin is empty: nothing to capture. Pass --user TEXT, or JSON on stdin.")
     try:
@@ -121,64 +107,10 @@ def _turns_from_stdin(
         fail(f"stdin: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
     except RecursionError:
         fail("stdin: not valid JSON (nested too deeply)")
-    items = data if isinstance(data, list) else [data]
-    if not items:
-        fail("stdin: an empty list; nothing to capture.")
-    known = {
-        "user",
-        "assistant",
-        "at",
-        "session",
-        "turn",
-        "speaker",
-        "agent",
-        "user_id",
-        "chat",
-        "visibility",
-    }
-    out: list[tuple[Sequence[Turn], Scope | None]] = []
-    for i, item in enumerate(items):
-        where = f"stdin item {i}" if isinstance(data, list) else "stdin"
-        if not isinstance(item, dict):
-            fail(
-                f"{where}: expected an object with 'user' and/or 'assistant', "
-                f"got {type(item).__name__}"
-            )
-        unknown = set(item) - known
-        if unknown:
-            fail(
-                f"{where}: unknown field(s) {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(sorted(known))}"
-            )
-        for name in known:
-            if item.get(name) is not None and not isinstance(item[name], str):
-                fail(f"{where}: field '{name}' must be a string")
-        if item.get("user") is None and item.get("assistant") is None:
-            fail(f"{where}: needs 'user' and/or 'assistant' text")
-        visibility = item.get("visibility") or default.visibility
-        if visibility not in ("private", "shared"):
-            fail(f"{where}: field 'visibility' must be private or shared")
-        scope = Scope(
-            agent=item.get("agent") or default.agent,
-            user=item.get("user_id") or default.user,
-            chat=item.get("chat") or default.chat,
-            visibility=visibility,
-        )
-        at = parse_time(item.get("at"), f"{where} field 'at'")
-        out.append(
-            (
-                _turn_pair(
-                    item.get("user"),
-                    item.get("assistant"),
-                    at,
-                    item.get("session"),
-                    item.get("turn"),
-                    item.get("speaker"),
-                ),
-                scope,
-            )
-        )
-    return out, isinstance(data, list)
+    try:
+        return turns_of(data, default, "stdin"), isinstance(data, list)
+    except InvalidInput as exc:
+        fail(str(exc))
 
 
 @main.command()

@@ -1,4 +1,5 @@
-"""Long-running and measuring doors: `mcp` (the MCP server) and `bench locomo`."""
+"""Long-running and measuring doors: `serve` (the warm server), `mcp` (the MCP server)
+and `bench`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,50 @@ from memoracle.cli.context import (
 from memoracle.cli.main import main
 from memoracle.serialize import records
 from memoracle.types import Scope
+
+
+@main.command(name="serve")
+@home_option
+@click.option(
+    "--socket",
+    "socket_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The unix socket to listen on (default: serve.sock in the home folder).",
+)
+@click.option(
+    "--idle-exit",
+    type=click.FloatRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Exit after this long without a request (0: never).",
+)
+@scope_options
+def serve_command(socket_file: Path | None, idle_exit: float, scope: Scope) -> None:
+    """Keep one engine open and answer JSON requests on a unix socket, one object per
+    line: ping, recall, capture, checkpoint, status (docs/cli.md). A host that calls
+    memoracle on every turn (the OpenClaw plugin) saves a process start per call.
+
+    The scope given here is the default; a request may name its own agent, user_id,
+    chat and visibility, checked as `capture` checks them. The socket is mode 0600: it
+    trusts every process of this account, and no one else. A socket left behind by a
+    server that died is replaced; a live one is refused. SIGTERM stops it cleanly.
+
+    \b
+    Example:
+      memoracle serve
+      memoracle serve --socket /run/user/1000/memoracle.sock --idle-exit 3600
+    """
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
+    )
+    from memoracle.serve.server import WarmServer, socket_path
+
+    ctx = current()
+    with engine_errors(2):
+        settings = ctx.settings()
+        server = WarmServer(settings, scope=scope, clock=ctx.clock(settings), idle_exit=idle_exit)
+        server.serve(socket_path(settings, socket_file))
 
 
 @main.command(name="mcp")

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
-from memoracle.engine import graph, guard, ingest, memories, search, upkeep, write
+from memoracle.engine import graph, guard, memories, search, upkeep, write
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
@@ -24,7 +25,6 @@ from memoracle.errors import (
     StoreError,
     WorkspaceError,
 )
-from memoracle.ingest.callbacks import OnProgress, OnWarning
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
@@ -53,6 +53,9 @@ from memoracle.types import (
     Stats,
     Turn,
 )
+
+if TYPE_CHECKING:  # the readers load with `ingest`, not with every engine
+    from memoracle.ingest.callbacks import OnProgress, OnWarning
 
 WORKSPACE_DIRS = ("memory", "reference", "knowledge-graph")
 HOME_DIRS = ("archive", "backups")
@@ -244,6 +247,8 @@ class Engine(EngineState):
         cannot be read at all raises, unless other paths were read: then it is a warning
         too, so one bad file in a batch does not stop the others.
         """
+        from memoracle.engine import ingest  # the file readers: loaded when read from
+
         return ingest.ingest(
             self, paths, fmt=fmt, scope=scope, on_progress=on_progress, on_warning=on_warning
         )

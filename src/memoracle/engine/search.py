@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
@@ -18,7 +19,6 @@ from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
     InvalidInput,
 )
-from memoracle.ingest.callbacks import OnProgress
 from memoracle.lifecycle import scoring
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
@@ -36,6 +36,9 @@ from memoracle.types import (
     RecallLine,
     Scope,
 )
+
+if TYPE_CHECKING:
+    from memoracle.ingest.callbacks import OnProgress
 
 EXPLAIN_DEPTH = 200
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
@@ -302,7 +305,12 @@ def _filtered(st: EngineState, item: Memory | Episode, kinds: tuple[str, ...]) -
     else:
         if item.kind != "message":
             found.append(f"filtered by kind of turn: a {item.kind}; search reads messages only")
-        held = [h for h in st.store.held.list(limit=100_000) if h.episode_id == item.id]
+        held = [
+            h
+            for h in st.store.held.list(limit=100_000)
+            if h.episode_id == item.id
+            or (h.episode_id is not None and (h.text, h.scope) == (item.text, item.scope))
+        ]
         for h in held:
             if h.decision is None:
                 found.append(

@@ -397,7 +397,8 @@ def hold(
     """Hold a write the audit flagged (the same text from the same place held before,
     and not confirmed, is that write again), with an audit entry."""
     held = st.store.held
-    same = None if episode_id is not None else held.same(text, source, scope)
+    # One hold per text: a turn saying what a held turn said is held by that entry.
+    same = held.same_turn(text, scope) if episode_id is not None else held.same(text, source, scope)
     if same is not None:
         return same
     held_id = held.add(

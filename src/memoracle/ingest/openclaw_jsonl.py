@@ -21,6 +21,7 @@ from memoracle.ingest.openclaw_session import (
     carry_senders,
     entry_turn,
     is_header,
+    newer_version,
     oversize_warning,
 )
 from memoracle.types import IngestWarning, Turn
@@ -71,6 +72,9 @@ def _read_openclaw_jsonl(
                 on_warning(IngestWarning(origin, "not a JSON object; skipped"))
                 continue
             if is_header(value):
+                newer = newer_version(value, origin)
+                if newer is not None:
+                    on_warning(newer)
                 header_id = value.get("id")
                 if session_id is None and isinstance(header_id, str) and header_id:
                     session_id = header_id

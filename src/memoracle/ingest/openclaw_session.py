@@ -47,6 +47,25 @@ def is_header(value: Mapping[str, Any]) -> bool:
     return value.get("type") == "session"
 
 
+#: The newest session format these readers know (OpenClaw's pi sessions, version 3).
+KNOWN_VERSION = 3
+
+
+def newer_version(value: Mapping[str, Any], origin: str) -> IngestWarning | None:
+    """A warning when a header says its session format is newer than `KNOWN_VERSION`:
+    the file is still read as version 3 (entries of kinds it does not know are
+    skipped), and the user learns why turns may be missing."""
+    version = value.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version <= KNOWN_VERSION:
+        return None
+    return IngestWarning(
+        origin,
+        f"session format version {version} is newer than the version {KNOWN_VERSION} this "
+        "memoracle reads; read as version 3 (what it does not know is skipped): upgrade "
+        "memoracle to read it whole",
+    )
+
+
 class Tree:
     """The id/parentId skeleton of a session, in compact arrays.
 

@@ -34,6 +34,7 @@ from memoracle.ingest.openclaw_session import (
     carry_senders,
     entry_turn,
     is_header,
+    newer_version,
     oversize_warning,
 )
 from memoracle.types import IngestWarning, Turn
@@ -194,6 +195,9 @@ def _read_copy(
             if event is None:
                 continue
             if is_header(event):
+                newer = newer_version(event, origin)
+                if newer is not None:
+                    on_warning(newer)
                 if header_id is None and isinstance(event.get("id"), str):
                     header_id = event["id"]
                 continue

@@ -124,6 +124,17 @@ class Held:
         ).fetchone()
         return None if row is None else _held(row)
 
+    def same_turn(self, text: str, scope: Scope) -> HeldWrite | None:
+        """A captured turn saying `text` in `scope` already held and not confirmed, from
+        any door (capture, checkpoint, ingest): a turn saying it again is held by it."""
+        row = self._db.execute(
+            f"SELECT {_FIELDS} FROM held WHERE episode_id IS NOT NULL AND text = ?"
+            " AND visibility = ? AND agent_id IS ? AND user_id IS ? AND chat_id IS ?"
+            " AND (decision IS NULL OR decision = 'reject') ORDER BY id LIMIT 1",
+            (text, scope.visibility, scope.agent, scope.user, scope.chat),
+        ).fetchone()
+        return None if row is None else _held(row)
+
     def list(
         self, *, since: datetime | None = None, waiting: bool = False, limit: int = 1000
     ) -> builtins.list[HeldWrite]:

@@ -66,9 +66,13 @@ class View:
 
     def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
         clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
-        # A turn the write audit held back stays out until a person confirms it.
+        # A turn the write audit held back stays out until a person confirms it, and so
+        # does every turn of the same scope saying the same text: one hold per text.
         clauses.append(
-            f"NOT EXISTS (SELECT 1 FROM held h WHERE h.episode_id = {alias}.id"
+            f"NOT EXISTS (SELECT 1 FROM held h WHERE (h.episode_id = {alias}.id"
+            f" OR (h.episode_id IS NOT NULL AND h.text = {alias}.text"
+            f" AND h.agent_id IS {alias}.agent_id AND h.user_id IS {alias}.user_id"
+            f" AND h.chat_id IS {alias}.chat_id AND h.visibility = {alias}.visibility))"
             " AND (h.decision IS NULL OR h.decision = 'reject'))"
         )
         if self.as_of is not None:

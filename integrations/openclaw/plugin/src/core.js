@@ -1,11 +1,13 @@
 // @ts-check
 /**
- * memoracle as OpenClaw's memory: the two hooks and the two ways to reach memoracle.
+ * memoracle as OpenClaw's memory: the two hooks and the three ways to reach memoracle.
  *
  * This module owns what the plugin does: read its config, recall before the prompt is
  * built (`before_prompt_build` -> `prependContext`), capture the finished turn
- * (`agent_end`), and talk to memoracle either by running its CLI (argument arrays,
- * never a shell) or over MCP streamable HTTP on loopback. It leaves the plugin entry
+ * (`agent_end`), and talk to memoracle: by default through the warm server (`memoracle
+ * serve` on a unix socket, ./warm.js, which the plugin starts and restarts), else by
+ * running its CLI (argument arrays, never a shell, also the warm path's fallback) or
+ * over MCP streamable HTTP on loopback. It leaves the plugin entry
  * (`index.ts`, the SDK import) to OpenClaw's loader, and the memory itself (rules,
  * ranking, budget, duplicates) to memoracle.
  *
@@ -18,6 +20,7 @@ import { execFile } from "node:child_process";
 import { homedir } from "node:os";
 
 import { flushPlanResolver } from "./flush.js";
+import { memoracleHome, SOCKET_NAME, WarmRequestError, WarmServer } from "./warm.js";
 
 import {
   contentText as messageContentText,
@@ -84,6 +87,8 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {boolean} autoCapture
  * @property {string | undefined} agent memoracle --agent (CLI only)
  * @property {string | undefined} userId memoracle --user-id (CLI only)
+ * @property {boolean} warm talk to `memoracle serve` (started when needed), the CLI as fallback
+ * @property {string | undefined} socket the warm server's socket (default: HOME/serve.sock)
  */
 
 /**
@@ -131,6 +136,8 @@ export const DEFAULTS = Object.freeze({
   autoCapture: true,
   agent: undefined,
   userId: undefined,
+  warm: true,
+  socket: undefined,
 });
 
 /**
@@ -197,6 +204,16 @@ export const CONFIG_JSON_SCHEMA = Object.freeze({
       minLength: 1,
       description: "memoracle --user-id for recall and capture (default: workspace.user). CLI only.",
     },
+    warm: {
+      type: "boolean",
+      description:
+        "Keep `memoracle serve` running and talk to it over its unix socket (started when needed, restarted if it died); the CLI answers a call it cannot take (default true).",
+    },
+    socket: {
+      type: "string",
+      minLength: 1,
+      description: "The warm server's unix socket (default: serve.sock in memoracle's home).",
+    },
   },
 });
 
@@ -223,8 +240,8 @@ const INTEGER_RANGES = {
   recallTimeoutMs: [100, 120000],
   captureTimeoutMs: [100, 120000],
 };
-const STRING_KEYS = ["command", "home", "endpoint", "agent", "userId"];
-const BOOLEAN_KEYS = ["autoRecall", "autoCapture"];
+const STRING_KEYS = ["command", "home", "endpoint", "agent", "userId", "socket"];
+const BOOLEAN_KEYS = ["autoRecall", "autoCapture", "warm"];
 
 /**
  * The plugin's config with defaults; an unknown key or a wrong type is an Error naming it.
@@ -287,7 +304,9 @@ export function registerMemoracle(api, options = {}) {
           recallTimeoutMs: config.recallTimeoutMs,
           captureTimeoutMs: config.captureTimeoutMs,
         })
-      : cliTransport(config, resolver(api));
+      : config.warm
+        ? warmTransport(config, resolver(api), log)
+        : cliTransport(config, resolver(api));
   } catch (error) {
     log.error(`memoracle: ${messageOf(error)}; the plugin is off until the config is fixed`);
     return;
@@ -547,6 +566,104 @@ function textOf(message) {
   return messageContentText(/** @type {Record<string, unknown>} */ (message).content);
 }
 
+// -- the warm transport -------------------------------------------------------------
+
+/**
+ * `memoracle serve` over its unix socket, started when nothing answers there; a call
+ * that cannot reach it runs the CLI instead (one warning line says why). A call the
+ * server took and failed, or answered late, is not run again.
+ * @param {MemoracleConfig} config
+ * @param {(path: string) => string} resolvePath
+ * @param {Required<PluginLogger>} log
+ * @param {{ env?: Record<string, string | undefined> }} [options]
+ * @returns {Transport & { server: WarmServer }}
+ */
+export function warmTransport(config, resolvePath, log, options = {}) {
+  const home = config.home ? resolvePath(config.home) : undefined;
+  const socket = config.socket
+    ? resolvePath(config.socket)
+    : `${memoracleHome(home, options.env ?? process.env)}/${SOCKET_NAME}`;
+  const base = [...config.commandArgs];
+  if (home) base.push("--home", home);
+  const server = new WarmServer({ command: config.command, args: base, socket });
+  const cli = cliTransport(config, resolvePath);
+  /** @type {Record<string, string>} */
+  const scope = {};
+  if (config.agent) scope.agent = config.agent;
+  if (config.userId) scope.user_id = config.userId;
+  let warmLost = false;
+
+  /**
+   * @template T
+   * @param {Record<string, unknown>} message
+   * @param {number} timeoutMs
+   * @param {(result: Record<string, any>) => T} shape
+   * @param {() => Promise<T>} fallback
+   * @returns {Promise<T>}
+   */
+  async function call(message, timeoutMs, shape, fallback) {
+    let result;
+    try {
+      result = await server.call({ ...message, ...scope }, timeoutMs);
+    } catch (error) {
+      if (error instanceof WarmRequestError) throw error;
+      const why = messageOf(error);
+      let answer;
+      try {
+        answer = await fallback();
+      } catch (again) {
+        throw new Error(`${messageOf(again)} (the warm server too: ${why})`);
+      }
+      // Said once when the warm path is lost, not at every call until it is back.
+      (warmLost ? log.debug : log.warn)(`memoracle: the warm server is unreachable (${why}); the CLI answered`);
+      warmLost = true;
+      return answer;
+    }
+    if (warmLost) log.info(`memoracle: the warm server at ${socket} answers again`);
+    warmLost = false;
+    return shape(result);
+  }
+
+  return {
+    describe: `the warm server at ${socket} (the CLI when it cannot be reached)`,
+    server,
+    recall(query, budget) {
+      return call(
+        { op: "recall", message: query, budget },
+        config.recallTimeoutMs,
+        (reply) => {
+          if (typeof reply.text !== "string") throw new Error("recall answered no text field");
+          return { text: reply.text, degraded: typeof reply.degraded === "string" ? reply.degraded : null };
+        },
+        () => cli.recall(query, budget),
+      );
+    },
+    capture(turns) {
+      return call(
+        { op: "capture", turns },
+        config.captureTimeoutMs,
+        (reply) => captureReply(reply),
+        () => cli.capture(turns),
+      );
+    },
+  };
+}
+
+/**
+ * `capture --json`'s answer (or the warm server's, the same shape) as the hooks read it.
+ * @param {Record<string, unknown>} reply
+ * @returns {CaptureReply}
+ */
+function captureReply(reply) {
+  // A list answers {results: [...]}, one per item; one object, itself.
+  const results = Array.isArray(reply.results) ? reply.results : [reply];
+  return {
+    duplicate: results.every((r) => r && r.duplicate_turn === true),
+    added: results.reduce((n, r) => n + (Array.isArray(r?.added) ? r.added.length : 0), 0),
+    problems: [],
+  };
+}
+
 // -- the CLI transport --------------------------------------------------------------
 
 /**
@@ -588,14 +705,7 @@ export function cliTransport(config, resolvePath) {
         JSON.stringify(turns),
         config.captureTimeoutMs,
       );
-      const reply = parseJsonObject(out, "capture");
-      // A list on stdin answers {results: [...]}, one per item; one object, itself.
-      const results = Array.isArray(reply.results) ? reply.results : [reply];
-      return {
-        duplicate: results.every((r) => r && r.duplicate_turn === true),
-        added: results.reduce((n, r) => n + (Array.isArray(r?.added) ? r.added.length : 0), 0),
-        problems: [],
-      };
+      return captureReply(parseJsonObject(out, "capture"));
     },
   };
 }

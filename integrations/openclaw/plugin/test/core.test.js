@@ -108,7 +108,7 @@ function fakeApi(config, extra = {}) {
 
 /** The fake CLI, as a command and the arguments before memoracle's own. */
 function cli(/** @type {Record<string, unknown>} */ more = {}) {
-  return { command: process.execPath, commandArgs: [script], home: "/h", ...more };
+  return { command: process.execPath, commandArgs: [script], home: "/h", warm: false, ...more };
 }
 
 const SESSION = [
@@ -328,7 +328,7 @@ describe("failures never reach the host", () => {
   const end = { messages: SESSION, success: true };
 
   test("a missing binary", async () => {
-    const { hooks, warnings } = fakeApi({ command: join(dir, "no-such-memoracle") });
+    const { hooks, warnings } = fakeApi({ command: join(dir, "no-such-memoracle"), warm: false });
     assert.equal(await hooks.before_prompt_build(event, {}), undefined);
     assert.equal(await hooks.agent_end(end, {}), undefined);
     assert.equal(warnings().length, 2);
@@ -364,7 +364,7 @@ describe("failures never reach the host", () => {
 
   test("a logger that throws", async () => {
     const api = {
-      pluginConfig: { command: join(dir, "missing") },
+      pluginConfig: { command: join(dir, "missing"), warm: false },
       logger: {
         warn() {
           throw new Error("logger down");

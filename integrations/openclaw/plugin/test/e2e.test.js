@@ -87,7 +87,7 @@ describe("memoracle end to end", { skip, concurrency: 2 }, () => {
   test("through the CLI", async () => {
     const home = join(root, "cli-home");
     await init(home);
-    await captureThenRecall({ command, commandArgs, home });
+    await captureThenRecall({ command, commandArgs, home, warm: false });
   });
 
   test("through MCP streamable HTTP", async () => {

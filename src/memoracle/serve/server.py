@@ -1,0 +1,306 @@
+"""The warm server: one open engine behind a unix socket, for hosts that call memoracle on
+every turn (the OpenClaw plugin) and should not pay a process start each time.
+
+The protocol is one JSON object per line each way (docs/cli.md, `memoracle serve`):
+``{"op": "recall", "message": ..., "budget": ...}`` answers ``{"ok": true, "result":
+...}`` or ``{"ok": false, "error": "one line"}``. Calls run one at a time on the engine
+(a lock), so two clients never write at once; other processes writing the same store
+queue on its writer lock as every `memoracle capture` does.
+
+The socket is created with mode 0600 inside the memoracle home: whoever can connect is
+trusted with this memory, which is why only the same account may.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import socketserver
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from memoracle.clock import Clock, SystemClock
+from memoracle.config import Settings
+from memoracle.engine import Engine, recall_anyway
+from memoracle.engine.scope import fill_scope
+from memoracle.errors import EngineError, InvalidInput, StoreError, WorkspaceError
+from memoracle.jobs import checkpoint
+from memoracle.serialize import records, reports
+from memoracle.serve.protocol import scope_of, turns_of
+from memoracle.types import Scope
+
+__all__ = ["MAX_LINE", "SOCKET_NAME", "WarmServer", "claim_socket", "socket_path"]
+
+log = logging.getLogger("memoracle.serve")
+
+SOCKET_NAME = "serve.sock"
+#: The longest request line read; a turn is capped far below it by the plugin.
+MAX_LINE = 8 * 1024 * 1024
+#: A unix socket path longer than this does not fit `sockaddr_un` (108 bytes on Linux).
+MAX_SOCKET_PATH = 104
+OPS = ("ping", "recall", "capture", "checkpoint", "status")
+
+
+def socket_path(settings: Settings, given: Path | None = None) -> Path:
+    """The socket the server listens on: `given`, else serve.sock in the home folder."""
+    return given if given is not None else settings.home / SOCKET_NAME
+
+
+def claim_socket(path: Path) -> None:
+    """Make `path` free to bind: a socket left behind by a server that died is removed; a
+    live server there, or a file that is not a socket, is refused naming it."""
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise InvalidInput(
+            f"socket path {path} is {len(os.fsencode(path))} bytes; unix sockets allow "
+            f"{MAX_SOCKET_PATH}: pass a shorter --socket"
+        )
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise InvalidInput(f"{path} exists and is not a socket: move it away or pass --socket")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1.0)
+        probe.connect(str(path))
+    except OSError:
+        log.info("removing the socket a stopped server left behind: %s", path)
+        path.unlink(missing_ok=True)
+        return
+    finally:
+        probe.close()
+    raise InvalidInput(f"another memoracle serve is answering at {path}; stop it first")
+
+
+class WarmServer:
+    """One engine, opened on first use and kept, and the requests it answers.
+
+    `answer` is the whole protocol minus the socket (tests and other hosts may call it
+    directly); `serve` puts it behind a unix socket until SIGTERM, SIGINT, `stop` or
+    `idle_exit` seconds without a request."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        scope: Scope | None = None,
+        clock: Clock | None = None,
+        idle_exit: float = 0.0,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.scope = scope or Scope()
+        self.idle_exit = idle_exit
+        self._engine: Engine | None = None
+        self._lock = threading.RLock()
+        self._last = time.monotonic()
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self._stopping = threading.Event()
+
+    # -- the engine -----------------------------------------------------------------
+
+    def engine(self) -> Engine:
+        with self._lock:
+            if self._engine is None:
+                self._engine = Engine.open(self.settings, clock=self.clock)
+            return self._engine
+
+    def close(self) -> None:
+        with self._lock:
+            engine, self._engine = self._engine, None
+            if engine is not None:
+                with contextlib.suppress(EngineError):
+                    engine.close()
+
+    @contextlib.contextmanager
+    def _call(self) -> Iterator[Engine]:
+        """The engine for one request; a store error closes it so the next request opens
+        the database again (it may have been restored or re-created meanwhile)."""
+        with self._lock:
+            try:
+                yield self.engine()
+            except (StoreError, WorkspaceError):
+                self.close()
+                raise
+
+    # -- the protocol ---------------------------------------------------------------
+
+    def answer(self, line: bytes | str) -> dict[str, Any]:
+        """The reply to one request line; never raises for what a client sent."""
+        self._last = time.monotonic()
+        try:
+            request = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            return {"ok": False, "error": f"request: not valid JSON ({exc})"}
+        if not isinstance(request, dict):
+            return {"ok": False, "error": "request: expected a JSON object with an 'op'"}
+        op = request.get("op")
+        handler: Callable[[dict[str, Any]], dict[str, Any]] | None = {
+            "ping": self._ping,
+            "recall": self._recall,
+            "capture": self._capture,
+            "checkpoint": self._checkpoint,
+            "status": self._status,
+        }.get(op if isinstance(op, str) else "")
+        if handler is None:
+            return {"ok": False, "error": f"request: field 'op' must be one of {', '.join(OPS)}"}
+        try:
+            return {"ok": True, "result": handler(request)}
+        except EngineError as exc:
+            return {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a bug must not take the server down for every client
+            log.exception("op %s failed", op)
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    def _scope(self, request: dict[str, Any]) -> Scope:
+        return scope_of(request, self.scope, "request")
+
+    def _ping(self, _request: dict[str, Any]) -> dict[str, Any]:
+        return records.envelope(pid=os.getpid(), home=str(self.settings.home))
+
+    def _recall(self, request: dict[str, Any]) -> dict[str, Any]:
+        message = request.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise InvalidInput("request: field 'message' must be a non-empty string")
+        budget = request.get("budget")
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
+            raise InvalidInput("request: field 'budget' must be a positive integer")
+        scope = self._scope(request)
+        try:
+            with self._call() as engine:
+                block = engine.recall(message, budget=budget, scope=scope)
+        except (StoreError, WorkspaceError):
+            # A missing or damaged store: MEMORY.md and the notes still answer.
+            block = recall_anyway(
+                self.settings, message, budget=budget, scope=scope, clock=self.clock
+            )
+        return records.recall_block(block)
+
+    def _capture(self, request: dict[str, Any]) -> dict[str, Any]:
+        if "turns" not in request:
+            raise InvalidInput("request: field 'turns' is missing (one turn or a list)")
+        batches = turns_of(request["turns"], self._scope(request), "request field 'turns'")
+        with self._call() as engine:
+            results = engine.capture_many(batches)
+        return records.envelope(results=[records.capture_result(r) for r in results])
+
+    def _checkpoint(self, request: dict[str, Any]) -> dict[str, Any]:
+        text, file, session = (request.get(k) for k in ("text", "session_file", "session"))
+        for name, value in (("text", text), ("session_file", file), ("session", session)):
+            if value is not None and not isinstance(value, str):
+                raise InvalidInput(f"request: field '{name}' must be a string")
+        if text is None and file is None:
+            raise InvalidInput("request: checkpoint needs 'text' and/or 'session_file'")
+        scope = self._scope(request)
+        done = []
+        with self._lock:
+            if file is not None:
+                done.append(
+                    checkpoint.save_session(
+                        self.settings, Path(file), engine=self.engine, clock=self.clock, scope=scope
+                    )
+                )
+            if text is not None:
+                done.append(
+                    checkpoint.save(
+                        self.settings,
+                        text,
+                        engine=self.engine,
+                        clock=self.clock,
+                        scope=scope,
+                        session=session,
+                    )
+                )
+            if any(r.store_failed for r in done):
+                self.close()
+        return records.envelope(checkpoints=[reports.checkpoint_report(r) for r in done])
+
+    def _status(self, request: dict[str, Any]) -> dict[str, Any]:
+        scope = self._scope(request)
+        with self._call() as engine:
+            stats = engine.stats(scope=scope)
+            index = engine.index_status()
+            filled = fill_scope(self.settings, replace(scope, chat=scope.chat or None))
+        return records.envelope(
+            pid=os.getpid(), scope=asdict(filled), stats=asdict(stats), index=asdict(index)
+        )
+
+    # -- the socket -----------------------------------------------------------------
+
+    def serve(self, path: Path, *, on_ready: Callable[[], None] | None = None) -> None:
+        """Listen at `path` (mode 0600) until stopped; the socket file is removed on the
+        way out. SIGTERM and SIGINT stop it cleanly when called from the main thread."""
+        claim_socket(path)
+        owner = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                while not owner._stopping.is_set():
+                    line = self.rfile.readline(MAX_LINE + 1)
+                    if not line:
+                        return
+                    if len(line) > MAX_LINE:
+                        reply = {"ok": False, "error": f"request: longer than {MAX_LINE} bytes"}
+                    else:
+                        reply = owner.answer(line)
+                    data = json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
+                    try:
+                        self.wfile.write(data)
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    if len(line) > MAX_LINE:
+                        return
+
+        old = os.umask(0o177)
+        try:
+            server = socketserver.ThreadingUnixStreamServer(str(path), Handler)
+        finally:
+            os.umask(old)
+        server.daemon_threads = True
+        os.chmod(path, 0o600)
+        self._server = server
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, lambda *_: self.stop())
+        if self.idle_exit > 0:
+            threading.Thread(target=self._watch_idle, daemon=True).start()
+        log.info("memoracle serve: listening at %s (pid %d)", path, os.getpid())
+        if on_ready is not None:
+            on_ready()
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            server.server_close()
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            with self._lock:  # the request in flight finishes first
+                self.close()
+            log.info("memoracle serve: stopped")
+
+    def stop(self) -> None:
+        """Stop serving (from any thread or a signal handler)."""
+        self._stopping.set()
+        server = self._server
+        if server is not None:
+            # shutdown() waits for the loop: never from the loop's own thread.
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    def _watch_idle(self) -> None:
+        while not self._stopping.wait(1.0):
+            if time.monotonic() - self._last >= self.idle_exit:
+                log.info("memoracle serve: idle for %.0f s, exiting", self.idle_exit)
+                self.stop()
+                return
