@@ -582,8 +582,8 @@ def test_a_recalled_memory_outlives_an_unrecalled_one_of_the_same_age(lived: Liv
     assert staging.text == "The staging database is on db2."
     assert billing.created_at == staging.created_at
     assert len(lived.boosted[lived.billing]) >= 45
-    assert len(lived.boosted.get(lived.staging, [])) <= 2  # met by a search now and then
-    assert _archived_on(lived, lived.staging) in range(130, 150)  # each meeting delays it
+    assert len(lived.boosted.get(lived.staging, [])) <= 3  # met by a search now and then
+    assert _archived_on(lived, lived.staging) in range(130, 170)  # each meeting delays it
     assert billing.status == "active" and _archived_on(lived, lived.billing) is None
     # In general: a memory boosted since it was made is never archived before one of
     # its kind, no younger, that was left alone.
