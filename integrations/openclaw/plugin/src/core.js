@@ -27,8 +27,10 @@ import {
   entryIdOf,
   findEntryId,
   messageTime,
+  readStoreTranscript,
   readTranscript,
   senderOf,
+  storePath,
   transcriptPath,
   turnId,
 } from "./turn.js";
@@ -516,7 +518,9 @@ export function captureTurns(last, ctx, now, env) {
   const fallback = turnId(last.ordinal, last.user);
   const needsFile = !entryIdOf(last.userMessage) || (last.assistant && !entryIdOf(last.assistantMessage));
   const path = needsFile ? transcriptPath(ctx, env) : undefined;
-  const transcript = path ? readTranscript(path) : undefined;
+  const transcript =
+    (path ? readTranscript(path) : undefined) ??
+    (needsFile ? readStoreTranscript(storePath(ctx, env), ctx?.sessionId) : undefined);
   const session = transcript?.sessionId ?? sessionOf(ctx);
   /** @param {unknown} message */
   const idOf = (message) =>

@@ -12,8 +12,11 @@
  * 1. a message that carries its entry id (`id` or `entryId`) uses it;
  * 2. otherwise the plugin reads the session's transcript (`ctx.sessionFile`, else
  *    `<state>/agents/<agentId>/sessions/<sessionId>.jsonl`, the state folder found as
- *    OpenClaw finds it) and takes the id of the entry holding the same message (same
- *    role and `timestamp`, else same role and text), and the session from its header;
+ *    OpenClaw finds it; OpenClaw 2026.9 and later keep it in the agent's SQLite store,
+ *    `<state>/agents/<agentId>/agent/openclaw-agent.sqlite`, table `transcript_events`,
+ *    read with `node:sqlite` where the host's Node has it) and takes the id of the entry
+ *    holding the same message (same role and `timestamp`, else same role and text), and
+ *    the session from its header;
  * 3. with neither, `openclaw-<ordinal>-<sha12 of the user text>`: stable for a retried
  *    hook, but not the id ingest gives, so a later ingest stores the turn again.
  *
@@ -22,13 +25,15 @@
  */
 
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
 /** Transcripts above this are not read for ids (the fallback id is used). */
 const MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024;
 const SENDER_HEADER = /Sender\s*\(untrusted[^)\n]*\):[ \t]*/gi;
+/** The recall block the plugin puts before the user's words (core.js BLOCK_OPEN/CLOSE). */
+const RECALL_BLOCK = /<memoracle-recall>[\s\S]*?<\/memoracle-recall>\s*/g;
 
 /**
  * @typedef {object} TranscriptEntry
@@ -120,9 +125,30 @@ export function transcriptPath(ctx, env = process.env) {
   const agent = ctx?.agentId;
   const session = ctx?.sessionId;
   if (!safeName(agent) || !safeName(session)) return undefined;
-  const state =
-    env.OPENCLAW_STATE_DIR?.trim() || join(env.OPENCLAW_HOME?.trim() || homedir(), ".openclaw");
-  return join(state, "agents", agent, "sessions", `${session}.jsonl`);
+  return join(stateDir(env), "agents", agent, "sessions", `${session}.jsonl`);
+}
+
+/**
+ * OpenClaw's state folder: `OPENCLAW_STATE_DIR`, else `$OPENCLAW_HOME/.openclaw`, else
+ * `~/.openclaw`.
+ * @param {Record<string, string | undefined>} env
+ */
+function stateDir(env) {
+  return env.OPENCLAW_STATE_DIR?.trim() || join(env.OPENCLAW_HOME?.trim() || homedir(), ".openclaw");
+}
+
+/**
+ * A Node built-in module by name, or undefined where this Node has none (`node:sqlite`
+ * arrived in Node 22): loading it never throws into the host.
+ * @param {string} id
+ * @returns {any}
+ */
+function builtin(id) {
+  try {
+    return process.getBuiltinModule?.(id);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -139,10 +165,22 @@ export function readTranscript(path) {
   } catch {
     return undefined;
   }
+  const name = path.split(/[\\/]/).pop() ?? path;
+  return parseTranscript(raw.split("\n"), name.replace(/\.jsonl$/, ""));
+}
+
+/**
+ * A transcript from its JSONL records: the header's id (else `fallbackId`) and the
+ * message entries. Records that are not JSON are skipped, as ingest skips them.
+ * @param {Iterable<string>} lines
+ * @param {string} fallbackId
+ * @returns {Transcript}
+ */
+function parseTranscript(lines, fallbackId) {
   let sessionId;
   /** @type {TranscriptEntry[]} */
   const entries = [];
-  for (const line of raw.split("\n")) {
+  for (const line of lines) {
     if (!line.trim()) continue;
     let value;
     try {
@@ -165,13 +203,81 @@ export function readTranscript(path) {
       text: contentText(message.content),
     });
   }
-  const name = path.split(/[\\/]/).pop() ?? path;
-  return { sessionId: sessionId ?? name.replace(/\.jsonl$/, ""), entries };
+  return { sessionId: sessionId ?? fallbackId, entries };
+}
+
+/**
+ * Where the agent's SQLite store is (OpenClaw 2026.9 and later keep transcripts there).
+ * @param {any} ctx
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {string | undefined}
+ */
+export function storePath(ctx, env = process.env) {
+  const agent = ctx?.agentId;
+  if (!safeName(agent)) return undefined;
+  return join(stateDir(env), "agents", agent, "agent", "openclaw-agent.sqlite");
+}
+
+/**
+ * The session's header id and message entries from the agent's SQLite store, as
+ * `memoracle ingest --format openclaw-sqlite` reads them (each row of
+ * `transcript_events` is one JSONL record; a zstd-compressed row is inflated where
+ * Node can, else skipped). Undefined when the host's Node has no `node:sqlite`, the
+ * store is missing or unreadable, or holds no row of the session. Opened read-only;
+ * the rows the gateway has just written (still in the WAL) are seen.
+ * @param {string | undefined} path
+ * @param {unknown} sessionId the gateway's session id (`ctx.sessionId`)
+ * @returns {Transcript | undefined}
+ */
+export function readStoreTranscript(path, sessionId) {
+  if (!path || typeof sessionId !== "string" || !sessionId) return undefined;
+  const sqlite = builtin("node:sqlite");
+  if (!sqlite?.DatabaseSync) return undefined;
+  let db;
+  try {
+    if (!existsSync(path)) return undefined;
+    db = new sqlite.DatabaseSync(path, { readOnly: true });
+    const columns = new Set(
+      db.prepare("PRAGMA table_info(transcript_events)").all().map((row) => row.name),
+    );
+    if (!columns.has("event_json") || !columns.has("session_id")) return undefined;
+    const blob = columns.has("event_zstd") ? "event_zstd" : "NULL AS event_zstd";
+    const order = columns.has("seq") ? "seq" : "rowid";
+    const rows = db
+      .prepare(
+        `SELECT event_json, ${blob} FROM transcript_events WHERE session_id = ? ORDER BY ${order}`,
+      )
+      .all(sessionId);
+    if (rows.length === 0) return undefined;
+    const zlib = builtin("node:zlib");
+    const lines = [];
+    for (const row of rows) {
+      if (typeof row.event_json === "string") lines.push(row.event_json);
+      else if (row.event_zstd && zlib?.zstdDecompressSync) {
+        try {
+          lines.push(zlib.zstdDecompressSync(row.event_zstd).toString("utf8"));
+        } catch {
+          // a damaged row: its message keeps the fallback id
+        }
+      }
+    }
+    return parseTranscript(lines, sessionId);
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // closing a read-only handle cannot lose anything
+    }
+  }
 }
 
 /**
  * The id of the transcript entry holding `message`: the last with the same role and
- * timestamp, else (no timestamp on the message) the last with the same role and text.
+ * timestamp, else the last with the same role whose text the message ends with (the
+ * message may carry the recall block and the gateway's time stamp in front: 2026.9
+ * stores the user's words alone, under a timestamp of its own).
  * @param {Transcript} transcript
  * @param {unknown} message
  * @returns {string | undefined}
@@ -180,15 +286,17 @@ export function findEntryId(transcript, message) {
   if (!message || typeof message !== "object") return undefined;
   const m = /** @type {Record<string, unknown>} */ (message);
   const stamp = m.timestamp;
-  const text = contentText(m.content);
-  for (let i = transcript.entries.length - 1; i >= 0; i -= 1) {
-    const entry = transcript.entries[i];
-    if (entry.role !== m.role) continue;
-    if (stamp !== undefined && stamp !== null ? entry.timestamp === stamp : entry.text === text) {
-      return entry.id;
-    }
+  const entries = transcript.entries.filter((entry) => entry.role === m.role);
+  if (stamp !== undefined && stamp !== null) {
+    const same = entries.findLast((entry) => entry.timestamp === stamp);
+    if (same) return same.id;
   }
-  return undefined;
+  const said = contentText(m.content).replace(RECALL_BLOCK, "").trim();
+  if (!said) return undefined;
+  return entries.findLast((entry) => {
+    const text = entry.text.trim();
+    return text !== "" && (said === text || said.endsWith(`\n${text}`) || said.endsWith(` ${text}`));
+  })?.id;
 }
 
 /**

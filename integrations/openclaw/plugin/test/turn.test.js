@@ -2,13 +2,21 @@
 // The plugin's side of the turn identity (src/turn.js) on plain Node; the Python side
 // (tests/test_openclaw_turn_identity.py) holds it equal to what ingest stores.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
 import { captureTurns, lastTurn } from "../src/core.js";
-import { findEntryId, messageTime, readTranscript, senderOf, transcriptPath } from "../src/turn.js";
+import {
+  findEntryId,
+  messageTime,
+  readStoreTranscript,
+  readTranscript,
+  senderOf,
+  storePath,
+  transcriptPath,
+} from "../src/turn.js";
 
 const SENDER =
   'Conversation info (untrusted metadata):\n```json\n{"chat_type": "direct"}\n```\n\n' +
@@ -84,3 +92,68 @@ test("the entry ids, session, speaker and times of a turn come from the transcri
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+const sqlite = process.getBuiltinModule?.("node:sqlite");
+
+test(
+  "on a gateway that keeps transcripts in its SQLite store, the ids come from there",
+  { skip: sqlite ? false : `this Node (${process.version}) has no node:sqlite; OpenClaw 2026.9 runs on Node 24` },
+  () => {
+    const state = mkdtempSync(join(tmpdir(), "memoracle-store-"));
+    try {
+      const dir = join(state, "agents", "main", "agent");
+      mkdirSync(dir, { recursive: true });
+      const db = new sqlite.DatabaseSync(join(dir, "openclaw-agent.sqlite"));
+      db.exec(
+        "PRAGMA journal_mode=WAL; CREATE TABLE transcript_events (session_id TEXT NOT NULL," +
+          " seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB," +
+          " event_utf8_bytes INTEGER, PRIMARY KEY (session_id, seq))",
+      );
+      const user = { role: "user", content: [{ type: "text", text: "I moved to Lyon." }], timestamp: 1778745729187 };
+      const answer = { role: "assistant", content: [{ type: "text", text: "Noted." }], timestamp: 1778745741343 };
+      const insert = db.prepare("INSERT INTO transcript_events VALUES (?, ?, ?, 0, ?, ?)");
+      insert.run("s1", 1, JSON.stringify({ type: "session", version: 3, id: "s1" }), null, null);
+      insert.run("other", 1, JSON.stringify({ type: "message", id: "x9", message: user }), null, null);
+      // 2026.9 stores the user's words alone, under a timestamp of its own; the message
+      // agent_end hands over has the gateway's time stamp and the recall block in front.
+      const stored = { ...user, timestamp: user.timestamp - 4566 };
+      insert.run("s1", 2, JSON.stringify({ type: "message", id: "u1", message: stored }), null, null);
+      const zlib = process.getBuiltinModule("node:zlib");
+      const big = JSON.stringify({ type: "message", id: "a1", parentId: "u1", message: answer });
+      if (zlib.zstdCompressSync) {
+        insert.run("s1", 3, null, zlib.zstdCompressSync(Buffer.from(big)), Buffer.byteLength(big));
+      } else {
+        insert.run("s1", 3, big, null, null);
+      }
+      // The gateway keeps its handle open: what it wrote is still in the WAL.
+      const env = { OPENCLAW_STATE_DIR: state };
+      const ctx = { agentId: "main", sessionId: "s1" };
+      const asked = {
+        ...user,
+        content: [
+          {
+            type: "text",
+            text: "[Fri 2026-12-04 09:22 UTC] <memoracle-recall>\n- [m_1] Lives in Paris.\n</memoracle-recall>\nI moved to Lyon.",
+          },
+        ],
+      };
+      const last = lastTurn([asked, answer]);
+      assert.ok(last);
+      const turns = captureTurns(last, ctx, new Date(0), env);
+      assert.deepEqual(
+        turns.map((t) => [t.session, t.turn]),
+        [
+          ["s1", "u1"],
+          ["s1", "a1"],
+        ],
+      );
+      assert.equal(readStoreTranscript(storePath({ agentId: "main" }, env), "nobody"), undefined);
+      assert.equal(readStoreTranscript(join(state, "missing.sqlite"), "s1"), undefined);
+      writeFileSync(join(state, "corrupt.sqlite"), "not a database");
+      assert.equal(readStoreTranscript(join(state, "corrupt.sqlite"), "s1"), undefined);
+      db.close();
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  },
+);
