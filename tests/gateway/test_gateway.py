@@ -367,3 +367,13 @@ def test_uninstall_gives_back_the_workspace_and_openclaw_json(
     oc.memoracle("--home", str(mhome), "uninstall", "--force")
     assert _tree(oc.workspace, oc.config_path) == before
     oc.run("config", "validate")
+
+
+def test_no_turn_of_the_suite_is_held_as_injection(world: World) -> None:
+    """Every turn the suite made (recall, capture, heartbeat, flush, bad path, the timed
+    turns), the gateway's own wrappers and time stamps included: no held write."""
+    assert _episodes(world), "the suite stored no turn"
+    audit = first_json(
+        world.oc.memoracle("--home", str(world.mhome), "audit", "--held", "--json").stdout
+    )
+    assert audit["held"] == [], audit["held"]
