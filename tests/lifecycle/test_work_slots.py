@@ -4,7 +4,6 @@ old one through the engine (`settle.STANDING`)."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from memoracle.clock import FixedClock
@@ -83,5 +82,3 @@ def test_another_project_state_leaves_the_first_alone(engine: Engine, clock: Fix
     _say(engine, clock, "Project Atlas is in beta.", "1")
     _say(engine, clock, "Project Orion is on hold.", "2")
     assert len(engine.list_memories()) == 2
-
-
