@@ -24,8 +24,9 @@ PLAN_WINDOW = timedelta(days=30)  # how far back a change of plan looks for its 
 _UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is disputed
 # Slots a plain statement of is worth a memory on its own, even when no memory filled
 # them yet and the capture rules kept nothing ("La réunion d'équipe est mardi", "Моя
-# жена — Анна"): an appointment's day (an event, a plan) and who one's partner is.
-STANDING = {"due": "event", "partner": "fact"}
+# жена — Анна"): an appointment's day (an event, a plan), who one's partner is, and
+# where a named project stands ("Project Atlas is on hold", "le projet Hermès est en pause").
+STANDING = {"due": "event", "partner": "fact", "project_status": "fact"}
 
 
 def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[Memory]:

@@ -43,6 +43,7 @@ ATTRIBUTES: Mapping[str, str] = MappingProxyType(
         "device": "device:<phone|laptop> — the one in use",
         "partner": "who someone's partner is (girlfriend, husband, …)",
         "pet": "a pet's name (several at once; one that died or ran away is denied)",
+        "project_status": "project_status:<project> — on hold, in beta, live, cancelled, …",
     }
 )
 
