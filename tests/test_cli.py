@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from memoracle.cli import main
+from memoracle.engine import Engine
 
 
 @pytest.fixture
@@ -476,3 +477,15 @@ def test_deeply_nested_json_is_refused_or_skipped_never_a_traceback(tmp_path: Pa
     other = tmp_path / "other"
     run(other, "init")
     assert "bad.jsonl:2: not JSON (nested too deeply)" in run(other, "import", str(bad), code=1)
+
+
+def test_a_memory_line_names_its_subject_once(engine: Engine) -> None:
+    from dataclasses import replace
+    from datetime import UTC
+
+    from memoracle.cli.context import memory_line
+
+    memory, _ = engine.remember("I run Debian 13.")
+    said = replace(memory, text="Lena: I run Debian 13.", subject="Lena")
+    assert "Lena: Lena:" not in memory_line(said, UTC)
+    assert "Lena: I run Debian 13." in memory_line(replace(memory, subject="Lena"), UTC)
