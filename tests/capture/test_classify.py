@@ -12,7 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoracle.capture.classify import KINDS, META, WEIGHTS, Classifier, cues, load, read_model
+from memoracle.capture.classify import (
+    KINDS,
+    META,
+    WEIGHTS,
+    Classifier,
+    barred,
+    cues,
+    load,
+    read_model,
+)
 from memoracle.capture.pipeline import propose
 from memoracle.capture.rules import default_rules
 from memoracle.clock import FixedClock
@@ -70,6 +79,23 @@ def test_rules_alone_miss_what_the_decision_keeps(classifier: Classifier) -> Non
 )
 def test_remarks_worth_nothing_stay_out(classifier: Classifier, text: str) -> None:
     assert propose(text, role="user", speaker=None, at=AT, classifier=classifier).proposals == ()
+
+
+def test_a_question_tag_or_a_hedge_is_never_kept_whatever_the_score(
+    classifier: Classifier,
+) -> None:
+    """The embedding reads the topic, not the mood: "…, правда?" scores like the plain
+    statement, so asking for agreement or hedging bars the learned keep outright."""
+    ru, en = default_rules().get("ru"), default_rules().get("en")
+    plain = "Возили детей на озеро с палатками."
+    tagged = "Возили детей на озеро с палатками, правда?"
+    hedged = "I guess we took the kids camping by the lake."
+    x = classifier.features([(tagged, ru)])
+    assert float(x[0] @ classifier.model.keep_w + classifier.model.keep_b) > 0  # would keep
+    assert barred(tagged, ru) and barred(hedged, en) and not barred(plain, ru)
+    decided = classifier.decide([(plain, ru), (tagged, ru), (hedged, en)])
+    assert decided[0] is not None and decided[1:] == [None, None]
+    assert classifier.decide([(tagged, ru)]) == [None]  # nothing left to embed
 
 
 def test_assistant_turns_are_never_asked(classifier: Classifier) -> None:
