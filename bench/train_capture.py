@@ -12,14 +12,16 @@ Data, all written for this repository (never the blind sets, never LoCoMo):
 - templated sentences from `capture_templates.py` (EN/RU/FR/ES, written to
   `bench/data/capture-train.jsonl` for inspection): label and kind given;
 - the dev set `bench/data/capture-dev.jsonl`: each person's turn goes through the rules
-  (`extract`), and every sentence they leave as ``no_match`` (exactly what the decision
-  is asked at run time) is labelled 1 when it contains an expected value of its turn,
+  (`extract`), and in a turn they made nothing of, every sentence they leave as
+  ``no_match`` and that is not `barred` (exactly what the decision is asked at run
+  time) is labelled 1 when it contains an expected value of its turn,
   else 0; its kind is the expected one (decision -> fact, task -> event).
 
 Features: the default embedder's vector (USE) and `classify.cues`. Two heads, numpy
 only: keep (logistic regression, L2, Newton steps) and kind (softmax, gradient steps).
 The threshold is chosen on the dev set by k-fold cross-validation over turns (each fold
-scored by a model trained on the templates and the other folds): of the thresholds whose
+scored by a model trained on the templates and the other folds; only the best sentence
+of a turn counts, as at run time): of the thresholds whose
 cross-validated precision is at least `--min-precision`, those with the best recall, and
 of these the highest (the same dev recall with the widest margin against keeping
 sentences unlike any seen, which is where precision was lost on unseen sets). The final model is
@@ -62,6 +64,8 @@ def dev_rows() -> list[dict[str, Any]]:
         if case.role == "assistant":
             continue
         found = extract(case.text, role=case.role, speaker=case.speaker)
+        if found.candidates:  # a turn the rules or cues made something of is not asked
+            continue
         for text, lang in found.unmatched:
             if barred(text, rules.get(lang)):  # never asked at run time
                 continue
@@ -134,6 +138,19 @@ def scores_at(p: np.ndarray, y: np.ndarray, t: float) -> dict[str, float]:
     }
 
 
+def best_of_turn(p: np.ndarray, groups: list[str]) -> np.ndarray:
+    """`p` with every sentence but the best of its turn set to 0: at run time at most one
+    sentence a turn is kept (`Classifier.keep_one`), so dev is scored the same way."""
+    best: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        if g not in best or p[i] > p[best[g]]:
+            best[g] = i
+    out = np.zeros_like(p)
+    keep = list(best.values())
+    out[keep] = p[keep]
+    return out
+
+
 def choose_threshold(p: np.ndarray, y: np.ndarray, grid: list[float], floor: float) -> float:
     """The highest threshold of `grid` with the best recall among those whose precision
     is at least `floor` (the module doc says why); the top of the grid when none is."""
@@ -176,6 +193,7 @@ def main() -> None:
         train = folds != f
         w, b = fit_keep(np.vstack([xt, xd[train]]), np.concatenate([yt, yd[train]]))
         cv[~train] = predict(xd[~train], w, b)
+    cv = best_of_turn(cv, [r["group"] for r in dev])
     grid = [round(t, 2) for t in np.arange(0.3, 0.96, 0.01)]
     threshold = choose_threshold(cv, yd, grid, args.min_precision)
     # Templates alone, a held-out fifth (how well the templated task itself is learned).

@@ -98,6 +98,29 @@ def test_a_question_tag_or_a_hedge_is_never_kept_whatever_the_score(
     assert classifier.decide([(tagged, ru)]) == [None]  # nothing left to embed
 
 
+def test_a_turn_the_rules_made_something_of_is_not_asked(classifier: Classifier) -> None:
+    """What else such a turn says is mostly what the person adds about it; alone, the
+    same sentence is kept."""
+    found = propose(f"I live in Lyon. {UNMATCHED}", role="user", speaker=None, at=AT,
+                    classifier=classifier)  # fmt: skip
+    assert [p.candidate.rule for p in found.proposals] == ["en.fact.lives_in"]
+    assert found.skipped == ("no_match",)
+
+
+def test_one_sentence_a_turn_the_best_scored(classifier: Classifier) -> None:
+    en = default_rules().get("en")
+    other = "I've been vegetarian for ten years."
+    first, second = classifier.scores([(UNMATCHED, en), (other, en)])
+    assert first is not None and second is not None  # each would be kept alone
+    best, kind = (0, first[1]) if first[0] >= second[0] else (1, second[1])
+    assert classifier.keep_one([(UNMATCHED, en), (other, en)]) == (best, kind)
+    found = propose(f"{UNMATCHED} {other}", role="user", speaker=None, at=AT,
+                    classifier=classifier)  # fmt: skip
+    assert [p.candidate.text for p in found.proposals] == [(UNMATCHED, other)[best]]
+    assert found.skipped == ("no_match",)
+    assert classifier.keep_one([("Le lundi, c'est le pire, non ?", en)]) is None
+
+
 def test_assistant_turns_are_never_asked(classifier: Classifier) -> None:
     found = propose(UNMATCHED, role="assistant", speaker=None, at=AT, classifier=classifier)
     assert found.proposals == ()
