@@ -17,7 +17,7 @@ import random
 import re
 from typing import Any
 
-from capture_words import CHAT, OTHER
+from capture_words import CHAT, HARD, OTHER
 
 # Each language: slot word lists, then positive and negative templates. A template's
 # {slot} takes a random word of that slot; a kind says which head it trains (fact,
@@ -249,7 +249,7 @@ def generate(seed: int = 13, per_template: int = 6) -> list[dict[str, Any]]:
         slots = spec["slots"]
         pos = spec["pos"] + CHAT[lang]["pos"]
         items = [(1, kind, t) for kind, t in pos] + [(0, "", t) for t in spec["neg"]]
-        items += [(0, "", t) for t in CHAT[lang]["neg"]]
+        items += [(0, "", t) for t in CHAT[lang]["neg"] + HARD[lang]]
         for label, kind, template in items:
             for _ in range(per_template):
                 text = _fill(template, slots, rng)

@@ -134,9 +134,10 @@ class CaptureSettings:
         True, "Extract decisions, tasks, errors and events from assistant turns too."
     )
     classifier: bool = _opt(
-        False,
-        "Keep a statement no rule matched when the learned decision says it is worth "
-        "remembering (needs the embedder it was trained for: use).",
+        True,
+        "When the rules made nothing of a person's turn, keep its one statement the learned "
+        "decision says is worth remembering (needs the embedder it was trained for: use; "
+        "with another, capture is rules only).",
     )
 
 

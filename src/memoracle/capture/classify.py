@@ -11,7 +11,14 @@ applies two logistic heads trained by ``bench/train_capture.py``: *keep* (a prob
 kept at or above the threshold chosen on the dev set) and *kind* (fact, preference or
 event; fact when unsure). Only sentences the rules left as ``no_match`` are asked, so
 guardrails, remember/forget, secrets, dates, questions, hypotheticals and small talk
-stay with the rules; assistant turns are never asked.
+stay with the rules; assistant turns are never asked, nor is a turn from which the rules
+or the cues already made a memory (what else it says is, on the dev set, mostly what the
+person adds about it: "moved into the new flat in Leith, *still living out of boxes*"),
+and of a turn's sentences at most one is kept (`keep_one`). Two kinds of sentence the rules
+let through are never kept by the learned decision, whatever its score (`barred`): one
+that ends on a question mark (a statement with a question tag, "Mondays are the worst,
+right?", asks for agreement, it tells nothing) and a hedged one ("I guess…", "peut-être
+…"): the embedding reads their topic, not their mood.
 
 The weights ship in ``memoracle/data`` (`WEIGHTS`, `META`); the metadata names the
 embedder they were trained on. With any other embedder (``hash``, e5, an HTTP model)
@@ -38,7 +45,7 @@ from memoracle.capture.rules import LanguageRules
 from memoracle.embed import Embedder
 from memoracle.language.words import fold_chars
 
-__all__ = ["KINDS", "META", "WEIGHTS", "Classifier", "cues", "load", "read_model"]
+__all__ = ["KINDS", "META", "WEIGHTS", "Classifier", "barred", "cues", "load", "read_model"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,15 @@ def cues(text: str, rules: LanguageRules) -> list[float]:
         hit(rules.hedge),
         math.log1p(len(text)) / 5.0,
     ]
+
+
+def barred(text: str, rules: LanguageRules) -> bool:
+    """True for a sentence the learned decision never keeps: one asking for agreement
+    (it ends on "?") or a hedged one (the language's ``hedge`` markers)."""
+    if text.rstrip().endswith("?"):
+        return True
+    folded = fold_chars(text)
+    return rules.hedge is not None and rules.hedge.search(folded, folded.casefold()) is not None
 
 
 @dataclass(frozen=True)
@@ -118,16 +134,37 @@ class Classifier:
         return np.hstack([np.asarray(vectors, dtype=np.float32), extra])
 
     def decide(self, sentences: Sequence[tuple[str, LanguageRules]]) -> list[str | None]:
-        """For each sentence, the kind to keep it as, or None to leave it."""
-        if not sentences:
-            return []
-        x = self.features(sentences)
+        """For each sentence, the kind to keep it as, or None to leave it. A barred
+        sentence is not even embedded (one embed call a turn, for the others only)."""
+        return [None if s is None else s[1] for s in self.scores(sentences)]
+
+    def keep_one(self, sentences: Sequence[tuple[str, LanguageRules]]) -> tuple[int, str] | None:
+        """The one sentence of a turn to keep (its index and kind): the best scored at
+        or above the threshold, or None. One, because the others of a turn that says
+        something worth keeping were, on the dev set, mostly what the person added
+        about it ("…, still living out of boxes lol")."""
+        kept = [(s[0], i, s[1]) for i, s in enumerate(self.scores(sentences)) if s is not None]
+        if not kept:
+            return None
+        _, i, kind = max(kept)
+        return i, kind
+
+    def scores(
+        self, sentences: Sequence[tuple[str, LanguageRules]]
+    ) -> list[tuple[float, str] | None]:
+        """For each sentence, its keep probability and kind when it is at or above the
+        threshold, else None; barred sentences are not embedded."""
+        asked = [i for i, (text, rules) in enumerate(sentences) if not barred(text, rules)]
+        decided: list[tuple[float, str] | None] = [None] * len(sentences)
+        if not asked:
+            return decided
+        x = self.features([sentences[i] for i in asked])
         keep = _sigmoid(x @ self.model.keep_w + self.model.keep_b)
         kinds = np.argmax(x @ self.model.kind_w + self.model.kind_b, axis=1)
-        return [
-            KINDS[int(k)] if float(p) >= self.model.threshold else None
-            for p, k in zip(keep, kinds, strict=True)
-        ]
+        for i, p, k in zip(asked, keep, kinds, strict=True):
+            if float(p) >= self.model.threshold:
+                decided[i] = (float(p), KINDS[int(k)])
+        return decided
 
 
 def load(embedder: Embedder | None) -> Classifier | None:

@@ -69,18 +69,19 @@ def propose(
     classifier: Classifier | None = None,
 ) -> Proposals:
     """The typed memories the rules find in prepared `text`; `at` (aware, in the zone the
-    words were said in) anchors relative dates. With a `classifier`, a person's statement
-    no rule matched is kept when the learned decision says so (`capture.classify`)."""
+    words were said in) anchors relative dates. With a `classifier`, when the rules and
+    cues made nothing of a person's turn, the one statement the learned decision rates
+    best is kept, if it rates it high enough (`capture.classify`)."""
     said = _CAPTION.sub("", text).strip()
     if not said:
         return Proposals("", (), ())
     found = extract(said, role=role, speaker=speaker, languages=languages)
     candidates = list(found.candidates)
     skipped = found.skipped
-    if classifier is not None and found.unmatched:
-        learned = _learned(found.unmatched, classifier, speaker or role)
-        candidates += learned
-        for _ in learned:  # a kept sentence is no longer one that yielded nothing
+    if classifier is not None and found.unmatched and not candidates:
+        kept = _learned(found.unmatched, classifier, speaker or role)
+        if kept is not None:  # a kept sentence is no longer one that yielded nothing
+            candidates.append(kept)
             i = skipped.index("no_match")
             skipped = skipped[:i] + skipped[i + 1 :]
     proposals = []
@@ -93,12 +94,12 @@ def propose(
 
 def _learned(
     unmatched: tuple[tuple[str, str], ...], classifier: Classifier, owner: str
-) -> list[Candidate]:
-    """The statements no rule matched that the learned decision keeps (one embed call)."""
+) -> Candidate | None:
+    """The statement no rule matched that the learned decision keeps (one embed call)."""
     ruleset = default_rules()
     said = [(text, ruleset.get(code)) for text, code in unmatched]
-    return [
-        learned(text, rules, owner, kind)
-        for (text, rules), kind in zip(said, classifier.decide(said), strict=True)
-        if kind is not None
-    ]
+    kept = classifier.keep_one(said)
+    if kept is None:
+        return None
+    text, rules = said[kept[0]]
+    return learned(text, rules, owner, kept[1])
