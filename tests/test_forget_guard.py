@@ -82,6 +82,23 @@ def test_forget_by_query_never_reaches_what_the_scope_cannot_see(engine: Engine)
     assert engine.list_memories(scope=alice) == []
 
 
+def test_what_the_scope_cannot_see_never_changes_what_a_description_finds(
+    engine: Engine,
+) -> None:
+    """Bob's memory fits Alice's description fully, hers only in part: what she gets is
+    what she would get were Bob's not there (hers, as the one it speaks of most), and
+    Bob's is never listed nor forgotten."""
+    alice, bob = Scope(user="alice"), Scope(user="bob")
+    engine.remember("I work at Oracle.", scope=alice)
+    alone = engine.forget_matching("my old job at the bank", scope=alice, dry_run=True)
+    assert [m.text for m in alone] == ["I work at Oracle."]
+    engine.remember("I work at the bank downtown.", scope=bob)
+    assert engine.forget_matching("my old job at the bank", scope=alice, dry_run=True) == alone
+    engine.forget_matching("my old job at the bank", scope=alice)
+    assert engine.list_memories(scope=alice) == []
+    assert [m.text for m in engine.list_memories(scope=bob)] == ["I work at the bank downtown."]
+
+
 def test_the_cli_forgets_only_in_its_scope(tmp_path: Path) -> None:
     home = tmp_path / "home"
     run(home, "init")

@@ -5,11 +5,8 @@ does, the plugin's manifest is what OpenClaw reads, and the plugin works, on its
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import click
 import pytest
 import yaml
 
+import nodetests
 from memoracle.cli import main
 
 pytestmark = pytest.mark.slow  # subprocesses and real servers: `make check` runs it
@@ -99,32 +97,14 @@ def test_plugin_manifest_and_package_declare_a_memory_plugin() -> None:
     assert not undocumented
 
 
-def _node_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORACLE_E2E_")}
-    env.update(extra)
-    return env
-
-
-def _node_test(files: list[Path], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    assert NODE is not None
-    return subprocess.run(
-        [NODE, "--test", *map(str, files)],
-        cwd=PLUGIN,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
 @needs_node
 def test_plugin_node_tests_pass() -> None:
-    files = sorted((PLUGIN / "test").glob("*.test.js"))
+    assert NODE is not None
+    files = nodetests.plugin_test_files()
     assert files
-    run = _node_test(files, _node_env())
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-    assert "# fail 0" in run.stdout
+    run = nodetests.run(NODE, files, nodetests.base_env(), timeout=180)
+    assert run.returncode == 0, nodetests.failure(run)
+    assert nodetests.count(run, "fail") == 0
 
 
 @needs_node
@@ -132,12 +112,8 @@ def test_plugin_end_to_end_with_the_real_cli_and_mcp_server(tmp_path: Path) -> N
     """agent_end captures "I moved to Lyon last month. Never deploy on Fridays.", a retry
     changes nothing, and before_prompt_build for "Where do I live?" brings Lyon back:
     through `memoracle capture`/`recall` and through `memoracle mcp --transport http`."""
-    env = _node_env(
-        MEMORACLE_E2E_COMMAND=sys.executable,
-        MEMORACLE_E2E_ARGS=json.dumps(["-m", "memoracle.cli"]),
-        MEMORACLE_E2E_TMP=str(tmp_path),
-        MEMORACLE_EMBEDDING_MODEL="hash",  # no model to load: the test stays fast
-    )
-    run = _node_test([PLUGIN / "test" / "e2e.test.js"], env)
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-    assert "# pass 2" in run.stdout and "# fail 0" in run.stdout
+    assert NODE is not None
+    e2e = nodetests.PLUGIN / "test" / "e2e.test.js"
+    run = nodetests.run(NODE, [e2e], nodetests.e2e_env(tmp_path), timeout=180)
+    assert run.returncode == 0, nodetests.failure(run)
+    assert (nodetests.count(run, "pass"), nodetests.count(run, "fail")) == (2, 0)

@@ -382,6 +382,41 @@ def test_nearest_tense_cue_wins() -> None:
     assert found.start == _at("2023-05-05", UTC)
 
 
+@pytest.mark.parametrize(
+    ("lang", "text", "day"),
+    [
+        # A change of date or a plan: ahead, whatever the tense around it.
+        ("en", "The meeting moved to Thursday.", "2023-05-18"),
+        ("en", "The meeting was moved to Thursday.", "2023-05-18"),
+        ("en", "We pushed the deploy to Thursday.", "2023-05-18"),
+        ("en", "I was sick, but the meeting is on Thursday.", "2023-05-18"),
+        ("ru", "Встречу перенесли на четверг.", "2023-05-18"),
+        ("ru", "Встреча перенесена на четверг.", "2023-05-18"),
+        ("ru", "Я болел, но встреча будет в четверг.", "2023-05-18"),
+        ("fr", "La réunion a été déplacée à jeudi.", "2023-05-18"),
+        ("fr", "On a déplacé la réunion à jeudi.", "2023-05-18"),
+        ("fr", "J'étais malade, mais la réunion est jeudi.", "2023-05-18"),
+        ("es", "La reunión se movió al jueves.", "2023-05-18"),
+        ("es", "Cambiaron la reunión al jueves.", "2023-05-18"),
+        ("es", "Estuve enfermo, pero la reunión es el jueves.", "2023-05-18"),
+        # Past tense with no change of date: behind.
+        ("en", "I saw him on Thursday.", "2023-05-11"),
+        ("en", "I moved on Thursday.", "2023-05-11"),  # the day of the move
+        ("en", "I moved to Lyon on Thursday.", "2023-05-11"),
+        ("ru", "Я видел его в четверг.", "2023-05-11"),
+        ("ru", "Я переехал в четверг.", "2023-05-11"),
+        ("fr", "Je l'ai vu jeudi.", "2023-05-11"),
+        ("fr", "Je suis parti jeudi.", "2023-05-11"),
+        ("es", "Lo vi el jueves.", "2023-05-11"),
+        ("es", "La reunión se movió el jueves.", "2023-05-11"),  # moved on that day
+    ],
+)
+def test_a_change_of_date_points_a_bare_weekday_ahead(lang: str, text: str, day: str) -> None:
+    friday = datetime(2023, 5, 12, 9, 0, tzinfo=UTC)
+    [found] = find_dates(text, friday, lang)
+    assert found.start == _at(day, UTC)
+
+
 def test_text_without_dates_is_empty() -> None:
     assert find_dates("Please refactor the parser to handle nested lists.", ANCHOR, "en") == []
 

@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from fake_model import content_text
 from harness import first_json
 from toolchain import NODE_VERSION, OPENCLAW_VERSION, Toolchain
 
+import nodetests
 from conftest import RESULTS, World, new_openclaw, plugin_entry
 from memoracle.ingest.openclaw_sqlite import read_openclaw_sqlite
 from memoracle.types import Turn
@@ -232,20 +232,9 @@ def test_skill_is_installed_and_offered_to_the_model(world: World) -> None:
 def test_the_plugins_node_tests_pass_on_the_gateways_node(toolchain: Toolchain) -> None:
     """The plugin's own tests on the Node the gateway runs on (24): the SQLite store's
     turn ids (node:sqlite) are skipped on the system's Node 20, and run here."""
-    plugin = Path(__file__).resolve().parents[2] / "integrations" / "openclaw" / "plugin"
-    files = sorted(str(f) for f in (plugin / "test").glob("*.test.js"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORACLE_E2E_")}
-    run = subprocess.run(
-        [str(toolchain.node), "--test", *files],
-        cwd=plugin,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "# skipped 0" in run.stdout or "ℹ skipped 0" in run.stdout, run.stdout[-2000:]
+    run = nodetests.run(toolchain.node, nodetests.plugin_test_files(), nodetests.base_env())
+    assert run.returncode == 0, nodetests.failure(run)
+    assert nodetests.count(run, "skipped") == 0, run.stdout[-2000:]
 
 
 def test_ingest_of_the_gateways_store_adds_no_duplicate_episode(world: World) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memoracle.clock import FixedClock
-from memoracle.store import Store
+from memoracle.store import Store, View
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn
 
@@ -52,6 +52,25 @@ def test_fts_is_synced_and_normalised(store: Store, clock: FixedClock) -> None:
     with store.transaction():
         store.memories.set_status(a, "forgotten", now=clock.now())
     assert store.memories.match("елку") == []
+
+
+def test_match_and_pages_read_only_what_the_view_may_see(store: Store, clock: FixedClock) -> None:
+    """The visibility rule is in the query: Bob's memory, the better BM25 match, never
+    takes the one place `limit=1` leaves, and a page holds only Alice's rows."""
+    alice, bob = Scope(user="alice"), Scope(user="bob")
+    with store.transaction():
+        bobs = store.memories.insert(
+            _new("staging staging server", clock, scope=bob), now=clock.now()
+        )
+        hers = store.memories.insert(
+            _new("The staging server in the basement runs Debian", clock, scope=alice),
+            now=clock.now(),
+        )
+    assert store.memories.match("staging server", limit=1) == [bobs]
+    assert store.memories.match("staging server", view=View(alice), limit=1) == [hers]
+    assert store.memories.match("staging server", view=View(bob)) == [bobs]
+    assert [m.id for p in store.memories.pages("active", view=View(alice)) for m in p] == [hers]
+    assert [m.id for p in store.memories.pages("active") for m in p] == [bobs, hers]
 
 
 def test_match_treats_query_syntax_as_words(store: Store, clock: FixedClock) -> None:

@@ -261,32 +261,24 @@ def forget_matching(
     """Forget every live memory `scope` may see (docs/scopes.md; None: the workspace
     owner's view) containing all words of `query`, else every one it describes ("my old
     job" -> "I work at Oracle", `settle.described_memories`), or list them (dry run).
-    What the scope cannot see is never counted, listed nor forgotten. Refused
+    What the scope cannot see is never read: the visibility rule is in the store's
+    queries (`view_for`), so it is never counted, listed nor forgotten. Refused
     (`InvalidInput`, nothing forgotten) unless `everything`: a query with no word to look
     for (it would fit every memory), and one that fits more than `limit` memories (all of
     them are forgotten, not the first `limit`). A description that fits none plainly but
     several in part is refused whatever `everything` says, listing them: a person
     chooses."""
-
-    def sees(memory: Memory) -> bool:
-        return can_see(st.settings, scope, memory.scope)
-
+    view = view_for(st.settings, scope)
     if match_expression(query) is None:
         if not everything:
             raise InvalidInput(
                 f"--query {query!r} names nothing to look for, so it fits every memory."
                 " Say what to forget, or pass --all to forget every live memory."
             )
-        found = [
-            m
-            for status in LIVE
-            for page in st.store.memories.pages(status)
-            for m in page
-            if sees(m)
-        ]
+        batches = (b for status in LIVE for b in st.store.memories.pages(status, view=view))
+        found = [m for batch in batches for m in batch]
     else:
-        ids = st.store.memories.match(query, limit=EVERY)
-        found = [m for m in st.store.memories.get_many(ids) if sees(m)]
+        found = st.store.memories.get_many(st.store.memories.match(query, view=view, limit=EVERY))
         if len(found) > limit and not everything and not dry_run:
             raise InvalidInput(
                 f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
@@ -294,8 +286,7 @@ def forget_matching(
             )
         found = found if everything else found[:limit]
     if not found:
-        meant, unclear = settle.described_memories(st, query, None)
-        meant, unclear = [m for m in meant if sees(m)], [m for m in unclear if sees(m)]
+        meant, unclear = settle.described_memories(st, query, None, view=view)
         if unclear and not dry_run:
             maybe = "; ".join(f"{m.ref} {m.text!r}" for m in unclear[:10])
             raise InvalidInput(

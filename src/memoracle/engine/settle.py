@@ -201,17 +201,20 @@ def unclaimed(
 
 
 def described_memories(
-    st: EngineState, description: str, scope: Scope | None
+    st: EngineState, description: str, scope: Scope | None, *, view: View | None = None
 ) -> tuple[list[Memory], list[Memory]]:
     """(what `description` means, candidates when that is unclear): the owner's live
-    memories (`scope`; None: every owner's) that speak of every naming word of the
-    description, in any language ("my old job" -> "I work at Oracle"); when none does,
-    those that speak of some of them are candidates, or the one that speaks of most."""
+    memories (`scope`; None: every owner's that `view`, when given, may see) that speak
+    of every naming word of the description, in any language ("my old job" -> "I work
+    at Oracle"); when none does, those that speak of some of them are candidates, or
+    the one that speaks of most. The view is applied in the store's query, so what its
+    requester cannot see never weighs in (a hidden memory that fits fully would hide
+    their own candidates)."""
     if scope is None:
         now = st.clock.now()
         memories = [
             m
-            for m in st.store.memories.select(status="active", limit=100_000)
+            for m in st.store.memories.select(status="active", limit=100_000, view=view)
             if m.expires_at is None or m.expires_at > now
         ]
     else:

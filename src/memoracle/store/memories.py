@@ -449,15 +449,19 @@ class Memories:
         ).fetchall()
         return self._with_provenance(rows)
 
-    def pages(self, status: str, *, after: int = 0, size: int = 2000) -> Iterator[list[Memory]]:
-        """Every memory with `status` (and an id above `after`), a page at a time in id
-        order. Each page starts where the last ended (by rowid, not OFFSET), so reading a
-        million rows costs one pass over the table."""
+    def pages(
+        self, status: str, *, after: int = 0, size: int = 2000, view: View | None = None
+    ) -> Iterator[list[Memory]]:
+        """Every memory with `status` (and an id above `after`; with `view`, that its
+        requester may see), a page at a time in id order. Each page starts where the
+        last ended (by rowid, not OFFSET), so reading a million rows costs one pass over
+        the table."""
+        visible, more = view.scope_clause("memories") if view else ("1", [])
         last = after
         while rows := self._db.execute(
             f"SELECT {_COLUMNS} FROM memories NOT INDEXED WHERE id > ? AND status = ?"
-            " ORDER BY id LIMIT ?",
-            (last, status, size),
+            f" AND {visible} ORDER BY id LIMIT ?",
+            (last, status, *more, size),
         ).fetchall():
             last = rows[-1][0]
             yield self._with_provenance(rows)
@@ -469,16 +473,23 @@ class Memories:
         statuses: Iterable[str] = LIVE,
         scope: Scope | None = None,
         subject: str | None = None,
+        view: View | None = None,
         limit: int = 20,
     ) -> list[int]:
         """Ids of memories containing every word of `query`, best BM25 first; with
-        `scope`, only that agent/user/chat's; with `subject`, only those about it."""
+        `scope`, only that agent/user/chat's; with `view`, only what its requester may
+        see (the rule is in the query, so a row they cannot see is never read); with
+        `subject`, only those about it."""
         expression = match_expression(query)
         if expression is None:
             return []
         wanted = tuple(statuses)
         clauses = [f"m.status IN ({','.join('?' * len(wanted))})"]
         params: list[Any] = [expression, *wanted]
+        if view is not None:
+            visible, more = view.scope_clause("m")
+            clauses.append(visible)
+            params += more
         if scope is not None:
             clauses.append("m.agent_id IS ? AND m.user_id IS ? AND m.chat_id IS ?")
             params += [scope.agent, scope.user, scope.chat]

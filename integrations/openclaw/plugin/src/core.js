@@ -27,11 +27,9 @@ import {
   entryIdOf,
   findEntryId,
   messageTime,
-  readStoreTranscript,
-  readTranscript,
   senderOf,
-  storePath,
-  transcriptPath,
+  sessionTranscript,
+  TranscriptMarks,
   turnId,
 } from "./turn.js";
 
@@ -365,6 +363,7 @@ function registerFlushPlan(api, config, log) {
 export function createHooks(transport, config, log, options = {}) {
   const now = options.now ?? (() => new Date());
   const reported = new Set();
+  const marks = new TranscriptMarks();
 
   /**
    * `before_prompt_build`: the recall block for this message, prepended to the prompt.
@@ -403,7 +402,7 @@ export function createHooks(transport, config, log, options = {}) {
       if (typeof ctx?.trigger === "string" && ctx.trigger !== "user") return;
       const last = lastTurn(event?.messages);
       if (!last) return;
-      const turns = captureTurns(last, ctx, now(), options.env);
+      const turns = captureTurns(last, ctx, now(), options.env, marks);
       const reply = await transport.capture(turns);
       const [first] = turns;
       for (const problem of reply.problems) log.warn(`memoracle: capture: ${problem}`);
@@ -512,15 +511,16 @@ export function lastTurn(messages) {
  * @param {any} ctx
  * @param {Date} now when the message has no time of its own
  * @param {Record<string, string | undefined>} [env]
+ * @param {TranscriptMarks} [marks] where each session's last captured turn ended: the
+ *   transcript is read from there (the hooks keep one for the gateway's life)
  * @returns {CaptureTurn[]}
  */
-export function captureTurns(last, ctx, now, env) {
+export function captureTurns(last, ctx, now, env, marks) {
   const fallback = turnId(last.ordinal, last.user);
-  const needsFile = !entryIdOf(last.userMessage) || (last.assistant && !entryIdOf(last.assistantMessage));
-  const path = needsFile ? transcriptPath(ctx, env) : undefined;
-  const transcript =
-    (path ? readTranscript(path) : undefined) ??
-    (needsFile ? readStoreTranscript(storePath(ctx, env), ctx?.sessionId) : undefined);
+  const messages = last.assistant ? [last.userMessage, last.assistantMessage] : [last.userMessage];
+  const unnamed = messages.filter((message) => !entryIdOf(message));
+  const found = unnamed.length > 0 ? sessionTranscript(ctx, env, unnamed, marks) : undefined;
+  const transcript = found?.transcript;
   const session = transcript?.sessionId ?? sessionOf(ctx);
   /** @param {unknown} message */
   const idOf = (message) =>
@@ -542,6 +542,7 @@ export function captureTurns(last, ctx, now, env) {
       at: messageTime(last.assistantMessage) ?? now.toISOString(),
     });
   }
+  if (found) marks?.note(found.key, found.transcript, turns.map((t) => t.turn));
   return turns;
 }
 

@@ -20,12 +20,19 @@
  * 3. with neither, `openclaw-<ordinal>-<sha12 of the user text>`: stable for a retried
  *    hook, but not the id ingest gives, so a later ingest stores the turn again.
  *
+ * A transcript grows by a turn at a time, so reading it whole at every `agent_end` is
+ * O(session) per turn. `TranscriptMarks` remembers, per session, where the last turn the
+ * plugin identified ended (a byte offset in the JSONL file, a `seq` in the store) and
+ * the session's id from the header; the next turn reads only what comes after it. When
+ * the mark is unknown (the first turn since the gateway started), the file was replaced
+ * or shrank, or the messages are not in the new part, the transcript is read whole.
+ *
  * The rule is held by tests on both sides: test/turn.test.js here, and
  * tests/test_openclaw_turn_identity.py against the real CLI and ingest.
  */
 
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -41,12 +48,22 @@ const RECALL_BLOCK = /<memoracle-recall>[\s\S]*?<\/memoracle-recall>\s*/g;
  * @property {unknown} role
  * @property {unknown} timestamp the message's own timestamp
  * @property {string} text
+ * @property {number} end where the entry ends: the byte offset after its line in a JSONL
+ *   file, its `seq` (else rowid) in the SQLite store
+ */
+
+/**
+ * @typedef {object} TranscriptMark where the last turn identified in a transcript ended
+ * @property {string} sessionId the header's id (the part read next has no header)
+ * @property {number} end an entry's `end` (see TranscriptEntry)
+ * @property {number} [file] the JSONL file's inode, so a replaced file is read whole
  */
 
 /**
  * @typedef {object} Transcript
  * @property {string} sessionId the header's id, else the file name
  * @property {TranscriptEntry[]} entries message entries, in file order
+ * @property {number} [file] the JSONL file's inode
  */
 
 /**
@@ -154,25 +171,65 @@ function builtin(id) {
 /**
  * The session id and message entries of a JSONL transcript; undefined when it cannot be
  * read (missing, too big). Lines that are not JSON are skipped, as ingest skips them.
+ * With `mark`, only the lines after it are read (the session id is the mark's), unless
+ * the file is another one or shorter than the mark.
  * @param {string} path
+ * @param {TranscriptMark} [mark]
  * @returns {Transcript | undefined}
  */
-export function readTranscript(path) {
+export function readTranscript(path, mark) {
   let raw;
+  let start = 0;
+  let file;
   try {
-    if (statSync(path).size > MAX_TRANSCRIPT_BYTES) return undefined;
-    raw = readFileSync(path, "utf8");
+    const stat = statSync(path);
+    file = stat.ino;
+    if (mark && mark.file === stat.ino && mark.end <= stat.size) start = mark.end;
+    if (stat.size - start > MAX_TRANSCRIPT_BYTES) return undefined;
+    raw = start > 0 ? readTail(path, start, stat.size) : readFileSync(path);
   } catch {
     return undefined;
   }
+  /** @type {[string, number][]} */
+  const lines = [];
+  for (let at = 0; at < raw.length; ) {
+    const newline = raw.indexOf(10, at);
+    const end = newline < 0 ? raw.length : newline + 1;
+    lines.push([raw.toString("utf8", at, newline < 0 ? end : newline), start + end]);
+    at = end;
+  }
   const name = path.split(/[\\/]/).pop() ?? path;
-  return parseTranscript(raw.split("\n"), name.replace(/\.jsonl$/, ""));
+  const transcript = parseTranscript(lines, start > 0 && mark ? mark.sessionId : name.replace(/\.jsonl$/, ""));
+  return { ...transcript, file };
 }
 
 /**
- * A transcript from its JSONL records: the header's id (else `fallbackId`) and the
- * message entries. Records that are not JSON are skipped, as ingest skips them.
- * @param {Iterable<string>} lines
+ * Bytes `start` to `end` of a file.
+ * @param {string} path
+ * @param {number} start
+ * @param {number} end
+ */
+function readTail(path, start, end) {
+  const buffer = Buffer.alloc(end - start);
+  const fd = openSync(path, "r");
+  try {
+    let done = 0;
+    while (done < buffer.length) {
+      const read = readSync(fd, buffer, done, buffer.length - done, start + done);
+      if (read === 0) break;
+      done += read;
+    }
+    return buffer.subarray(0, done);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A transcript from its JSONL records, each with where it ends: the header's id (else
+ * `fallbackId`) and the message entries. Records that are not JSON are skipped, as
+ * ingest skips them.
+ * @param {Iterable<[string, number]>} lines
  * @param {string} fallbackId
  * @returns {Transcript}
  */
@@ -180,7 +237,7 @@ function parseTranscript(lines, fallbackId) {
   let sessionId;
   /** @type {TranscriptEntry[]} */
   const entries = [];
-  for (const line of lines) {
+  for (const [line, end] of lines) {
     if (!line.trim()) continue;
     let value;
     try {
@@ -201,6 +258,7 @@ function parseTranscript(lines, fallbackId) {
       role: message.role,
       timestamp: message.timestamp,
       text: contentText(message.content),
+      end,
     });
   }
   return { sessionId: sessionId ?? fallbackId, entries };
@@ -225,11 +283,13 @@ export function storePath(ctx, env = process.env) {
  * Node can, else skipped). Undefined when the host's Node has no `node:sqlite`, the
  * store is missing or unreadable, or holds no row of the session. Opened read-only;
  * the rows the gateway has just written (still in the WAL) are seen.
+ * With `mark`, only the rows after it are read (the session id is the mark's).
  * @param {string | undefined} path
  * @param {unknown} sessionId the gateway's session id (`ctx.sessionId`)
+ * @param {TranscriptMark} [mark]
  * @returns {Transcript | undefined}
  */
-export function readStoreTranscript(path, sessionId) {
+export function readStoreTranscript(path, sessionId, mark) {
   if (!path || typeof sessionId !== "string" || !sessionId) return undefined;
   const sqlite = builtin("node:sqlite");
   if (!sqlite?.DatabaseSync) return undefined;
@@ -243,25 +303,29 @@ export function readStoreTranscript(path, sessionId) {
     if (!columns.has("event_json") || !columns.has("session_id")) return undefined;
     const blob = columns.has("event_zstd") ? "event_zstd" : "NULL AS event_zstd";
     const order = columns.has("seq") ? "seq" : "rowid";
+    const after = mark ? mark.end : -Infinity;
     const rows = db
       .prepare(
-        `SELECT event_json, ${blob} FROM transcript_events WHERE session_id = ? ORDER BY ${order}`,
+        `SELECT event_json, ${blob}, ${order} AS position FROM transcript_events` +
+          ` WHERE session_id = ? AND ${order} > ? ORDER BY ${order}`,
       )
-      .all(sessionId);
+      .all(sessionId, after);
     if (rows.length === 0) return undefined;
     const zlib = builtin("node:zlib");
+    /** @type {[string, number][]} */
     const lines = [];
     for (const row of rows) {
-      if (typeof row.event_json === "string") lines.push(row.event_json);
+      const position = Number(row.position);
+      if (typeof row.event_json === "string") lines.push([row.event_json, position]);
       else if (row.event_zstd && zlib?.zstdDecompressSync) {
         try {
-          lines.push(zlib.zstdDecompressSync(row.event_zstd).toString("utf8"));
+          lines.push([zlib.zstdDecompressSync(row.event_zstd).toString("utf8"), position]);
         } catch {
           // a damaged row: its message keeps the fallback id
         }
       }
     }
-    return parseTranscript(lines, sessionId);
+    return parseTranscript(lines, mark ? mark.sessionId : sessionId);
   } catch {
     return undefined;
   } finally {
@@ -271,6 +335,88 @@ export function readStoreTranscript(path, sessionId) {
       // closing a read-only handle cannot lose anything
     }
   }
+}
+
+/**
+ * Per session, where the last turn the plugin identified ended (see the module's
+ * comment): the next `agent_end` reads only what follows. Bounded: the sessions least
+ * recently captured are forgotten first, and a forgotten one is read whole again.
+ */
+export class TranscriptMarks {
+  /** @type {Map<string, TranscriptMark>} */
+  #marks = new Map();
+  #limit;
+
+  /** @param {number} [limit] how many sessions are remembered */
+  constructor(limit = 512) {
+    this.#limit = limit;
+  }
+
+  /**
+   * @param {string} key the transcript: its file, or the store and session
+   * @returns {TranscriptMark | undefined}
+   */
+  get(key) {
+    return this.#marks.get(key);
+  }
+
+  /**
+   * Remember where the entries of `ids` end in `transcript` (the last of them); nothing
+   * when none of them is there.
+   * @param {string} key
+   * @param {Transcript} transcript
+   * @param {Iterable<string>} ids
+   */
+  note(key, transcript, ids) {
+    const wanted = new Set(ids);
+    let end;
+    for (const entry of transcript.entries) {
+      if (wanted.has(entry.id) && (end === undefined || entry.end > end)) end = entry.end;
+    }
+    if (end === undefined) return;
+    this.#marks.delete(key);
+    /** @type {TranscriptMark} */
+    const mark = { sessionId: transcript.sessionId, end };
+    if (transcript.file !== undefined) mark.file = transcript.file;
+    this.#marks.set(key, mark);
+    if (this.#marks.size > this.#limit) this.#marks.delete(this.#marks.keys().next().value ?? key);
+  }
+
+  get size() {
+    return this.#marks.size;
+  }
+}
+
+/**
+ * The session's transcript holding `messages`: after the session's mark when there is
+ * one and it holds them all, else whole. The JSONL file (`transcriptPath`) first, else
+ * the agent's SQLite store. Undefined when neither can be read.
+ * @param {any} ctx
+ * @param {Record<string, string | undefined> | undefined} env
+ * @param {unknown[]} messages the messages whose entries are wanted
+ * @param {TranscriptMarks} [marks]
+ * @returns {{ key: string, transcript: Transcript } | undefined}
+ */
+export function sessionTranscript(ctx, env, messages, marks) {
+  const path = transcriptPath(ctx, env);
+  const store = storePath(ctx, env);
+  /** @type {[string, (mark?: TranscriptMark) => Transcript | undefined][]} */
+  const sources = [];
+  if (path) sources.push([`file:${path}`, (mark) => readTranscript(path, mark)]);
+  sources.push([
+    `store:${store}\n${ctx?.sessionId}`,
+    (mark) => readStoreTranscript(store, ctx?.sessionId, mark),
+  ]);
+  for (const [key, read] of sources) {
+    const mark = marks?.get(key);
+    const recent = mark ? read(mark) : undefined;
+    if (recent && messages.every((message) => findEntryId(recent, message))) {
+      return { key, transcript: recent };
+    }
+    const whole = read();
+    if (whole) return { key, transcript: whole };
+  }
+  return undefined;
 }
 
 /**

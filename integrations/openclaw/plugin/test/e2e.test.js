@@ -5,66 +5,25 @@
 // tests/test_openclaw_integrations.py, sets it, with MEMORACLE_E2E_ARGS as a JSON list).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { registerMemoracle, runCommand } from "../src/core.js";
+import { command, commandArgs, initHome, plugin, scratch, skip, TURN } from "./harness.js";
 
-const command = process.env.MEMORACLE_E2E_COMMAND;
-const commandArgs = JSON.parse(process.env.MEMORACLE_E2E_ARGS ?? "[]");
-const skip = command ? false : "set MEMORACLE_E2E_COMMAND to run memoracle end to end";
-const root = mkdtempSync(join(process.env.MEMORACLE_E2E_TMP ?? tmpdir(), "memoracle-e2e-"));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-const TURN = {
-  success: true,
-  messages: [
-    { role: "user", content: "I moved to Lyon last month. Never deploy on Fridays." },
-    { role: "assistant", content: [{ type: "text", text: "Noted." }] },
-  ],
-};
-
-/** @param {Record<string, unknown>} config */
-function plugin(config) {
-  /** @type {Record<string, Function>} */
-  const hooks = {};
-  /** @type {{ level: string, message: string }[]} */
-  const logs = [];
-  registerMemoracle({
-    pluginConfig: config,
-    logger: Object.fromEntries(
-      ["debug", "info", "warn", "error"].map((level) => [
-        level,
-        (/** @type {string} */ message) => logs.push({ level, message }),
-      ]),
-    ),
-    on: (/** @type {string} */ name, /** @type {Function} */ handler) => {
-      hooks[name] = handler;
-    },
-  });
-  return { hooks, logs };
-}
-
-/** @param {string} home */
-async function init(home) {
-  await runCommand(/** @type {string} */ (command), [...commandArgs, "--home", home, "init"], "", 60000);
-}
+const root = scratch("memoracle-e2e-");
 
 /**
  * Capture the turn twice (the second changes nothing), then recall for a question.
  * @param {Record<string, unknown>} config
  */
 async function captureThenRecall(config) {
-  const { hooks, logs } = plugin(config);
+  const { hooks, logs, warnings } = plugin(config);
   const ctx = { sessionId: "e2e-session", trigger: "user" };
   await hooks.agent_end(TURN, ctx);
   await hooks.agent_end(TURN, ctx);
   const result = await hooks.before_prompt_build({ prompt: "Where do I live?", messages: [] }, ctx);
-  const problems = logs.filter((l) => l.level === "warn" || l.level === "error");
-  assert.deepEqual(problems, []);
+  assert.deepEqual(warnings(), []);
   const debug = logs.filter((l) => l.level === "debug").map((l) => l.message);
   assert.match(debug[0], /captured turn openclaw-1-\w+ of session e2e-session: [1-9]\d* new memories/);
   assert.match(debug[1], /was already captured/);
@@ -85,14 +44,12 @@ async function freePort() {
 
 describe("memoracle end to end", { skip, concurrency: 2 }, () => {
   test("through the CLI", async () => {
-    const home = join(root, "cli-home");
-    await init(home);
+    const home = await initHome(join(root, "cli-home"));
     await captureThenRecall({ command, commandArgs, home, warm: false });
   });
 
   test("through MCP streamable HTTP", async () => {
-    const home = join(root, "http-home");
-    await init(home);
+    const home = await initHome(join(root, "http-home"));
     const port = await freePort();
     const server = spawn(
       /** @type {string} */ (command),

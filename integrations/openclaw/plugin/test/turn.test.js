@@ -2,7 +2,7 @@
 // The plugin's side of the turn identity (src/turn.js) on plain Node; the Python side
 // (tests/test_openclaw_turn_identity.py) holds it equal to what ingest stores.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -15,6 +15,7 @@ import {
   readTranscript,
   senderOf,
   storePath,
+  TranscriptMarks,
   transcriptPath,
 } from "../src/turn.js";
 
@@ -93,6 +94,68 @@ test("the entry ids, session, speaker and times of a turn come from the transcri
   }
 });
 
+/** @param {unknown[]} records */
+const jsonl = (records) => records.map((v) => `${JSON.stringify(v)}\n`).join("");
+/** @param {string} role @param {string} text @param {number} timestamp */
+const said = (role, text, timestamp) => ({ role, content: [{ type: "text", text }], timestamp });
+
+test("after a captured turn, the next one reads only what follows it in the file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "memoracle-mark-"));
+  try {
+    const [u1, a1] = [said("user", "I moved to Lyon.", 1000), said("assistant", "Noted.", 2000)];
+    const [u2, a2] = [said("user", "Лена — моя сестра.", 3000), said("assistant", "Понял.", 4000)];
+    const path = join(dir, "s.jsonl");
+    writeFileSync(
+      path,
+      jsonl([
+        { type: "session", id: "sess-uuid" },
+        { type: "message", id: "u1", message: u1 },
+        { type: "message", id: "a1", message: a1 },
+      ]),
+    );
+    const marks = new TranscriptMarks();
+    const ctx = { sessionFile: path };
+    const first = captureTurns(lastTurn([u1, a1]) ?? assert.fail(), ctx, new Date(0), {}, marks);
+    assert.deepEqual(first.map((t) => [t.session, t.turn]), [["sess-uuid", "u1"], ["sess-uuid", "a1"]]);
+    const mark = marks.get(`file:${path}`);
+    assert.equal(mark?.end, readFileSync(path).length);
+    assert.equal(mark?.sessionId, "sess-uuid");
+
+    appendFileSync(path, jsonl([{ type: "message", id: "u2", message: u2 }, { type: "message", id: "a2", message: a2 }]));
+    // The header rewritten in place, same length: a whole read would see "sess-XXXX".
+    writeFileSync(path, readFileSync(path, "utf8").replace("sess-uuid", "sess-XXXX"));
+    const tail = readTranscript(path, mark);
+    assert.deepEqual(tail?.entries.map((e) => e.id), ["u2", "a2"]);
+    const second = captureTurns(lastTurn([u1, a1, u2, a2]) ?? assert.fail(), ctx, new Date(0), {}, marks);
+    assert.deepEqual(second.map((t) => [t.session, t.turn]), [["sess-uuid", "u2"], ["sess-uuid", "a2"]]);
+    assert.equal(marks.get(`file:${path}`)?.end, readFileSync(path).length);
+
+    // A retried hook for the first turn: not after the mark, so the file is read whole
+    // and the turn gets the same ids again (capture is idempotent).
+    const again = captureTurns(lastTurn([u1, a1]) ?? assert.fail(), ctx, new Date(0), {}, marks);
+    assert.deepEqual(again.map((t) => t.turn), ["u1", "a1"]);
+    // No mark (a new gateway), or another file in its place: the file is read whole.
+    const fresh = captureTurns(lastTurn([u1, a1, u2, a2]) ?? assert.fail(), ctx, new Date(0), {});
+    assert.deepEqual(fresh.map((t) => [t.session, t.turn]), [["sess-XXXX", "u2"], ["sess-XXXX", "a2"]]);
+    const other = join(dir, "other.jsonl");
+    writeFileSync(other, jsonl([{ type: "session", id: "sess-new" }, { type: "message", id: "u9", message: u2 }]));
+    renameSync(other, path);
+    const replaced = captureTurns(lastTurn([u2]) ?? assert.fail(), ctx, new Date(0), {}, marks);
+    assert.deepEqual(replaced.map((t) => [t.session, t.turn]), [["sess-new", "u9"]]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the marks forget the session captured least recently first", () => {
+  const marks = new TranscriptMarks(2);
+  const transcript = { sessionId: "s", entries: [{ id: "u1", role: "user", timestamp: 1, text: "x", end: 10 }] };
+  for (const key of ["a", "b", "a", "c"]) marks.note(key, transcript, ["u1"]);
+  assert.deepEqual([marks.get("a")?.end, marks.get("b"), marks.get("c")?.end, marks.size], [10, undefined, 10, 2]);
+  marks.note("d", transcript, ["not-there"]);
+  assert.equal(marks.get("d"), undefined);
+});
+
 const sqlite = process.getBuiltinModule?.("node:sqlite");
 
 test(
@@ -147,6 +210,23 @@ test(
           ["s1", "a1"],
         ],
       );
+      // With a mark, only the rows after it: the next turn reads two rows, not the session.
+      const marks = new TranscriptMarks();
+      captureTurns(last, ctx, new Date(0), env, marks);
+      const mark = marks.get(`store:${storePath(ctx, env)}\ns1`);
+      assert.deepEqual([mark?.sessionId, mark?.end], ["s1", 3]);
+      const u2 = said("user", "Léa est ma sœur.", 1778745800000);
+      const a2 = said("assistant", "Noté.", 1778745801000);
+      insert.run("s1", 4, JSON.stringify({ type: "message", id: "u2", message: u2 }), null, null);
+      insert.run("s1", 5, JSON.stringify({ type: "message", id: "a2", message: a2 }), null, null);
+      db.prepare("UPDATE transcript_events SET event_json = ? WHERE seq = 1").run(
+        JSON.stringify({ type: "session", id: "renamed" }),
+      );
+      const tail = readStoreTranscript(storePath(ctx, env), "s1", mark);
+      assert.deepEqual(tail?.entries.map((e) => [e.id, e.end]), [["u2", 4], ["a2", 5]]);
+      const next = captureTurns(lastTurn([asked, answer, u2, a2]) ?? assert.fail(), ctx, new Date(0), env, marks);
+      assert.deepEqual(next.map((t) => [t.session, t.turn]), [["s1", "u2"], ["s1", "a2"]]);
+      assert.equal(marks.get(`store:${storePath(ctx, env)}\ns1`)?.end, 5);
       assert.equal(readStoreTranscript(storePath({ agentId: "main" }, env), "nobody"), undefined);
       assert.equal(readStoreTranscript(join(state, "missing.sqlite"), "s1"), undefined);
       writeFileSync(join(state, "corrupt.sqlite"), "not a database");

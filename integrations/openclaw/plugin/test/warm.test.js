@@ -10,13 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 
-import { registerMemoracle, runCommand } from "../src/core.js";
 import { request } from "../src/warm.js";
+import { command, commandArgs, initHome, plugin, scratch, skip, TURN } from "./harness.js";
 
-const command = process.env.MEMORACLE_E2E_COMMAND;
-const commandArgs = JSON.parse(process.env.MEMORACLE_E2E_ARGS ?? "[]");
-const skip = command ? false : "set MEMORACLE_E2E_COMMAND to run memoracle end to end";
-const root = mkdtempSync(join(process.env.MEMORACLE_E2E_TMP ?? tmpdir(), "memoracle-warm-"));
 // A unix socket path must stay short (about 100 bytes): its own folder under /tmp.
 const sockets = mkdtempSync(join(tmpdir(), "mw-"));
 /** @type {Set<number>} */
@@ -29,48 +25,15 @@ after(() => {
       // already gone
     }
   }
-  rmSync(root, { recursive: true, force: true });
   rmSync(sockets, { recursive: true, force: true });
 });
+const root = scratch("memoracle-warm-"); // removed after the servers are stopped
 
-const TURN = {
-  success: true,
-  messages: [
-    { role: "user", content: "I moved to Lyon last month. Never deploy on Fridays." },
-    { role: "assistant", content: [{ type: "text", text: "Noted." }] },
-  ],
-};
 const CTX = { sessionId: "warm-session", trigger: "user" };
 const QUESTION = { prompt: "Where do I live?", messages: [] };
 
-/** @param {Record<string, unknown>} config */
-function plugin(config) {
-  /** @type {Record<string, Function>} */
-  const hooks = {};
-  /** @type {{ level: string, message: string }[]} */
-  const logs = [];
-  registerMemoracle({
-    pluginConfig: config,
-    logger: Object.fromEntries(
-      ["debug", "info", "warn", "error"].map((level) => [
-        level,
-        (/** @type {string} */ message) => logs.push({ level, message }),
-      ]),
-    ),
-    on: (/** @type {string} */ name, /** @type {Function} */ handler) => {
-      hooks[name] = handler;
-    },
-  });
-  const warnings = () => logs.filter((l) => l.level === "warn" || l.level === "error").map((l) => l.message);
-  return { hooks, logs, warnings };
-}
-
 /** @param {string} name */
-async function home(name) {
-  const path = join(root, name);
-  await runCommand(/** @type {string} */ (command), [...commandArgs, "--home", path, "init"], "", 60000);
-  return path;
-}
+const home = (name) => initHome(join(root, name));
 
 /** The pid of the server answering at `socket`. @param {string} socket */
 async function serverPid(socket) {

@@ -25,7 +25,10 @@ Choices callers can rely on (relative to the anchor, in the anchor's timezone):
   ([tense] in the data: "was", "-ed", Russian "-л/-ла/-ли", French passé composé, Spanish
   preterite; "will", "going", "-rá"...): past gives the latest Friday before today,
   anything else (no cue included) the first one after today. Today's own weekday is
-  never meant: people call it "today".
+  never meant: people call it "today". A change of date or a plan right before it
+  ([change] in the data: "moved to", "pushed the call to", "is on", "перенесли на",
+  "déplacée à", "se movió al", "es el") makes it the first one after today whatever
+  the tense: "the meeting was moved to Thursday" said on a Friday is next Thursday.
 - "in May" / "в мае" / "en mai" with no year is May of the anchor's year, and so is
   "May 8". "last May" is the most recent May before this month, "next May" the first May
   after it. A bare year needs a preposition or a year word ("in 2021", "2021 год").

@@ -225,6 +225,14 @@ class _Grammar(_Resolvers):
         self.triggers = self._triggers()
         habit = _alt(w.habitual_before)
         self._habitual = re.compile(rf"(?<!\w){habit}\s+$")
+        # A change of date before a bare weekday, with its link after up to three words
+        # ("moved the call to"), or a plan, directly or through a preposition ("is on").
+        moves, plans = _alt(w.change_moves), _alt(w.change_plans)
+        links = _alt(w.change_links)
+        self._change = re.compile(
+            rf"(?<!\w)(?:{moves}(?:\s+[\w'’]+){{0,3}}\s+{links}|{plans}(?:\s+{prep})?)"
+            rf"(?:\s+{_alt(w.determiners)})?\s+$"
+        )
         self._not_day = re.compile(rf"(?<!\w){_alt(w.day_of_month.not_after)}\s+$")
         # One pass finds every cue; explicit words come before the patterns so that a
         # listed word ("planned": future) is never re-read by a pattern ("-ed": past).

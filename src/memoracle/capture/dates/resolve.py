@@ -133,6 +133,7 @@ class _Resolvers:
 
     words: TimeWords
     _habitual: re.Pattern[str]
+    _change: re.Pattern[str]
     _not_day: re.Pattern[str]
     _cues: re.Pattern[str]
 
@@ -365,13 +366,18 @@ class _Resolvers:
             return None
         if self._habitual.search(ctx.folded, max(0, m.start() - 24), m.start()):
             return None
-        direction = self._tense(ctx, m.start(), m.end())
+        # "moved to Thursday", "is on Thursday": ahead, whatever the tense around it.
+        changed = self._change.search(ctx.folded, max(0, m.start("wd") - 80), m.start("wd"))
+        direction = 1 if changed else self._tense(ctx, m.start(), m.end())
         day = _weekday_near(ctx.today, weekday, direction)
         return self._day(m, rule, day, ctx, weekday_only=True)
 
     def _tense(self, ctx: _Context, start: int, end: int) -> int:
-        """-1 if the cue nearest to text[start:end] in its sentence is past, else +1."""
+        """-1 if the cue nearest to text[start:end] in its sentence is past, else +1. The
+        weekday phrase is blanked first, so no cue takes it in ("ai vu jeudi" would read
+        as one passé composé ending in "-i" and hide "ai vu")."""
         text = _lower(ctx.text).replace("’", "'")
+        text = text[:start] + " " * (end - start) + text[end:]
         low = 0
         for stop in _SENTENCE_END.finditer(text, 0, start):
             low = stop.end()

@@ -194,6 +194,9 @@ class TimeWords:
     past_patterns: tuple[str, ...]
     future_patterns: tuple[str, ...]
     not_cues: frozenset[str]
+    change_moves: tuple[str, ...]  # a weekday after these is ahead ([change])
+    change_plans: tuple[str, ...]
+    change_links: tuple[str, ...]
 
 
 class _Reader:
@@ -410,6 +413,11 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
     hour_words, time_words = clock.words("hour_words"), clock.int_table("words", 0, 23)
     clock.close()
 
+    change = top.table("change")
+    change_moves, change_plans = change.words("moves"), change.words("plans")
+    change_links = change.words("links")
+    change.close()
+
     tense = top.table("tense")
     past_words = tuple(w.lower() for w in tense.strings("past_words"))
     future_words = tuple(w.lower() for w in tense.strings("future_words"))
@@ -468,6 +476,9 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
         past_patterns=past_patterns,
         future_patterns=future_patterns,
         not_cues=not_cues,
+        change_moves=change_moves,
+        change_plans=change_plans,
+        change_links=change_links,
     )
     top.close()
     return words
