@@ -37,6 +37,7 @@ __all__ = [
     "near_expression",
     "same_meaning",
     "slots_agree",
+    "vectors_of",
 ]
 
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
@@ -183,7 +184,7 @@ def same_meaning(
     try:
         # The new text's vector is kept with the others': the next memory of the
         # subject is compared with it without embedding it again.
-        known = _vectors(
+        known = vectors_of(
             st, embedder, [(new.content_hash, new.text)] + [(h, t) for _, t, h in rows]
         )
         vector = known[new.content_hash]
@@ -241,7 +242,7 @@ def _times(text: str) -> set[tuple[datetime, datetime]]:
     return {(m.start, m.end) for m in found}
 
 
-def _vectors(
+def vectors_of(
     st: EngineState, embedder: Embedder, items: Sequence[tuple[str, str]]
 ) -> dict[str, Vector]:
     """The unit vectors of `items` (content hash, text) under the configured model:
