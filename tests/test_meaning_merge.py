@@ -88,3 +88,23 @@ def test_names_across_scripts() -> None:
     assert not names_agree("I live in Paris.", "I live in Paris.")  # one script: not here
     assert same_value("lives_in", "париж", "paris")
     assert not same_value("lives_in", "москв", "berlin")
+
+
+def test_each_store_keeps_its_own_embedded_vectors(
+    meaning: Engine, tmp_path: Path, clock: FixedClock
+) -> None:
+    """The vectors `same_meaning` embedded are the open store's (`EngineState.embedded`):
+    a second store in the same process starts with none and fills its own."""
+    _say(meaning, "Я живу в Париже.", "1")
+    _say(meaning, "I live in Paris.", "2")
+    first = dict(meaning.embedded)
+    assert first  # the texts compared were embedded and kept
+    settings = load(tmp_path / "other-home", env={}, overrides={"embedding.model": "use"})
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as other:
+        assert other.embedded == {}
+        _say(other, "Je travaille chez Airbus.", "1")
+        _say(other, "I work at Airbus.", "2")
+        assert other.embedded and other.embedded is not meaning.embedded
+        assert set(other.embedded).isdisjoint(first)
+    assert meaning.embedded == first  # the other store's work left this one alone

@@ -37,6 +37,7 @@ __all__ = [
     "near_expression",
     "same_meaning",
     "slots_agree",
+    "vectors_of",
 ]
 
 NEAR_CANDIDATES = 3  # memories FTS offers the capture-time dedup check (best BM25 first)
@@ -61,10 +62,7 @@ _ANCHOR = datetime(2001, 1, 3, 12, tzinfo=UTC)  # any instant: both texts' times
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
 _COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
-# Per open store, the vectors this process embedded to compare by meaning, by (model,
-# content hash): a long-running process (a server, an import) embeds each text once.
-EMBEDDED_KEPT = 10_000  # vectors (20 MB at 512 floats); then it starts again
-_EMBEDDED: WeakKeyDictionary[Store, dict[tuple[str, str], Vector]] = WeakKeyDictionary()
+EMBEDDED_KEPT = 10_000  # vectors kept per store (20 MB at 512 floats); then it starts again
 
 
 def near_duplicate(
@@ -186,7 +184,7 @@ def same_meaning(
     try:
         # The new text's vector is kept with the others': the next memory of the
         # subject is compared with it without embedding it again.
-        known = _vectors(
+        known = vectors_of(
             st, embedder, [(new.content_hash, new.text)] + [(h, t) for _, t, h in rows]
         )
         vector = known[new.content_hash]
@@ -244,19 +242,20 @@ def _times(text: str) -> set[tuple[datetime, datetime]]:
     return {(m.start, m.end) for m in found}
 
 
-def _vectors(
+def vectors_of(
     st: EngineState, embedder: Embedder, items: Sequence[tuple[str, str]]
 ) -> dict[str, Vector]:
     """The unit vectors of `items` (content hash, text) under the configured model:
-    those the store holds read back, the others embedded, or taken from what this
-    process embedded before (`_EMBEDDED`). They are not stored: embedding the store is
-    search's and the nightly's work (`reindex`), which `health` watches."""
+        those the store holds read back, the others embedded, or taken from what this
+        process embedded before for this store (`EngineState.embedded`: two stores open in one
+    process never share it). They are not stored: embedding the store is
+        search's and the nightly's work (`reindex`), which `health` watches."""
     model_id, dim = embedder.model_id, embedder.dim
     found: dict[str, Vector] = {}
     for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
         if stored_dim == dim:
             found[h] = from_blob(blob, dim)
-    cache = _EMBEDDED.setdefault(st.store, {})
+    cache = st.embedded
     found.update((h, cache[(model_id, h)]) for h, _ in items if (model_id, h) in cache)
     missing = list({h: text for h, text in items if h not in found}.items())
     if missing:

@@ -9,14 +9,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from memoracle.engine.near import vectors_of
 from memoracle.engine.state import EngineState
+from memoracle.errors import EngineError
+from memoracle.lifecycle.attributes import reader_for, values_in
 from memoracle.lifecycle.meaning import change_of_plan, described, overlap, reports_done
-from memoracle.lifecycle.slots import Slot, slots_of
+from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
 from memoracle.store import View
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope
 
-__all__ = ["PLANS", "described_memories", "finish_tasks", "replace_plan", "unclaimed"]
+__all__ = [
+    "ATTRIBUTE_COSINE",
+    "ATTRIBUTE_MARGIN",
+    "PLANS",
+    "by_attribute",
+    "described_memories",
+    "finish_tasks",
+    "replace_plan",
+    "unclaimed",
+]
 
 PLANS = ("decision", "event", "task")  # what a change of plan may replace
 _WINDOW = 200  # the owner's newest live memories looked at
@@ -27,6 +39,15 @@ _UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is di
 # жена — Анна"): an appointment's day (an event, a plan), who one's partner is, and
 # where a named project stands ("Project Atlas is on hold", "le projet Hermès est en pause").
 STANDING = {"due": "event", "partner": "fact", "project_status": "fact"}
+# Attributes by meaning (`by_attribute`): how alike a statement must be to an attribute's
+# prototypes (the mean cosine of its two closest, the default model's unit vectors), and
+# by how much more than to the runner-up (another attribute, or the sentences that state
+# none), before it is read as that attribute. Chosen on bench/data/lifecycle-dev.jsonl.
+ATTRIBUTE_COSINE = 0.25
+ATTRIBUTE_MARGIN = 0.03
+RELATIONS = ("manager", "partner", "pet")  # a statement about one is the speaker's too
+ATTRIBUTE_KINDS = ("fact", "event", "preference")  # what states an attribute (not a task)
+_VALUE_CHARS = 80  # a reading without a name keeps its words, this many, as its value
 
 
 def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[Memory]:
@@ -233,3 +254,58 @@ def described_memories(
     if len(partial) == 1 and partial[0][0] >= 0.5:
         return [partial[0][1]], []
     return [], [m for _, m in partial]
+
+
+def by_attribute(
+    st: EngineState, memory_id: int, new: NewMemory, *, now: datetime, actor: str
+) -> list[Slot]:
+    """The slot a statement no slot rule read fills by meaning (`lifecycle.attributes`):
+    the attribute whose prototypes are closest to it and the one name it holds ("got the
+    keys to the new place in Sheffield": the speaker lives_in sheffield), for
+    `write.settle` to supersede the older value with. Unsure (the runner-up close
+    behind, no name or two of them), the slot is hedged, with the name or else the
+    statement's own words as its value: it disputes an older value (`memoracle pending`)
+    instead of replacing it, and a later sure reading replaces it. The reading is
+    audited (`read`: attribute, cosine, margin, value, why unsure). The speaker's own
+    statements only, by the store's embedder (the new memory's vector, embedded once
+    for this and `near.same_meaning`); a statement about one of the speaker's people
+    ("у нас новая начальница — Марина") is read only as the speaker's relation to them
+    (manager, partner, pet). None without an embedder."""
+    embedder = st.searcher.embedder
+    kin = (new.subject or "").startswith(f"{DEFAULT_SUBJECT}'s ")  # "user's начальница"
+    if embedder is None or not (kin or new.subject == DEFAULT_SUBJECT):
+        return []
+    if new.kind not in ATTRIBUTE_KINDS:
+        return []
+    try:
+        vector = vectors_of(st, embedder, [(new.content_hash, new.text)])[new.content_hash]
+        reading = reader_for(embedder).read(vector)
+    except EngineError:  # an embedding service is down: the rules' slots only
+        return []
+    if reading is None or reading.cosine < ATTRIBUTE_COSINE:
+        return []
+    if kin and reading.attribute not in RELATIONS:
+        return []  # what the speaker's sister does is not the speaker's
+    values = values_in(new.text, new.lang)
+    unsure = (
+        "close to another attribute"
+        if reading.margin < ATTRIBUTE_MARGIN
+        else "no name for the value"
+        if not values
+        else "two names for the value"
+        if len(values) > 1
+        else ""
+    )
+    value = value_key(values[0]) if len(values) == 1 else ""
+    value = value or value_key(new.text)[:_VALUE_CHARS]
+    if not value:
+        return []
+    detail = {
+        "attribute": reading.attribute,
+        "value": value,
+        "cosine": round(reading.cosine, 3),
+        "margin": round(reading.margin, 3),
+        "unsure": unsure or None,
+    }
+    st.store.audit.append(at=now, actor=actor, action="read", memory_id=memory_id, detail=detail)
+    return [Slot(DEFAULT_SUBJECT, reading.attribute, value, hedged=bool(unsure))]

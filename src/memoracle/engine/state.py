@@ -14,6 +14,7 @@ from memoracle.capture.classify import load as load_classifier
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, make_embedder
+from memoracle.embed.core import Vector
 from memoracle.errors import (
     EngineError,
     InvalidInput,
@@ -62,6 +63,10 @@ class EngineState:
         self._embedder_made = False
         self._embedder_one: Embedder | None = None
         self._classifier: Classifier | None | bool = False  # False: not asked yet
+        # The vectors this store's engine embedded to compare by meaning (`near`), by
+        # (model, content hash): a long-running process (a server, an import) embeds
+        # each text once. Per store: two stores in one process never share it.
+        self.embedded: dict[tuple[str, str], Vector] = {}
 
     def local_time(self, at: datetime) -> datetime:
         """A time without an offset is a wall-clock time in the workspace timezone."""

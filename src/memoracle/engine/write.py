@@ -310,6 +310,8 @@ def store_memory(
         memory_id=memory_id,
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
+    if not slots and existing is None:  # no rule read it: by meaning
+        slots = tuple(meaning.by_attribute(st, memory_id, new, now=now, actor=actor))
     settle(st, memory_id, new, slots, now=now, actor=actor)
     meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)

@@ -38,6 +38,7 @@ from memoracle.lifecycle.slots.names import (
 _TOP_KEYS = frozenset(
     {"language", "macros", "markers", "subjects", "normalise", "aliases", "topics", "categories"}
     | {"meaning"}  # lifecycle/meaning.py reads it
+    | {"prototypes"}  # lifecycle/attributes.py reads it
     | {"slot"}
 )
 
