@@ -12,12 +12,15 @@ names, source dedup (a memory and the turn it came from are one hit), MMR. The f
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
+from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
@@ -26,6 +29,11 @@ from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
 from memoracle.recall.evidence import by_context
 from memoracle.recall.expand import expand
+from memoracle.recall.hits import dedup_sources as _dedup_sources
+from memoracle.recall.hits import hit as _hit
+from memoracle.recall.hits import time_of as _time_of
+from memoracle.recall.hits import unsupported as _unsupported
+from memoracle.recall.landing import Lander
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
     SAVE_EVERY,
@@ -38,13 +46,16 @@ from memoracle.recall.vectors import (
     stored_vectors,
 )
 from memoracle.store import Store, View
-from memoracle.types import Episode, Hit, Memory, Scores
+from memoracle.types import Episode, Hit, Memory
 
 POOL = 100  # candidates taken from each signal before fusion
 VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
+LANDING_NOTE = (
+    "vectors are being added in the background: texts without one yet are found by their words"
+)
 GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders them
 # The memories' lexical list weighs less than the turns': a memory is short, so BM25
 # ranks it high for any word it shares, and at equal weight the 5th-best memory ranks
@@ -116,6 +127,40 @@ class Searcher:
         self._version = -1  # the database's data_version when the vectors were last checked
         self._own = -1  # and this connection's own changes then
         self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
+        # The vectors in memory are read by searches and grown by the background worker
+        # (`landing`): one lock, held for a batch's commit, never for its embedding.
+        self._lock = threading.RLock()
+        self.lander: Lander | None = None
+
+    # -- background vectors --------------------------------------------------------------
+
+    def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
+        """Start landing missing vectors in a worker thread (`landing.Lander`), on a
+        connection `open_store` opens; from then on a search embeds nothing itself. None
+        when there is nothing to embed with, or the store is read-only."""
+        if self.lander is None and self.embedder is not None and not self.store.readonly:
+            self.lander = Lander(open_store, self.embedder, clock, self._deliver)
+            self.lander.start()
+        return self.lander
+
+    def poke(self) -> None:
+        """Texts were stored: the worker, if there is one, lands their vectors."""
+        if self.lander is not None:
+            self.lander.poke()
+
+    def stop_landing(self) -> None:
+        """Stop the worker cleanly (the batch in hand is stored first)."""
+        lander, self.lander = self.lander, None
+        if lander is not None:
+            lander.stop()
+
+    def _deliver(
+        self, hashes: list[str], vectors: npt.NDArray[np.float32], commit: Callable[[], None]
+    ) -> None:
+        """The worker's batch: stored and added to the vectors in memory as one step."""
+        with self._lock:
+            commit()
+            self._append(hashes, vectors)
 
     # -- vectors -----------------------------------------------------------------------
 
@@ -138,9 +183,10 @@ class Searcher:
                     (h, model_id, self.embedder.dim, to_blob(v))
                     for (h, _), v in zip(batch, vectors, strict=True)
                 ]
-                with self.store.transaction():
-                    self.store.index.put_vectors(rows, now=now)
-                self._append([h for h, _ in batch], vectors)
+                with self._lock:
+                    with self.store.transaction():
+                        self.store.index.put_vectors(rows, now=now)
+                    self._append([h for h, _ in batch], vectors)
                 done += len(batch)
             mark = reached
             self._marks[model_id] = mark
@@ -203,22 +249,25 @@ class Searcher:
         state = self.ann_state()
         if self.embedder is None or state not in ("missing", "hnsw"):
             return False
-        if state == "hnsw":
-            found = self._vectors()
-            if found is not None and found.ann is not None:
-                searchable = self.store.index.searchable_vector_count(found.model_id)
-                archived = len(found) - searchable
-                if archived * 4 < len(found):
-                    return False  # loaded, completed from the store, mostly searchable
-        model_id, dim = self.embedder.model_id, self.embedder.dim
-        path = ann_file(self.settings.home, model_id)
-        self._set = build_graph(self.store.index, model_id, dim, path)
-        self._version, self._own = self.store.data_version(), self.store.own_changes()
-        return True
+        with self._lock:  # the worker adds nothing while the graph is replaced
+            if state == "hnsw":
+                found = self._vectors()
+                if found is not None and found.ann is not None:
+                    searchable = self.store.index.searchable_vector_count(found.model_id)
+                    archived = len(found) - searchable
+                    if archived * 4 < len(found):
+                        return False  # loaded, completed from the store, mostly searchable
+            model_id, dim = self.embedder.model_id, self.embedder.dim
+            path = ann_file(self.settings.home, model_id)
+            self._set = build_graph(self.store.index, model_id, dim, path)
+            self._version, self._own = self.store.data_version(), self.store.own_changes()
+            return True
 
     def close(self) -> None:
         """Write the HNSW graph if enough was added since it was loaded (the next
-        process completes it from the store anyway)."""
+        process completes it from the store anyway). A background worker is stopped
+        first, its batch in hand stored."""
+        self.stop_landing()
         found = self._set
         if (
             found is not None
@@ -269,15 +318,21 @@ class Searcher:
             note = "no embedding model configured: lexical search only"
         else:
             try:
-                pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-                found = self._vectors()
-                if found is not None and len(found):
-                    query_vector = self.embedder.embed_query(query)
-                    vector_m, vector_e = self._nearest(found, query_vector, view, floor)
-                    vector_e = vector_e if turns else []
-                    mode = "hybrid"
+                lander = self.lander
+                # With a worker landing vectors, what has landed answers now, the rest
+                # by its words; without one, the search embeds what is missing first.
+                pending = 0 if lander else self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
+                with self._lock:
+                    found = self._vectors()
+                    if found is not None and len(found):
+                        query_vector = self.embedder.embed_query(query)
+                        vector_m, vector_e = self._nearest(found, query_vector, view, floor)
+                        vector_e = vector_e if turns else []
+                        mode = "hybrid"
                 if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
                     note = "some items have no vector yet: run memoracle reindex"
+                elif lander is not None and lander.busy:
+                    note = LANDING_NOTE
             except EngineError as exc:  # an embedding service is down: answer lexically
                 note = f"vector search unavailable ({exc}); lexical search only"
 
@@ -496,30 +551,6 @@ class Searcher:
         return [hits[i] for i in fuse.mmr(relevance, similar, lam=lam, k=k)]
 
 
-def _unsupported(lexical: bool, similarities: list[float], floor: float) -> str | None:
-    """Why the query has nothing to answer with, or None when it has: no item shares a
-    content word with it, and none is nearer in meaning than `floor` (the noise floor,
-    `search.similarity_floor`). Without it the nearest vectors of a nonsense query are
-    simply the store's best-weighted items, returned as if they answered it."""
-    if lexical or floor <= -1:  # -1: the floor is off
-        return None
-    best = max(similarities, default=None)
-    if best is not None and best >= floor:
-        return None
-    nearest = "no vectors" if best is None else f"best similarity {best:.3f}"
-    return (
-        "no match: no memory or turn shares a word with the query, and none is close in "
-        f"meaning ({nearest}, under the noise floor search.similarity_floor = {floor})"
-    )
-
-
-def _time_of(memory: Memory | None, episode: Episode | None) -> datetime:
-    if memory is not None:
-        return memory.valid_from or memory.observed_at
-    assert episode is not None
-    return episode.at
-
-
 def _time_boost(
     memory: Memory | None, episode: Episode | None, window: TimeWindow | None, when: bool
 ) -> float:
@@ -530,57 +561,3 @@ def _time_boost(
     if when and memory is not None and memory.valid_from is not None:
         boost *= 1.2
     return boost
-
-
-def _hit(
-    source: str, item_id: int, memory: Memory | None, episode: Episode | None, scores: Scores
-) -> Hit:
-    """A hit; a memory's provenance is added once the hits are chosen."""
-    if memory is not None:
-        return Hit(
-            source="memory",
-            id=item_id,
-            text=memory.text,
-            at=memory.valid_from or memory.observed_at,
-            scores=scores,
-            memory=memory,
-        )
-    assert episode is not None
-    return Hit(
-        source="episode",
-        id=item_id,
-        text=episode.text,
-        at=episode.at,
-        scores=scores,
-        episode=episode,
-        turn_ids=(episode.turn_id,) if episode.turn_id else (),
-        session_ids=(episode.session_id,) if episode.session_id else (),
-    )
-
-
-def _dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
-    """A memory and the turn it was said in are one piece of evidence: one hit, at the
-    better of their two places (`stood_for` learns which hit stands for each one left
-    out). The memory is that hit even when its turn ranked higher (it takes the turn's
-    place and final score): it says the same, with its date and kind, and can be
-    superseded; the turn's words found it (the memories' lexical list weighs less,
-    MEMORY_LEXICAL_WEIGHT)."""
-    seen_episodes: dict[int, int] = {}  # episode id -> index in `out` of the hit for it
-    out: list[Hit] = []
-    for hit in hits:
-        episodes = set(hit.memory.episode_ids) if hit.memory else {hit.id}
-        if episodes and episodes <= seen_episodes.keys():
-            places = {seen_episodes[e] for e in episodes}
-            at = min(places)
-            turn = out[at]
-            if hit.memory is not None and len(places) == 1 and turn.memory is None:
-                stood_for[(turn.source, turn.id)] = hit.ref
-                final = max(hit.scores.final, turn.scores.final)
-                out[at] = replace(hit, scores=replace(hit.scores, final=final))
-            else:
-                stood_for[(hit.source, hit.id)] = turn.ref
-            continue
-        for episode in episodes:
-            seen_episodes.setdefault(episode, len(out))
-        out.append(hit)
-    return out

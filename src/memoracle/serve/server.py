@@ -112,7 +112,11 @@ class WarmServer:
     def engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                self._engine = Engine.open(self.settings, clock=self.clock)
+                engine = Engine.open(self.settings, clock=self.clock)
+                # Vectors land between requests, in a worker of their own: a capture
+                # answers at once, and a recall does not embed a burst of turns first.
+                engine.land_vectors_in_background()
+                self._engine = engine
             return self._engine
 
     def close(self) -> None:
