@@ -121,17 +121,19 @@ def test_closing_stores_the_batch_in_hand_and_leaves_no_thread(
     settings: Settings, clock: FixedClock
 ) -> None:
     Engine.init(settings, clock=clock)
+    before = set(threading.enumerate())
     engine = Engine.open(settings, clock=clock)
     gated = _gated(engine)
     assert engine.land_vectors_in_background()
     engine.capture(_turns(clock, ["We agreed with Marc to move the NAS to the office."]))
     assert gated.entered.wait(WAIT)
+    assert engine.search("Marc NAS office", k=3).hits  # the query's own thread starts
     closing = threading.Thread(target=engine.close)
     closing.start()  # waits for the batch in hand ...
     gated.open.set()  # ... which is embedded and stored before the connection closes
     closing.join(WAIT)
     assert not closing.is_alive()
-    assert not any(t.name == "memoracle-vectors" for t in threading.enumerate())
+    assert not _ours(set(threading.enumerate()) - before)
     with Engine.open(settings, clock=clock) as again:
         assert _missing(again) == 0
 
@@ -156,6 +158,7 @@ def test_a_read_only_store_lands_nothing(settings: Settings, clock: FixedClock) 
 
 def test_serve_lands_vectors_between_requests(settings: Settings, clock: FixedClock) -> None:
     Engine.init(settings, clock=clock)
+    before = set(threading.enumerate())
     server = WarmServer(settings, clock=clock)
     try:
         turn = {"user": "Nadia works at the clinic now."}
@@ -167,4 +170,9 @@ def test_serve_lands_vectors_between_requests(settings: Settings, clock: FixedCl
         assert status["ok"] and status["result"]["index"]["missing"] == 0
     finally:
         server.close()
-    assert not any(t.name == "memoracle-vectors" for t in threading.enumerate())
+    assert not _ours(set(threading.enumerate()) - before)
+
+
+def _ours(threads: set[threading.Thread]) -> list[str]:
+    """The names of memoracle's own threads among `threads` (alive ones only)."""
+    return [t.name for t in threads if t.name.startswith("memoracle-") and t.is_alive()]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -131,6 +132,7 @@ class Searcher:
         # (`landing`): one lock, held for a batch's commit, never for its embedding.
         self._lock = threading.RLock()
         self.lander: Lander | None = None
+        self._executor: ThreadPoolExecutor | None = None  # the query's vector, beside FTS5
 
     # -- background vectors --------------------------------------------------------------
 
@@ -268,6 +270,9 @@ class Searcher:
         process completes it from the store anyway). A background worker is stopped
         first, its batch in hand stored."""
         self.stop_landing()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
         found = self._set
         if (
             found is not None
@@ -290,6 +295,31 @@ class Searcher:
     ) -> SearchOutcome:
         # A kind filter asks for memories of those kinds: a raw turn has no kind.
         turns = not view.kinds
+        vector_m: list[tuple[int, float]] = []
+        vector_e: list[tuple[int, float]] = []
+        query_vector: npt.NDArray[np.float32] | None = None
+        floor: list[float] = []
+        mode, note = "lexical", None
+        # The query is embedded and its nearest texts found in a worker thread while
+        # FTS5 runs here (numpy, faiss and SQLite all let go of the GIL): the same work,
+        # in the time of the longer of the two instead of their sum.
+        vector_job: Future[tuple[npt.NDArray[np.float32], list[tuple[str, float]]]] | None = None
+        pending = 0
+        lander = self.lander
+        if self.embedder is None:
+            note = "no embedding model configured: lexical search only"
+        else:
+            try:
+                # With a worker landing vectors, what has landed answers now, the rest
+                # by its words; without one, the search embeds what is missing first.
+                pending = 0 if lander else self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
+                with self._lock:
+                    found = self._vectors()
+                if found is not None and len(found):
+                    vector_job = self._pool().submit(self._embed_near, self.embedder, found, query)
+            except EngineError as exc:  # an embedding service is down: answer lexically
+                note = f"vector search unavailable ({exc}); lexical search only"
+
         lexical_m: list[int] = []
         lexical_e: list[int] = []
         tried: list[FtsQuery] = []
@@ -309,32 +339,19 @@ class Searcher:
             if len(lexical_m) + len(lexical_e) >= POOL:
                 break
 
-        vector_m: list[tuple[int, float]] = []
-        vector_e: list[tuple[int, float]] = []
-        query_vector: npt.NDArray[np.float32] | None = None
-        floor: list[float] = []
-        mode, note = "lexical", None
-        if self.embedder is None:
-            note = "no embedding model configured: lexical search only"
-        else:
+        if vector_job is not None:
             try:
-                lander = self.lander
-                # With a worker landing vectors, what has landed answers now, the rest
-                # by its words; without one, the search embeds what is missing first.
-                pending = 0 if lander else self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-                with self._lock:
-                    found = self._vectors()
-                    if found is not None and len(found):
-                        query_vector = self.embedder.embed_query(query)
-                        vector_m, vector_e = self._nearest(found, query_vector, view, floor)
-                        vector_e = vector_e if turns else []
-                        mode = "hybrid"
-                if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
-                    note = "some items have no vector yet: run memoracle reindex"
-                elif lander is not None and lander.busy:
-                    note = LANDING_NOTE
+                query_vector, nearest = vector_job.result()
+                vector_m, vector_e = self._nearest(nearest, view, floor)
+                vector_e = vector_e if turns else []
+                mode = "hybrid"
             except EngineError as exc:  # an embedding service is down: answer lexically
                 note = f"vector search unavailable ({exc}); lexical search only"
+        if note is None and self.embedder is not None:
+            if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
+                note = "some items have no vector yet: run memoracle reindex"
+            elif lander is not None and lander.busy:
+                note = LANDING_NOTE
 
         graph_weight = self.settings.search.graph_weight
         graph_m = (  # entity expansion: the graph's list, fused like the others
@@ -497,13 +514,26 @@ class Searcher:
             best[item_id] = min(score, best.get(item_id, score))
         return sorted(best, key=best.__getitem__)[:POOL]
 
+    def _embed_near(
+        self, embedder: Embedder, found: VectorSet, query: str
+    ) -> tuple[npt.NDArray[np.float32], list[tuple[str, float]]]:
+        """In the worker thread: the query's vector and its VECTOR_POOL nearest texts
+        (the lock keeps the background worker from growing the set meanwhile)."""
+        vector = embedder.embed_query(query)
+        with self._lock:
+            return vector, found.nearest(vector, VECTOR_POOL)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="memoracle-query")
+        return self._executor
+
     def _nearest(
-        self, found: VectorSet, query: npt.NDArray[np.float32], view: View, floor: list[float]
+        self, nearest: list[tuple[str, float]], view: View, floor: list[float]
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The memories and turns behind the VECTOR_POOL nearest texts, at most POOL of
         each; `floor` learns the similarity of the last text looked up when all
         VECTOR_POOL were (an item less similar was not)."""
-        nearest = found.nearest(query, VECTOR_POOL)
         if len(nearest) == VECTOR_POOL:
             floor.append(nearest[-1][1])
         score = dict(nearest)
