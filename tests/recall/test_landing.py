@@ -84,6 +84,17 @@ def test_the_worker_lands_vectors_without_a_search(engine: Engine, clock: FixedC
     assert outcome.trace is not None and outcome.trace.vector
 
 
+def test_texts_said_twice_do_not_stop_the_worker_early(engine: Engine, clock: FixedClock) -> None:
+    # A batch of rows holding the same text twice embeds it once: fewer texts than
+    # rows, which is not the end of what is missing.
+    assert engine.land_vectors_in_background()
+    said = [f"The spare key number {n // 2} is in drawer {n // 2}." for n in range(300)]
+    engine.capture(_turns(clock, said))
+    lander = engine.searcher.lander
+    assert lander is not None and lander.wait_idle(WAIT)
+    assert _missing(engine) == 0
+
+
 def test_a_capture_returns_while_the_worker_embeds(engine: Engine, clock: FixedClock) -> None:
     gated = _gated(engine)
     assert engine.land_vectors_in_background()

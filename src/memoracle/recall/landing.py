@@ -124,8 +124,8 @@ class Lander:
                 try:
                     while not self._stopping.is_set():
                         count, mark = self._one_batch(store, mark)
-                        if count < self._batch:
-                            break
+                        if count == 0:  # a short batch is no end: a text said twice
+                            break  # counts once
                     self.error = None
                 except EngineError as exc:  # a service down, a locked store: later
                     self.error = str(exc)
