@@ -179,6 +179,9 @@ def test_serve_lands_vectors_between_requests(settings: Settings, clock: FixedCl
         assert lander is not None and lander.wait_idle(WAIT)
         status = server.answer('{"op": "status"}')
         assert status["ok"] and status["result"]["index"]["missing"] == 0
+        background = status["result"]["vectors_in_background"]
+        assert background == {"busy": False, "landed": lander.landed, "error": None}
+        assert lander.landed >= 1
     finally:
         server.close()
     assert not _ours(set(threading.enumerate()) - before)

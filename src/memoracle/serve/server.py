@@ -237,8 +237,18 @@ class WarmServer:
             stats = engine.stats(scope=scope)
             index = engine.index_status()
             filled = fill_scope(self.settings, replace(scope, chat=scope.chat or None))
+            lander = engine.searcher.lander
+            background = (
+                None
+                if lander is None
+                else {"busy": lander.busy, "landed": lander.landed, "error": lander.error}
+            )
         return records.envelope(
-            pid=os.getpid(), scope=asdict(filled), stats=asdict(stats), index=asdict(index)
+            pid=os.getpid(),
+            scope=asdict(filled),
+            stats=asdict(stats),
+            index=asdict(index),
+            vectors_in_background=background,
         )
 
     # -- the socket -----------------------------------------------------------------
