@@ -16,6 +16,14 @@ exact numpy search, and, with the `ann` extra installed, the HNSW graph (built a
 by a first process, loaded from its file by the measured one).
 
     python bench/recall_speed.py [--sizes 10000,100000] [--queries 200] [--keep DIR]
+                                 [--quick-build]
+
+--quick-build writes the rows straight into the store instead of capturing them (the
+capture path runs at ~40 turns/s on a loaded two-core machine: most of an hour for 100k):
+every turn an episode, and 4 turns in 10 also a memory of the same text, linked to its
+turn, of the kind its template suggests. Search then sees the same number of rows, words
+and vectors as from the capture path, but not the same memories: compare numbers only
+between stores built the same way (the directory name says which).
 """
 
 from __future__ import annotations
@@ -40,7 +48,8 @@ from memoracle.config import load
 from memoracle.embed import to_blob
 from memoracle.engine import Engine
 from memoracle.recall.ann import ann_available
-from memoracle.types import Turn
+from memoracle.text import content_hash
+from memoracle.types import NewMemory, Scope, Turn
 
 FIRST = [
     "Anna", "Marc", "Lena", "Tomás", "Ines", "Oleg", "Sofia", "Jon", "Maria", "Kenji",
@@ -114,7 +123,7 @@ def text(rng: random.Random, templates: list[str]) -> str:
     )
 
 
-def build(home: Path, size: int, rng: random.Random) -> Engine:
+def build(home: Path, size: int, rng: random.Random, *, quick: bool = False) -> Engine:
     settings = load(home, env={})
     start = datetime(2025, 1, 1, tzinfo=UTC)
     clock = FixedClock(start)
@@ -125,13 +134,34 @@ def build(home: Path, size: int, rng: random.Random) -> Engine:
         at = start + timedelta(minutes=5 * i)
         batch.append(Turn("user", text(rng, TEMPLATES), at, "bench", str(i)))
         if len(batch) == 1000:
-            engine.capture(batch)
+            store_rows(engine, batch) if quick else engine.capture(batch)
             batch = []
     if batch:
-        engine.capture(batch)
+        store_rows(engine, batch) if quick else engine.capture(batch)
     clock.set(start + timedelta(minutes=5 * size + 60))
     fill_vectors(engine)
     return engine
+
+
+# No guardrails: recall reads every one of them each turn, and a kind picked at random
+# would make thousands (the capture path keeps a few rules).
+KINDS = ("preference", "event", "task", "decision", "fact")
+
+
+def store_rows(engine: Engine, turns: list[Turn]) -> None:
+    """`--quick-build`: the turns as episodes, 4 in 10 also as a memory (no rules)."""
+    store, now = engine.store, engine.clock.now()
+    with store.transaction():
+        for n, turn in enumerate(turns):
+            episode = store.episodes.insert(turn, at=turn.at, now=now, scope=Scope())
+            if episode is None or n % 5 >= 2:
+                continue
+            kind = KINDS[sum(map(ord, turn.text[:12])) % len(KINDS)]
+            new = NewMemory(
+                kind, turn.text, "episodic", "capture", turn.at, content_hash(turn.text)
+            )
+            memory = store.memories.insert(new, now=now)
+            store.memories.add_provenance(memory, now=now, episode_id=episode)
 
 
 def fill_vectors(engine: Engine) -> None:
@@ -148,10 +178,10 @@ def fill_vectors(engine: Engine) -> None:
         if not missing:
             break
         rows = []
-        for content_hash, _ in missing:
+        for text_hash, _ in missing:
             v = vectors.standard_normal(embedder.dim).astype(np.float32)
             rows.append(
-                (content_hash, embedder.model_id, embedder.dim, to_blob(v / np.linalg.norm(v)))
+                (text_hash, embedder.model_id, embedder.dim, to_blob(v / np.linalg.norm(v)))
             )
         with engine.store.transaction():
             engine.store.index.put_vectors(rows, now=engine.clock.now())
@@ -159,7 +189,7 @@ def fill_vectors(engine: Engine) -> None:
 
 def measure(home: Path, size: int, variant: str, queries: int) -> dict[str, Any]:
     """Time search and recall in this (fresh) process: its peak RSS is the search's."""
-    threshold = "0" if variant == "hnsw" else str(10**12)
+    threshold = "1" if variant == "hnsw" else str(10**12)
     settings = load(home, env={}, overrides={"embedding.ann_threshold": threshold})
     clock = FixedClock(datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=5 * size + 60))
     rng = random.Random(size + 1)
@@ -204,12 +234,15 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, help="build the stores here and reuse them on the next run"
     )
+    parser.add_argument(
+        "--quick-build", action="store_true", help="capture without the model (see above)"
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # child processes
     parser.add_argument("--prepare", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--variant", default="exact", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.prepare:
-        settings = load(args.prepare, env={}, overrides={"embedding.ann_threshold": "0"})
+        settings = load(args.prepare, env={}, overrides={"embedding.ann_threshold": "1"})
         started = time.perf_counter()
         with Engine.open(settings) as engine:
             engine.reindex()
@@ -224,11 +257,12 @@ def main() -> None:
     results: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
-            home = (args.keep or Path(tmp)) / f"store-{size}"
+            name = f"store-{size}" + ("-quick" if args.quick_build else "")
+            home = (args.keep or Path(tmp)) / name
             built = None
             if not (home / "memoracle.db").exists():
                 started = time.perf_counter()
-                build(home, size, random.Random(size)).close()
+                build(home, size, random.Random(size), quick=args.quick_build).close()
                 built = round(time.perf_counter() - started, 1)
             results[size] = {"build_seconds": built}
             for variant in variants:

@@ -1,11 +1,11 @@
-"""A memory and the turn it was said in are one hit (`hybrid._dedup_sources`)."""
+"""A memory and the turn it was said in are one hit (`hits.dedup_sources`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from memoracle.recall.hybrid import _dedup_sources
+from memoracle.recall.hits import dedup_sources as _dedup_sources
 from memoracle.types import Episode, Hit, Memory, Scores
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)

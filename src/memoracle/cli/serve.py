@@ -48,6 +48,8 @@ def serve_command(socket_file: Path | None, idle_exit: float, scope: Scope) -> N
     chat and visibility, checked as `capture` checks them. The socket is mode 0600: it
     trusts every process of this account, and no one else. A socket left behind by a
     server that died is replaced; a live one is refused. SIGTERM stops it cleanly.
+    Vectors of new texts are embedded in a background thread: a capture never waits
+    for them, and a recall finds what has no vector yet by its words.
 
     \b
     Example:

@@ -175,8 +175,27 @@ class Engine(EngineState):
 
     def close(self) -> None:
         if self._searcher is not None:
-            self._searcher.close()
+            self._searcher.close()  # a background worker stops first, its batch stored
         self.store.close()
+
+    def land_vectors_in_background(self) -> bool:
+        """For a long-running host: from now on a worker thread, on its own connection,
+        embeds the texts that have no vector yet (at once, and after each capture) and
+        adds them to the vectors search uses; a capture never waits for it, and a search
+        answers with what has landed (the rest by its words, said in its note) instead of
+        embedding first. `close` stops it cleanly. False when there is no embedding
+        model or the store is read-only (nothing to land)."""
+        settings, clock = self.settings, self.clock
+
+        def open_store() -> Store:
+            return Store.open(settings.db_path, now=clock.now(), existing=True)
+
+        return self.searcher.land_in_background(open_store, clock) is not None
+
+    def _stored_texts(self) -> None:
+        """New texts were stored: a background worker, if any, lands their vectors."""
+        if self._searcher is not None:
+            self._searcher.poke()
 
     def __enter__(self) -> Engine:
         return self
@@ -200,13 +219,17 @@ class Engine(EngineState):
         role) changes nothing; an exact duplicate memory is bumped, not added. A turn
         time without an offset is a wall-clock time in `workspace.timezone`.
         """
-        return write.capture(self, turns, scope=scope, actor=actor)
+        result = write.capture(self, turns, scope=scope, actor=actor)
+        self._stored_texts()
+        return result
 
     def capture_many(
         self, batches: Sequence[tuple[Sequence[Turn], Scope | None]], *, actor: str = "capture"
     ) -> list[CaptureResult]:
         """`capture` for several batches, each with its own scope, all or nothing."""
-        return write.capture_many(self, batches, actor=actor)
+        results = write.capture_many(self, batches, actor=actor)
+        self._stored_texts()
+        return results
 
     def read_graph_backlog(self) -> int:
         """Read the live memories never read for the graph (stored before it existed, or
@@ -249,9 +272,12 @@ class Engine(EngineState):
         """
         from memoracle.engine import ingest  # the file readers: loaded when read from
 
-        return ingest.ingest(
-            self, paths, fmt=fmt, scope=scope, on_progress=on_progress, on_warning=on_warning
-        )
+        try:
+            return ingest.ingest(
+                self, paths, fmt=fmt, scope=scope, on_progress=on_progress, on_warning=on_warning
+            )
+        finally:
+            self._stored_texts()
 
     def held_writes(
         self, *, since: datetime | None = None, waiting: bool = False
@@ -269,7 +295,9 @@ class Engine(EngineState):
         """A person vouches for a held write: it is stored as it would have been (a
         captured turn's memories found by the rules, its episode searchable again; a
         stated text as one memory). Returns the memories stored or bumped."""
-        return memories.confirm_held(self, ref, actor=actor)
+        stored = memories.confirm_held(self, ref, actor=actor)
+        self._stored_texts()
+        return stored
 
     def reject_held(self, ref: str | int, *, actor: str = "cli") -> HeldWrite:
         """A person turns a held write down: it stays held, for the record."""
@@ -318,10 +346,12 @@ class Engine(EngineState):
         moment and the nightly archives it. Remembering a live memory again sets its
         expiry to this call's (none: kept for good). An expiry already past, or both
         given, is `InvalidInput`."""
-        return memories.remember(
+        found = memories.remember(
             self, text, kind=kind, scope=scope, source=source, actor=actor,
             expires_at=expires_at, ttl=ttl,
         )  # fmt: skip
+        self._stored_texts()
+        return found
 
     def expiry(
         self, *, expires_at: datetime | date | None = None, ttl: timedelta | None = None

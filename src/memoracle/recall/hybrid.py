@@ -12,12 +12,16 @@ names, source dedup (a memory and the turn it came from are one hit), MMR. The f
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
+from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
@@ -26,6 +30,11 @@ from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
 from memoracle.recall.evidence import by_context
 from memoracle.recall.expand import expand
+from memoracle.recall.hits import dedup_sources as _dedup_sources
+from memoracle.recall.hits import hit as _hit
+from memoracle.recall.hits import time_of as _time_of
+from memoracle.recall.hits import unsupported as _unsupported
+from memoracle.recall.landing import Lander
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
     SAVE_EVERY,
@@ -38,13 +47,16 @@ from memoracle.recall.vectors import (
     stored_vectors,
 )
 from memoracle.store import Store, View
-from memoracle.types import Episode, Hit, Memory, Scores
+from memoracle.types import Episode, Hit, Memory
 
 POOL = 100  # candidates taken from each signal before fusion
 VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
 EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
 EVERGREEN_LAYERS = ("semantic", "procedural")
+LANDING_NOTE = (
+    "vectors are being added in the background: texts without one yet are found by their words"
+)
 GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders them
 # The memories' lexical list weighs less than the turns': a memory is short, so BM25
 # ranks it high for any word it shares, and at equal weight the 5th-best memory ranks
@@ -116,6 +128,41 @@ class Searcher:
         self._version = -1  # the database's data_version when the vectors were last checked
         self._own = -1  # and this connection's own changes then
         self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
+        # The vectors in memory are read by searches and grown by the background worker
+        # (`landing`): one lock, held for a batch's commit, never for its embedding.
+        self._lock = threading.RLock()
+        self.lander: Lander | None = None
+        self._executor: ThreadPoolExecutor | None = None  # the query's vector, beside FTS5
+
+    # -- background vectors --------------------------------------------------------------
+
+    def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
+        """Start landing missing vectors in a worker thread (`landing.Lander`), on a
+        connection `open_store` opens; from then on a search embeds nothing itself. None
+        when there is nothing to embed with, or the store is read-only."""
+        if self.lander is None and self.embedder is not None and not self.store.readonly:
+            self.lander = Lander(open_store, self.embedder, clock, self._deliver)
+            self.lander.start()
+        return self.lander
+
+    def poke(self) -> None:
+        """Texts were stored: the worker, if there is one, lands their vectors."""
+        if self.lander is not None:
+            self.lander.poke()
+
+    def stop_landing(self) -> None:
+        """Stop the worker cleanly (the batch in hand is stored first)."""
+        lander, self.lander = self.lander, None
+        if lander is not None:
+            lander.stop()
+
+    def _deliver(
+        self, hashes: list[str], vectors: npt.NDArray[np.float32], commit: Callable[[], None]
+    ) -> None:
+        """The worker's batch: stored and added to the vectors in memory as one step."""
+        with self._lock:
+            commit()
+            self._append(hashes, vectors)
 
     # -- vectors -----------------------------------------------------------------------
 
@@ -138,9 +185,10 @@ class Searcher:
                     (h, model_id, self.embedder.dim, to_blob(v))
                     for (h, _), v in zip(batch, vectors, strict=True)
                 ]
-                with self.store.transaction():
-                    self.store.index.put_vectors(rows, now=now)
-                self._append([h for h, _ in batch], vectors)
+                with self._lock:
+                    with self.store.transaction():
+                        self.store.index.put_vectors(rows, now=now)
+                    self._append([h for h, _ in batch], vectors)
                 done += len(batch)
             mark = reached
             self._marks[model_id] = mark
@@ -203,22 +251,28 @@ class Searcher:
         state = self.ann_state()
         if self.embedder is None or state not in ("missing", "hnsw"):
             return False
-        if state == "hnsw":
-            found = self._vectors()
-            if found is not None and found.ann is not None:
-                searchable = self.store.index.searchable_vector_count(found.model_id)
-                archived = len(found) - searchable
-                if archived * 4 < len(found):
-                    return False  # loaded, completed from the store, mostly searchable
-        model_id, dim = self.embedder.model_id, self.embedder.dim
-        path = ann_file(self.settings.home, model_id)
-        self._set = build_graph(self.store.index, model_id, dim, path)
-        self._version, self._own = self.store.data_version(), self.store.own_changes()
-        return True
+        with self._lock:  # the worker adds nothing while the graph is replaced
+            if state == "hnsw":
+                found = self._vectors()
+                if found is not None and found.ann is not None:
+                    searchable = self.store.index.searchable_vector_count(found.model_id)
+                    archived = len(found) - searchable
+                    if archived * 4 < len(found):
+                        return False  # loaded, completed from the store, mostly searchable
+            model_id, dim = self.embedder.model_id, self.embedder.dim
+            path = ann_file(self.settings.home, model_id)
+            self._set = build_graph(self.store.index, model_id, dim, path)
+            self._version, self._own = self.store.data_version(), self.store.own_changes()
+            return True
 
     def close(self) -> None:
         """Write the HNSW graph if enough was added since it was loaded (the next
-        process completes it from the store anyway)."""
+        process completes it from the store anyway). A background worker is stopped
+        first, its batch in hand stored."""
+        self.stop_landing()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
         found = self._set
         if (
             found is not None
@@ -241,6 +295,31 @@ class Searcher:
     ) -> SearchOutcome:
         # A kind filter asks for memories of those kinds: a raw turn has no kind.
         turns = not view.kinds
+        vector_m: list[tuple[int, float]] = []
+        vector_e: list[tuple[int, float]] = []
+        query_vector: npt.NDArray[np.float32] | None = None
+        floor: list[float] = []
+        mode, note = "lexical", None
+        # The query is embedded and its nearest texts found in a worker thread while
+        # FTS5 runs here (numpy, faiss and SQLite all let go of the GIL): the same work,
+        # in the time of the longer of the two instead of their sum.
+        vector_job: Future[tuple[npt.NDArray[np.float32], list[tuple[str, float]]]] | None = None
+        pending = 0
+        lander = self.lander
+        if self.embedder is None:
+            note = "no embedding model configured: lexical search only"
+        else:
+            try:
+                # With a worker landing vectors, what has landed answers now, the rest
+                # by its words; without one, the search embeds what is missing first.
+                pending = 0 if lander else self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
+                with self._lock:
+                    found = self._vectors()
+                if found is not None and len(found):
+                    vector_job = self._pool().submit(self._embed_near, self.embedder, found, query)
+            except EngineError as exc:  # an embedding service is down: answer lexically
+                note = f"vector search unavailable ({exc}); lexical search only"
+
         lexical_m: list[int] = []
         lexical_e: list[int] = []
         tried: list[FtsQuery] = []
@@ -260,26 +339,19 @@ class Searcher:
             if len(lexical_m) + len(lexical_e) >= POOL:
                 break
 
-        vector_m: list[tuple[int, float]] = []
-        vector_e: list[tuple[int, float]] = []
-        query_vector: npt.NDArray[np.float32] | None = None
-        floor: list[float] = []
-        mode, note = "lexical", None
-        if self.embedder is None:
-            note = "no embedding model configured: lexical search only"
-        else:
+        if vector_job is not None:
             try:
-                pending = self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-                found = self._vectors()
-                if found is not None and len(found):
-                    query_vector = self.embedder.embed_query(query)
-                    vector_m, vector_e = self._nearest(found, query_vector, view, floor)
-                    vector_e = vector_e if turns else []
-                    mode = "hybrid"
-                if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
-                    note = "some items have no vector yet: run memoracle reindex"
+                query_vector, nearest = vector_job.result()
+                vector_m, vector_e = self._nearest(nearest, view, floor)
+                vector_e = vector_e if turns else []
+                mode = "hybrid"
             except EngineError as exc:  # an embedding service is down: answer lexically
                 note = f"vector search unavailable ({exc}); lexical search only"
+        if note is None and self.embedder is not None:
+            if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
+                note = "some items have no vector yet: run memoracle reindex"
+            elif lander is not None and lander.busy:
+                note = LANDING_NOTE
 
         graph_weight = self.settings.search.graph_weight
         graph_m = (  # entity expansion: the graph's list, fused like the others
@@ -323,9 +395,7 @@ class Searcher:
         memories = {
             m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
         }
-        episodes = {
-            e.id: e for e in self.store.episodes.get_many([i for s, i in top if s == "episode"])
-        }
+        episodes = {e.id: e for e in candidates}  # every episode in `top` is a candidate
         hits: list[Hit] = []
         faded: dict[Key, float] = {}
         for key in top:
@@ -444,13 +514,26 @@ class Searcher:
             best[item_id] = min(score, best.get(item_id, score))
         return sorted(best, key=best.__getitem__)[:POOL]
 
+    def _embed_near(
+        self, embedder: Embedder, found: VectorSet, query: str
+    ) -> tuple[npt.NDArray[np.float32], list[tuple[str, float]]]:
+        """In the worker thread: the query's vector and its VECTOR_POOL nearest texts
+        (the lock keeps the background worker from growing the set meanwhile)."""
+        vector = embedder.embed_query(query)
+        with self._lock:
+            return vector, found.nearest(vector, VECTOR_POOL)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="memoracle-query")
+        return self._executor
+
     def _nearest(
-        self, found: VectorSet, query: npt.NDArray[np.float32], view: View, floor: list[float]
+        self, nearest: list[tuple[str, float]], view: View, floor: list[float]
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The memories and turns behind the VECTOR_POOL nearest texts, at most POOL of
         each; `floor` learns the similarity of the last text looked up when all
         VECTOR_POOL were (an item less similar was not)."""
-        nearest = found.nearest(query, VECTOR_POOL)
         if len(nearest) == VECTOR_POOL:
             floor.append(nearest[-1][1])
         score = dict(nearest)
@@ -487,37 +570,15 @@ class Searcher:
         return out
 
     def _diversify(self, hits: list[Hit], k: int) -> list[Hit]:
-        """MMR over the hits' words: near-repeats of a better hit give way to others."""
-        if len(hits) <= 1:
+        """MMR over the hits' words: near-repeats of a better hit give way to others.
+        At `search.mmr_lambda` 1 (the default) MMR keeps the order it is given, so the
+        hits' word sets (about 3 ms at 100k) are not computed at all."""
+        lam = self.settings.search.mmr_lambda
+        if len(hits) <= 1 or lam >= 1.0:  # the hits come sorted by final score
             return hits[:k]
         relevance = [h.scores.final for h in hits]
         similar = fuse.jaccard_matrix([h.text for h in hits])
-        lam = self.settings.search.mmr_lambda
         return [hits[i] for i in fuse.mmr(relevance, similar, lam=lam, k=k)]
-
-
-def _unsupported(lexical: bool, similarities: list[float], floor: float) -> str | None:
-    """Why the query has nothing to answer with, or None when it has: no item shares a
-    content word with it, and none is nearer in meaning than `floor` (the noise floor,
-    `search.similarity_floor`). Without it the nearest vectors of a nonsense query are
-    simply the store's best-weighted items, returned as if they answered it."""
-    if lexical or floor <= -1:  # -1: the floor is off
-        return None
-    best = max(similarities, default=None)
-    if best is not None and best >= floor:
-        return None
-    nearest = "no vectors" if best is None else f"best similarity {best:.3f}"
-    return (
-        "no match: no memory or turn shares a word with the query, and none is close in "
-        f"meaning ({nearest}, under the noise floor search.similarity_floor = {floor})"
-    )
-
-
-def _time_of(memory: Memory | None, episode: Episode | None) -> datetime:
-    if memory is not None:
-        return memory.valid_from or memory.observed_at
-    assert episode is not None
-    return episode.at
 
 
 def _time_boost(
@@ -530,57 +591,3 @@ def _time_boost(
     if when and memory is not None and memory.valid_from is not None:
         boost *= 1.2
     return boost
-
-
-def _hit(
-    source: str, item_id: int, memory: Memory | None, episode: Episode | None, scores: Scores
-) -> Hit:
-    """A hit; a memory's provenance is added once the hits are chosen."""
-    if memory is not None:
-        return Hit(
-            source="memory",
-            id=item_id,
-            text=memory.text,
-            at=memory.valid_from or memory.observed_at,
-            scores=scores,
-            memory=memory,
-        )
-    assert episode is not None
-    return Hit(
-        source="episode",
-        id=item_id,
-        text=episode.text,
-        at=episode.at,
-        scores=scores,
-        episode=episode,
-        turn_ids=(episode.turn_id,) if episode.turn_id else (),
-        session_ids=(episode.session_id,) if episode.session_id else (),
-    )
-
-
-def _dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
-    """A memory and the turn it was said in are one piece of evidence: one hit, at the
-    better of their two places (`stood_for` learns which hit stands for each one left
-    out). The memory is that hit even when its turn ranked higher (it takes the turn's
-    place and final score): it says the same, with its date and kind, and can be
-    superseded; the turn's words found it (the memories' lexical list weighs less,
-    MEMORY_LEXICAL_WEIGHT)."""
-    seen_episodes: dict[int, int] = {}  # episode id -> index in `out` of the hit for it
-    out: list[Hit] = []
-    for hit in hits:
-        episodes = set(hit.memory.episode_ids) if hit.memory else {hit.id}
-        if episodes and episodes <= seen_episodes.keys():
-            places = {seen_episodes[e] for e in episodes}
-            at = min(places)
-            turn = out[at]
-            if hit.memory is not None and len(places) == 1 and turn.memory is None:
-                stood_for[(turn.source, turn.id)] = hit.ref
-                final = max(hit.scores.final, turn.scores.final)
-                out[at] = replace(hit, scores=replace(hit.scores, final=final))
-            else:
-                stood_for[(hit.source, hit.id)] = turn.ref
-            continue
-        for episode in episodes:
-            seen_episodes.setdefault(episode, len(out))
-        out.append(hit)
-    return out

@@ -112,7 +112,11 @@ class WarmServer:
     def engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                self._engine = Engine.open(self.settings, clock=self.clock)
+                engine = Engine.open(self.settings, clock=self.clock)
+                # Vectors land between requests, in a worker of their own: a capture
+                # answers at once, and a recall does not embed a burst of turns first.
+                engine.land_vectors_in_background()
+                self._engine = engine
             return self._engine
 
     def close(self) -> None:
@@ -233,8 +237,18 @@ class WarmServer:
             stats = engine.stats(scope=scope)
             index = engine.index_status()
             filled = fill_scope(self.settings, replace(scope, chat=scope.chat or None))
+            lander = engine.searcher.lander
+            background = (
+                None
+                if lander is None
+                else {"busy": lander.busy, "landed": lander.landed, "error": lander.error}
+            )
         return records.envelope(
-            pid=os.getpid(), scope=asdict(filled), stats=asdict(stats), index=asdict(index)
+            pid=os.getpid(),
+            scope=asdict(filled),
+            stats=asdict(stats),
+            index=asdict(index),
+            vectors_in_background=background,
         )
 
     # -- the socket -----------------------------------------------------------------

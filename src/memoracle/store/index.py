@@ -275,12 +275,17 @@ class Index:
         ):
             start = last_memory if table == "memories" else last_episode
             requested = limit - len(found)
+            # The end first: another connection may commit rows while this one looks
+            # (a background worker beside captures), and the mark may only jump over
+            # rows this scan saw; ids only grow, so what commits later lies past `end`.
+            end = self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
             rows = self._db.execute(
-                f"SELECT m.id, m.content_hash, m.text FROM {table} m WHERE m.id > ? {status}"
+                f"SELECT m.id, m.content_hash, m.text FROM {table} m"
+                f" WHERE m.id > ? AND m.id <= ? {status}"
                 " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_model_hash"
                 " WHERE v.content_hash = m.content_hash AND v.model_id = ?)"
                 " ORDER BY m.id LIMIT ?",
-                (start, model_id, requested),
+                (start, end, model_id, requested),
             ).fetchall()
             for row_id, content_hash, text in rows:
                 if len(found) >= limit:
@@ -292,8 +297,7 @@ class Index:
                     last_episode = int(row_id)
             if len(found) >= limit or len(rows) == requested:
                 return list(found.items()), (last_memory, last_episode)  # more may remain
-            # This table has nothing missing past here: jump the mark to its end.
-            end = self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+            # This table has nothing missing up to its end: jump the mark there.
             if table == "memories":
                 last_memory = max(last_memory, int(end))
             else:
