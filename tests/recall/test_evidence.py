@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memoracle.engine import Engine
-from memoracle.recall import hybrid
+from memoracle.recall import evidence, hybrid
 from memoracle.recall.evidence import (
     boost_by_session,
     boost_speakers,
@@ -153,3 +153,17 @@ def test_a_recalled_statement_names_its_speaker_once(engine: Engine) -> None:
     memory_lines = [line.text for line in block.lines if line.ref.startswith("m_")]
     assert memory_lines and all("Caroline: I passed" in line for line in memory_lines)
     assert "Caroline: Caroline:" not in block.text
+
+
+def test_a_turn_that_matches_only_the_name_is_not_boosted(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.capture(
+        [
+            Turn("user", "Hey, so nice to see you again!", AT, "s1", "D1:1", speaker="Caroline"),
+            Turn("user", "I read that research on adoption.", AT, "s1", "D1:2", speaker="Melanie"),
+        ]
+    )
+    assert _found(engine, "What did Caroline research?")[0] == ("D1:2",)
+    monkeypatch.setattr(evidence, "_shares_a_word", lambda *_: True)  # the rule undone
+    assert _found(engine, "What did Caroline research?")[0] == ("D1:1",)

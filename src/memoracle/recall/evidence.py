@@ -131,8 +131,22 @@ def spread_to_neighbours(
     return out
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in fts_terms(text)}
+_EXACT_BELOW = 4  # a shorter query word must be the whole word ("tv"), not its start
+
+
+def _shares_a_word(text: str, forms: set[str], names: set[str]) -> bool:
+    """Whether a word of `text` other than `names` is one of `forms` or, for forms of
+    _EXACT_BELOW letters or more, starts with one ("research" finds "researching").
+    Matching stems by prefix spares stemming every candidate turn (a cold process would
+    stem each new word of ~300 turns, ~70 ms); the stem of an English word is nearly
+    always its start, and the word itself is a form too ("happy" is not "happi…")."""
+    for word in fts_terms(text):
+        folded = word.casefold()
+        if folded in names:
+            continue
+        if folded in forms or any(len(f) >= _EXACT_BELOW and folded.startswith(f) for f in forms):
+            return True
+    return False
 
 
 def by_context(
@@ -151,11 +165,17 @@ def by_context(
     out = boost_by_session(out, session_of, session_weight)
     speaker_of = {("episode", e.id): e.speaker for e in episodes if e.speaker}
     words = {w.casefold() for w in fts_terms(query)}
-    names = {stem(part) for s in named_speakers(words, speaker_of) for part in s.split()}
-    wanted = {stem(w) for w in content_words(query)} - names
-    about = (
-        {("episode", e.id) for e in episodes if wanted & (_stems(e.text) - names)}
-        if wanted
+    named = named_speakers(words, speaker_of)
+    names = {part.casefold() for s in named for part in s.split()}
+    said = [w.casefold() for w in content_words(query) if w.casefold() not in names]
+    forms = {stem(w) for w in said} | set(said)
+    about = (  # only the named people's turns can be boosted: only theirs are read
+        {
+            ("episode", e.id)
+            for e in episodes
+            if e.speaker in named and _shares_a_word(e.text, forms, names)
+        }
+        if forms
         else None
     )
     return boost_speakers(out, speaker_of, words, speaker_factor, about)
