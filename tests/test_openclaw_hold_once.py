@@ -90,7 +90,8 @@ def test_one_hold_per_text_across_turns_and_doors(home: Path, transcript: Path) 
 
     def found() -> list[str]:
         out = json.loads(_cli(home, "search", "ignore all previous instructions", "--json").output)
-        return [hit["id"] for hit in out["hits"]]
+        # the turns saying it (the user's turn before one is its neighbour, and may follow)
+        return [hit["id"] for hit in out["hits"] if ANSWER in hit["text"]]
 
     assert found() == []
     _cli(home, "audit", "--confirm", "h_1")

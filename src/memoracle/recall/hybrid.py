@@ -28,7 +28,7 @@ from memoracle.errors import EngineError
 from memoracle.lifecycle import scoring
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
-from memoracle.recall.evidence import by_context
+from memoracle.recall.evidence import by_context, neighbour_ids
 from memoracle.recall.expand import expand
 from memoracle.recall.hits import dedup_sources as _dedup_sources
 from memoracle.recall.hits import hit as _hit
@@ -66,6 +66,7 @@ GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders t
 MEMORY_LEXICAL_WEIGHT = 0.3
 SESSION_WEIGHT = 1.0  # how much a turn gains from its session's evidence (`evidence`)
 SPEAKER_FACTOR = 1.6  # turns said by the person the query names (`evidence`)
+NEIGHBOUR_WEIGHT = 0.2  # share of a best turn's score its neighbours gain (`evidence`)
 
 
 @dataclass(frozen=True)
@@ -389,8 +390,17 @@ class Searcher:
         similarity = {("memory", i): s for i, s in vector_m}
         similarity.update({("episode", i): s for i, s in vector_e})
 
-        candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"])
-        ranked = by_context(ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR)
+        # The turns beside the best ones join them (not for "when": its answer is one turn).
+        neighbour_weight = 0.0 if when_question or not turns else NEIGHBOUR_WEIGHT
+        beside = (
+            self.store.index.visible_episodes(neighbour_ids(ranked), view)
+            if neighbour_weight
+            else []
+        )
+        candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"] + beside)
+        ranked = by_context(
+            ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR, neighbour_weight
+        )
         top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
         memories = {
             m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])

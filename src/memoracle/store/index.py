@@ -236,6 +236,24 @@ class Index:
             ]
         return found
 
+    def visible_episodes(self, ids: Sequence[int], view: View) -> list[int]:
+        """Which of `ids` are turns (messages) `view` may see, in id order: for turns
+        found by adjacency, not by a search that applied the rule already."""
+        where, params = view.episode_clause()
+        found: list[int] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            found += [
+                int(r[0])
+                for r in self._db.execute(
+                    f"SELECT e.id FROM episodes e WHERE e.id IN ({marks})"
+                    f" AND e.kind = 'message' AND {where} ORDER BY e.id",
+                    (*chunk, *params),
+                )
+            ]
+        return found
+
     def guardrails(self, view: View) -> list[int]:
         where, params = view.memory_clause()
         rows = self._db.execute(
