@@ -1,6 +1,7 @@
 """The hits of one search, made and merged: a hit from its memory or turn (`hit`), a
 memory and the turn it came from as one hit (`dedup_sources`), and why a query has
-nothing to answer with (`unsupported`). Moved out of `hybrid` unchanged, so the searcher
+nothing to answer with (`unsupported`); the turns and sessions the returned
+hits came from (`with_provenance`). Moved out of `hybrid` unchanged, so the searcher
 stays about the order of operations.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from memoracle.store import Store
 from memoracle.types import Episode, Hit, Memory, Scores
 
 Key = tuple[str, int]  # ("memory" | "episode", id)
@@ -88,5 +90,23 @@ def dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
             continue
         for episode in episodes:
             seen_episodes.setdefault(episode, len(out))
+        out.append(hit)
+    return out
+
+
+def with_provenance(store: Store, hits: list[Hit]) -> list[Hit]:
+    """The returned hits with the turns and sessions their memories came from (read
+    for these few only: a memory said a hundred times has a hundred turns)."""
+    ids = sorted({e for h in hits if h.memory is not None for e in h.memory.episode_ids})
+    turns = {e.id: e for e in store.episodes.get_many(ids)}
+    out: list[Hit] = []
+    for hit in hits:
+        if hit.memory is not None:
+            sources = [turns[e] for e in hit.memory.episode_ids if e in turns]
+            hit = replace(
+                hit,
+                turn_ids=tuple(e.turn_id for e in sources if e.turn_id),
+                session_ids=tuple(dict.fromkeys(e.session_id for e in sources if e.session_id)),
+            )
         out.append(hit)
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -34,6 +34,7 @@ from memoracle.recall.hits import dedup_sources as _dedup_sources
 from memoracle.recall.hits import hit as _hit
 from memoracle.recall.hits import time_of as _time_of
 from memoracle.recall.hits import unsupported as _unsupported
+from memoracle.recall.hits import with_provenance as _with_provenance
 from memoracle.recall.landing import Lander
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
@@ -452,7 +453,7 @@ class Searcher:
             stood_for=stood_for,
             kept=kept,
         )
-        return SearchOutcome(tuple(self._with_provenance(hits)), mode, note, trace)
+        return SearchOutcome(tuple(_with_provenance(self.store, hits)), mode, note, trace)
 
     def _graph_list(
         self,
@@ -561,23 +562,6 @@ class Searcher:
         """Activation decayed from its last access to `now` (computed, never stored),
         as `score` and `list` see it: pinned memories never decay."""
         return scoring.activation(memory, now, self.settings.decay)
-
-    def _with_provenance(self, hits: list[Hit]) -> list[Hit]:
-        """The returned hits with the turns and sessions their memories came from (read
-        for these few only: a memory said a hundred times has a hundred turns)."""
-        ids = sorted({e for h in hits if h.memory is not None for e in h.memory.episode_ids})
-        turns = {e.id: e for e in self.store.episodes.get_many(ids)}
-        out: list[Hit] = []
-        for hit in hits:
-            if hit.memory is not None:
-                sources = [turns[e] for e in hit.memory.episode_ids if e in turns]
-                hit = replace(
-                    hit,
-                    turn_ids=tuple(e.turn_id for e in sources if e.turn_id),
-                    session_ids=tuple(dict.fromkeys(e.session_id for e in sources if e.session_id)),
-                )
-            out.append(hit)
-        return out
 
     def _diversify(self, hits: list[Hit], k: int) -> list[Hit]:
         """MMR over the hits' words: near-repeats of a better hit give way to others.

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 64  # texts embedded and stored at a time: a search waits for at most one commit
 RETRY_S = 30.0  # after a failed batch (an embedding service down), the next try
+THREAD_NAME = "memoracle-vectors"  # the worker thread's name, seen in a thread dump
 
 
 class Lander:
@@ -81,7 +82,7 @@ class Lander:
             return
         self._idle.clear()
         self._wake.set()
-        self._thread = threading.Thread(target=self._run, name="memoracle-vectors", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def poke(self) -> None:
