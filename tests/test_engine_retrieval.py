@@ -188,3 +188,16 @@ def test_the_rule_a_message_touches_comes_first_in_the_guardrail_slot(
     block = engine.recall("Can I run the database migrations now?", budget=300)
     guarded = [line.ref for line in block.lines if line.slot == "guardrail"]
     assert guarded[0] == migrations.ref  # not the newer one, which comes first otherwise
+
+
+def test_the_fresh_item_a_message_touches_comes_first_in_the_fresh_slot(
+    engine: Engine, clock: FixedClock
+) -> None:
+    database, _ = engine.remember("Let's go with PostgreSQL 16 for Nextcloud's database.")
+    clock.advance(minutes=1)
+    for n in range(3):
+        engine.remember(f"Greetings from Lisbon, day {n}: the pastel de nata hype is real.")
+        clock.advance(minutes=1)
+    block = engine.recall("Which database does Nextcloud use?", budget=300)
+    fresh = [line.ref for line in block.lines if line.slot == "fresh"]
+    assert fresh and fresh[0] == database.ref  # not the newer postcards, first otherwise

@@ -164,8 +164,12 @@ def recall(
     text = clean(message).strip()
     outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
     hits = {h.ref: h for h in outcome.hits} if outcome else {}
-    # The rules the message touches first (a search hit), then the others by importance.
-    guardrails.sort(key=lambda m: m.ref not in hits)
+    # The rules and fresh items the message touches first (a search hit, best first),
+    # then the others by importance: a fresh "greetings from Lisbon" does not push the
+    # memory the question is about out of the fresh slot.
+    rank = {ref: i for i, ref in enumerate(hits)}
+    guardrails.sort(key=lambda m: rank.get(m.ref, len(rank)))
+    fresh.sort(key=lambda m: rank.get(m.ref, len(rank)))
     slots = [
         (
             "guardrail",
