@@ -378,3 +378,17 @@ def test_a_checkpoint_item_the_write_audit_holds_is_kept_out_of_the_note(home: P
     assert data["ok"] and data["held"] == ["h_1"] and data["note"]["lines"] == 1
     note = (home / "workspace" / "memory" / "2026-05-14.md").read_text(encoding="utf-8")
     assert "Lyon" in note and "AGENTS.md" not in note
+
+
+def test_the_server_lands_vectors_between_calls(home: Path) -> None:
+    settings = load(home, env={}, overrides={"embedding.model": "hash"})
+    tools = MemoryTools(settings, clock=FixedClock(datetime.fromisoformat(NOW)))
+    try:
+        tools.memory_remember(text="The staging server moved to the Riga office.")
+        engine = tools.engine()
+        lander, embedder = engine.searcher.lander, engine.searcher.embedder
+        assert lander is not None and embedder is not None and lander.wait_idle(60.0)
+        assert engine.store.index.count_missing(embedder.model_id) == 0
+    finally:
+        tools.close()
+    assert lander is not None and not lander.running

@@ -91,7 +91,11 @@ class MemoryTools:
         folder holds a store: `memoracle init` fixes that without a restart)."""
         with self._lock:
             if self._engine is None:
-                self._engine = Engine.open(self.settings, clock=self.clock)
+                engine = Engine.open(self.settings, clock=self.clock)
+                # A long-lived server, as `memoracle serve`: vectors land between calls
+                # in a worker of their own, so a remember answers without embedding.
+                engine.land_vectors_in_background()
+                self._engine = engine
             return self._engine
 
     def close(self) -> None:
