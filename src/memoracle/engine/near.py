@@ -246,10 +246,10 @@ def vectors_of(
     st: EngineState, embedder: Embedder, items: Sequence[tuple[str, str]]
 ) -> dict[str, Vector]:
     """The unit vectors of `items` (content hash, text) under the configured model:
-        those the store holds read back, the others embedded, or taken from what this
-        process embedded before for this store (`EngineState.embedded`: two stores open in one
-    process never share it). They are not stored: embedding the store is
-        search's and the nightly's work (`reindex`), which `health` watches."""
+    those the store holds read back, the others embedded, or taken from what this
+    process embedded before for this store (`EngineState.embedded`: two stores open in
+    one process never share it). They are not stored: embedding the store is search's
+    and the nightly's work (`reindex`), which `health` watches."""
     model_id, dim = embedder.model_id, embedder.dim
     found: dict[str, Vector] = {}
     for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
