@@ -102,6 +102,24 @@ def test_lifecycle_set_checks_the_end_state(tmp_path: Path) -> None:
     assert report.to_json()["right"] == 1
 
 
+JOB = "first week at Zalando done-ish, the onboarding is chaos"
+
+
+def test_lifecycle_set_measures_capture_as_it_ships_when_learned(tmp_path: Path) -> None:
+    # A statement no capture rule reads; the learned decision keeps it (the use model).
+    job = {
+        "id": "job",
+        "lang": "en",
+        "topic": "employer",
+        "turns": [{"at": "2025-01-05T10:00:00+00:00", "text": JOB}],
+        "checks": {"active": ["Zalando"]},
+    }
+    path = _write(tmp_path / "set.jsonl", [job])
+    rules = run_lifecycle_set(path, embedder="use")
+    learned = run_lifecycle_set(path, embedder="use", learned=True)
+    assert rules.outcomes[0].failed == ["active 'Zalando'"] and learned.outcomes[0].failed == []
+
+
 @pytest.mark.parametrize("read", [read_cases, read_scenarios])
 def test_a_bad_line_is_named(tmp_path: Path, read: object) -> None:
     path = tmp_path / "bad.jsonl"

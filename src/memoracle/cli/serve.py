@@ -231,21 +231,29 @@ def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_jso
 @bench.command("lifecycle")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--embedder", default="hash", show_default=True, help="Embedding model for the run.")
+@click.option(
+    "--learned",
+    is_flag=True,
+    help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bench_lifecycle(path: Path, embedder: str, as_json: bool) -> None:
+def bench_lifecycle(path: Path, embedder: str, learned: bool, as_json: bool) -> None:
     """Lifecycle benchmark (JSONL scenarios, docs/lifecycle.md): after turns that change
     things (and nightly runs), is each scenario's current truth right?
 
     Runs in a fresh temporary store; nothing is written to yours.
 
     \b
-    Example:
+    Examples:
       memoracle bench lifecycle bench/data/blind/lifecycle.jsonl
+      memoracle bench lifecycle bench/data/lifecycle-dev.jsonl --embedder use --learned
     """
     from memoracle.jobs.bench.lifecycle_set import run_lifecycle_set
 
     with engine_errors(), progress("scenarios") as on_progress:
-        report = run_lifecycle_set(path, embedder=embedder, on_progress=on_progress)
+        report = run_lifecycle_set(
+            path, embedder=embedder, learned=learned, on_progress=on_progress
+        )
     if as_json:
         echo_json(records.envelope(**report.to_json()))
         return

@@ -166,15 +166,17 @@ def run_lifecycle_set(
     path: Path,
     *,
     embedder: str | None = "hash",
+    learned: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LifecycleReport:
     """Play every scenario of the set at `path` in a fresh temporary store and check its
-    end state (the module docstring says how)."""
+    end state (the module docstring says how); `learned` turns capture's learned
+    decision on, as `capture.classifier` does in a workspace (it needs the use model)."""
     started = time.perf_counter()
     scenarios = read_scenarios(Path(path))
     report = LifecycleReport(str(path), embedder or "default")
     first = next(s.at for s in scenarios[0].steps if s.at is not None)
-    with scratch_engine("lifecycle-set", embedder, first) as (engine, clock):
+    with scratch_engine("lifecycle-set", embedder, first, learned=learned) as (engine, clock):
         for done, scenario in enumerate(scenarios, 1):
             report.outcomes.append(_play(engine, clock, scenario))
             if on_progress is not None:
