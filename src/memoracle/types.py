@@ -395,7 +395,7 @@ class Hit:
 class RecallLine:
     """One line of the recall block: which slot put it there, and what it cost."""
 
-    slot: Literal["guardrail", "fresh", "search"]
+    slot: Literal["answer", "guardrail", "fresh", "search"]
     ref: str
     text: str
     tokens: int

@@ -124,3 +124,32 @@ def test_an_unsure_reading_disputes_instead_of_replacing(use: Engine) -> None:
     new = next(m for m in use.list_memories() if "fish" in m.text)
     reads = [e for e in use.store.audit.entries(memory_id=new.id) if e.action == "read"]
     assert reads[0].detail["attribute"] == "diet" and reads[0].detail["unsure"]
+
+
+def test_a_question_about_an_attribute_is_led_by_its_current_value(
+    use: Engine, clock: FixedClock
+) -> None:
+    _say(use, "I live in Leeds.", "ok we're out!! got the keys to the new place in Sheffield")
+    clock.set(AT + timedelta(days=5))
+    use.capture(
+        [Turn("user", "greetings from Lisbon, the pastel de nata hype is real", clock.now())]
+    )
+    clock.set(AT + timedelta(days=5, hours=1))
+    for question in ("Where do I live?", "¿Dónde vivo?", "Où est-ce que j'habite ?"):
+        lines = use.recall(question, budget=400).lines
+        assert lines[0].slot == "answer" and "Sheffield" in lines[0].text, question
+        assert not any("Leeds" in line.text for line in lines if line.slot == "answer")
+    # Not about an attribute: no answer line (the home is not put first).
+    lines = use.recall("What should I eat in Portugal?", budget=400).lines
+    assert not any(line.slot == "answer" for line in lines)
+
+
+def test_the_answer_is_only_ever_the_askers_own(use: Engine, clock: FixedClock) -> None:
+    alice, bob = Scope(user="alice"), Scope(user="bob")
+    _say(use, "I live in Oslo.", scope=bob)
+    clock.set(AT + timedelta(days=1))
+    _say(use, "I live in Porto.", scope=alice)
+    for asker, mine, theirs in ((alice, "Porto", "Oslo"), (bob, "Oslo", "Porto")):
+        lines = use.recall("Where do I live?", budget=400, scope=asker).lines
+        assert lines[0].slot == "answer" and mine in lines[0].text
+        assert not any(theirs in line.text for line in lines)

@@ -93,7 +93,8 @@ def recall(
     scope: Scope,
     as_json: bool,
 ) -> None:
-    """Print the context block to inject before a turn: guardrails, fresh items, and
+    """Print the context block to inject before a turn: the answer to a question about
+    one of the person's attributes ("where do I live?"), guardrails, fresh items, and
     what matters for MESSAGE, within a hard token budget. With a missing or corrupt
     database it searches MEMORY.md and the daily notes instead and says so on stderr.
 

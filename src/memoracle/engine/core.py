@@ -416,10 +416,12 @@ class Engine(EngineState):
     def recall(
         self, message: str, *, budget: int | None = None, scope: Scope | None = None
     ) -> RecallBlock:
-        """The block injected before a turn (docs/retrieval.md): guardrails (10 %), items of the
-        last `recall.fresh_hours`, those `message` touches first (30 %), search hits (60 %
-        plus what the others left). Never over `budget` tokens; each memory returned
-        gets its recall boost. What `scope` may see is docs/scopes.md's rule."""
+        """The block injected before a turn (docs/retrieval.md): the memory holding the
+        current value of the attribute `message` asks about, if any (10 %); guardrails
+        (10 %), items of the last `recall.fresh_hours`, those `message` touches first
+        (30 %), search hits (60 % plus what the others left). Never over `budget` tokens;
+        each memory returned gets its recall boost. What `scope` may see is
+        docs/scopes.md's rule."""
         return search.recall(self, message, budget=budget, scope=scope)
 
     def explain(

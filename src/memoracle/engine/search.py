@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from memoracle.capture.dates import find_dates
 from memoracle.capture.lang import detect_language
 from memoracle.config import Settings
-from memoracle.engine import memories
+from memoracle.engine import memories, settle
 from memoracle.engine.scope import view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
     InvalidInput,
 )
 from memoracle.lifecycle import scoring
+from memoracle.lifecycle.slots import DEFAULT_SUBJECT
 from memoracle.recall.budget import format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 EXPLAIN_DEPTH = 200
 RECALL_DEPTH = 60  # search hits offered to the recall block's third slot
 FRESH_DEPTH = 50  # fresh memories offered to the second slot (30 % of 2,000 tokens holds ~30)
+ANSWERS = 2  # memories holding the asked attribute's value that may lead the block
+ANSWER_SHARE = 0.1  # of the budget: one or two memory lines; what it leaves goes to search
 # Longer queries are cut: a pasted document is not a question.
 MAX_QUERY_CHARS = 2000
 
@@ -164,6 +167,14 @@ def recall(
     text = clean(message).strip()
     outcome = search(st, text, k=RECALL_DEPTH, scope=scope) if text else None
     hits = {h.ref: h for h in outcome.hits} if outcome else {}
+    # A message about one of the person's attributes ("where do I live?") is led by
+    # the memories holding its current value, as the lifecycle reads them.
+    asked = settle.asked_attribute(st, text) if text else None
+    answers = (
+        memories.get_many(index.holding(DEFAULT_SUBJECT, asked, view, limit=ANSWERS))
+        if asked
+        else []
+    )
     # The rules and fresh items the message touches first (a search hit, best first),
     # then the others by importance: a fresh "greetings from Lisbon" does not push the
     # memory the question is about out of the fresh slot.
@@ -171,6 +182,7 @@ def recall(
     guardrails.sort(key=lambda m: rank.get(m.ref, len(rank)))
     fresh.sort(key=lambda m: rank.get(m.ref, len(rank)))
     slots = [
+        ("answer", ANSWER_SHARE, [(m.ref, _line(st, m.ref, m, None)) for m in answers]),
         (
             "guardrail",
             settings.guardrail_share,
@@ -184,7 +196,7 @@ def recall(
         ),
     ]
     packed = pack(slots, budget, st.token_counter)
-    offered = {m.id: m for m in guardrails + fresh}
+    offered = {m.id: m for m in answers + guardrails + fresh}
     offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
     recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
     note = outcome.note if outcome else None

@@ -23,6 +23,7 @@ __all__ = [
     "ATTRIBUTE_COSINE",
     "ATTRIBUTE_MARGIN",
     "PLANS",
+    "asked_attribute",
     "by_attribute",
     "described_memories",
     "finish_tasks",
@@ -309,3 +310,22 @@ def by_attribute(
     }
     st.store.audit.append(at=now, actor=actor, action="read", memory_id=memory_id, detail=detail)
     return [Slot(DEFAULT_SUBJECT, reading.attribute, value, hedged=bool(unsure))]
+
+
+def asked_attribute(st: EngineState, message: str) -> str | None:
+    """The speaker's attribute `message` asks or speaks about, read by meaning as
+    `by_attribute` reads a statement and only when that reading would be sure ("where
+    do I live?", "¿dónde vivo?": lives_in; "как зовут мою собаку?": pet), for recall
+    to lead with the memory holding its current value. None without an embedder, when
+    it fails, or when the message is about no attribute ("can I upgrade the database
+    tomorrow?")."""
+    embedder = st.searcher.embedder
+    if embedder is None or not message.strip():
+        return None
+    try:
+        reading = reader_for(embedder).read(embedder.embed_documents([message])[0])
+    except EngineError:
+        return None
+    if reading is None or reading.cosine < ATTRIBUTE_COSINE or reading.margin < ATTRIBUTE_MARGIN:
+        return None
+    return reading.attribute
