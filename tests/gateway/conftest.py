@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_model import MODEL_ID, FakeModel
-from harness import TOKEN, OpenClaw, first_json, memoracle_shim
+from harness import TOKEN, OpenClaw, first_json, memoracle_shim, stop_servers
 from toolchain import RegistryUnreachable, Toolchain, ToolchainError, ensure
 
 HERE = Path(__file__).resolve().parent
@@ -151,3 +151,4 @@ def world(toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory) -> Ite
     finally:
         oc.stop()
         model.stop()
+        stop_servers(root / "memoracle-home")

@@ -205,3 +205,23 @@ class OpenClaw:
         reply = first_json(done.stdout)
         assert isinstance(reply, dict)
         return reply
+
+
+def stop_servers(home: Path, wait: float = 30.0) -> list[int]:
+    """Stop the `memoracle serve` processes the plugin started for `home`: it starts
+    them detached, with an idle exit of an hour, so the gateway's end does not end them
+    (by design: the next gateway finds the warm server). SIGTERM stops one cleanly."""
+    marker = f"--home\0{home}\0serve\0".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    for pid in pids:
+        os.kill(pid, 15)
+    deadline = time.monotonic() + wait
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pids
