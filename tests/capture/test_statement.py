@@ -67,8 +67,37 @@ def test_an_absolute_time_and_a_recurring_one_stay_as_said() -> None:
     # "le vendredi" is every Friday, "vendredi" the next one.
     assert _texts("Le vendredi je fais du sport.") == ["Le vendredi je fais du sport."]
     assert _texts("Vendredi je vais au cinéma avec Marc.") == [
-        "Le 2023-05-12 je vais au cinéma avec Marc."
+        "Vendredi (2023-05-12) je vais au cinéma avec Marc."
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        # A weekday keeps its words, the date beside them (it was "moved to On
+        # 2023-05-11": a weekday's capital read as the start of the sentence).
+        ("The meeting moved to Thursday.", "The meeting moved to Thursday (2023-05-11)."),
+        ("The meeting is on Tuesday at 10am.", "The meeting is on Tuesday at 10am (2023-05-09)."),
+        (
+            "J'ai rendez-vous chez le dentiste jeudi.",
+            "J'ai rendez-vous chez le dentiste jeudi (2023-05-11).",
+        ),
+        (
+            "Tengo cita con el dentista el jueves.",
+            "Tengo cita con el dentista el jueves (2023-05-11).",
+        ),
+        ("У меня встреча с врачом в пятницу.", "У меня встреча с врачом в пятницу (2023-05-12)."),
+        # Not a weekday, after "to": the date (and time) alone, not "to on 2023-05-09".
+        (
+            "The dentist moved my appointment to tomorrow.",
+            "The dentist moved my appointment to 2023-05-09.",
+        ),
+        ("The call moved to Monday at 3pm.", "The call moved to Monday at 3pm (2023-05-15)."),
+        ("I moved the call to tomorrow at 3pm.", "I moved the call to 2023-05-09 15:00."),
+    ],
+)
+def test_a_weekday_keeps_its_words_and_a_date_joins_the_sentence(said: str, statement: str) -> None:
+    assert _texts(said) == [statement]
 
 
 @pytest.mark.parametrize(

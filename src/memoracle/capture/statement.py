@@ -68,8 +68,13 @@ _ABOUT_SOMEONE = frozenset({"fact", "event", "preference"})
 _FIELD = re.compile(r"\{(\w+)(:lower)?\}")
 _WORD_BEFORE = re.compile(r"(\w[\w']*)\s+$")
 # A bare date ("since {when}") as precise as the mention.
-_BARE = {"month": "%Y-%m", "year": "%Y"}
-_GRANULARITIES = ("day", "week", "month", "year", "time", "part_of_day", "bare")
+_BARE = {"month": "%Y-%m", "year": "%Y", "time": "%Y-%m-%d %H:%M"}
+_GRANULARITIES = ("day", "week", "month", "year", "time", "part_of_day", "bare", "weekday")
+# A time named by its weekday keeps the words said, the date beside them ("moved to
+# Thursday (2026-11-05)", "on Tuesday at 10am (2026-11-03)"): the weekday is what the
+# person said and will search for.
+_WEEKDAY = frozenset({"weekday", "relative_weekday"})
+_SENTENCE_END = re.compile(r"[.!?…]\s*$")
 
 
 class StatementFileError(InvalidInput):
@@ -162,11 +167,13 @@ def _resolve_dates(text: str, dates: Sequence[DateMention], rules: StatementRule
             continue
         before = _WORD_BEFORE.search(text, 0, start)
         bare = before is not None and before.group(1).casefold() in rules.bare_after
-        key = "bare" if bare else mention.granularity
+        weekday = bool(parts & _WEEKDAY)
+        key = "weekday" if weekday else "bare" if bare else mention.granularity
         when = mention.start
         said = _fill(
             rules.dates.get(key, rules.dates["day"]),
             {
+                "said": mention.text,
                 "date": when.strftime("%Y-%m-%d"),
                 "month": when.strftime("%Y-%m"),
                 "year": when.strftime("%Y"),
@@ -174,7 +181,8 @@ def _resolve_dates(text: str, dates: Sequence[DateMention], rules: StatementRule
                 "when": when.strftime(_BARE.get(mention.granularity, "%Y-%m-%d")),
             },
         )
-        if mention.text[:1].isupper():  # it opened the sentence: "Ayer" -> "El 2023-…"
+        opens = not text[:start].strip() or _SENTENCE_END.search(text[:start]) is not None
+        if opens and mention.text[:1].isupper():  # "Ayer vi…" -> "El 2023-… vi…"
             said = _capital(said)
         text = text[:start] + said + text[end:]
     return text
