@@ -88,6 +88,10 @@ def test_a_denial_closes_nothing(engine: Engine, clock: FixedClock) -> None:
         ("On va partir en Italie cet été.", "Finalement on part en Grèce cet été.", "Grèce"),
         ("Мы будем деплоить на Heroku.", "Планы поменялись: деплоим на Render.", "Render"),
         ("Decidimos ir a Portugal en agosto.", "Al final iremos a Marruecos en agosto.", "Marr"),
+        # The change read as a plain fact by capture, a decision by what it says; and a
+        # Russian decision with its subject left out.
+        ("We decided to use PostgreSQL for the backend.", "We switched to MySQL.", "MySQL"),
+        ("Решили писать на Java.", "Передумали, пишем на Kotlin.", "Kotlin"),
     ],
 )
 def test_a_change_of_plan_supersedes_the_plan_linked_both_ways(
