@@ -193,6 +193,15 @@ def test_a_new_value_for_a_slot_nobody_filled_is_one_memory_and_replaces_nothing
         ("Mon ex est Thomas.", "Oublie ce que je t'ai dit sur mon ex."),
         ("Trabajo en Iberdrola.", "Olvida lo de mi trabajo."),
         ("My ex is Jake.", "Oublie ce que je t'ai dit sur mon ex."),
+        # When it was said, and why it should go, are not part of what is described.
+        (
+            "My ex Marcus keeps texting me at midnight.",
+            "Forget what I said about my ex last night, I don't want that stored anywhere.",
+        ),
+        (
+            "Mon frère est au chômage depuis mars.",
+            "Oublie ce que je t'ai dit hier sur mon frère, c'est pas à moi de le partager.",
+        ),
     ],
 )
 def test_forget_said_finds_what_it_describes_in_the_caller_s_scope(

@@ -7,11 +7,13 @@ Rules are `capture`'s, formulas `lifecycle`'s, SQL `store`'s.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
@@ -40,6 +42,8 @@ from memoracle.types import (
 )
 
 log = logging.getLogger(__name__)
+# Where the description in a "forget …" ends: a clause or a sentence.
+_CLAUSE = re.compile(r"\s*(?:[,;:(]|\s[-–—]\s|[.!?…](?:\s|$))")
 
 LAYER_OF_KIND = {
     "fact": "semantic",
@@ -484,7 +488,8 @@ def _forget_said(
     if len(ids) > 1:
         return None
     if not ids and asked:  # not people talking to each other ("let's forget about work")
-        meant, unclear = meaning.described_memories(st, candidate.text, scope)
+        described = _description(candidate.text, candidate.lang, now)
+        meant, unclear = meaning.described_memories(st, described, scope)
         if unclear:
             return None
         ids = [m.id for m in meant]
@@ -492,6 +497,17 @@ def _forget_said(
     for memory in memories.get_many(ids):
         set_forgotten(st, memory, now=now, actor="capture", detail=detail)
     return ids
+
+
+def _description(text: str, lang: str | None, at: datetime) -> str:
+    """What a "forget …" describes: its first clause, without the time the thing was
+    said ("my ex last night, I don't want that stored anywhere" -> "my ex"; "mon frère,
+    c'est pas à moi de le partager" -> "mon frère"): the rest is why, not what."""
+    head = _CLAUSE.split(text, maxsplit=1)[0]
+    mentions = find_dates(head, at, lang) if lang else []
+    for mention in sorted(mentions, key=lambda m: m.span[0], reverse=True):
+        head = head[: mention.span[0]] + head[mention.span[1] :]
+    return " ".join(head.split()) or text
 
 
 def set_forgotten(
