@@ -357,6 +357,20 @@ def test_split_on_stops_and_newlines() -> None:
     ]
 
 
+def test_emoji_between_two_sentences_end_the_first() -> None:
+    # Chat puts an emoji where a stop would be; the emoji belong to neither sentence.
+    assert _sentences("got a MacBook Air M3 🙌 тишина! как перенести файлы?") == [
+        "got a MacBook Air M3",
+        "тишина!",
+        "как перенести файлы?",
+    ]
+    assert _sentences("so happy 😊") == ["so happy 😊"]  # at the end: nothing to split
+    # The statement is kept; only the question after the emoji is skipped.
+    found = extract("I have a Fairphone 5 now 🌱 how do I move my photos?", role="user")
+    assert [c.text for c in found.candidates] == ["I have a Fairphone 5 now"]
+    assert found.skipped == ("question",)
+
+
 def test_an_ellipsis_before_lower_case_does_not_split() -> None:
     assert _sentences("I was like... whatever, it was fine.") == [
         "I was like... whatever, it was fine."

@@ -75,7 +75,11 @@ _LINE = re.compile(r"[^\r\n]+")
 _BULLET = re.compile(
     r"\s*(?:(?:[-*•‣◦·▪►–—+>]+|\d{1,3}[.)]|[a-zA-Z][.)](?=\s)|#{1,6})\s+)+|\s*(?:```|~~~)\S*\s*$"
 )
-_STOP = re.compile(r"[.!?…;]+[\"'”’»)\]]*(?=\s|$)")
+# A stop, or in chat a run of emoji between two sentences ("got a Fairphone 5 now 🌱 how
+# do I move my photos?"): the emoji ends the first.
+_STOP = re.compile(
+    r"[.!?…;]+[\"'”’»)\]]*(?=\s|$)|[\U0001F000-\U0001FFFF\u2600-\u27BF][\U0001F000-\U0001FFFF\u2600-\u27BF\uFE0F\u200D]*(?=\s+\w)"
+)
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _QUESTION_END = re.compile(r"\?[\W_]*$")
 _CHUNK = re.compile(r"[,.!;:…]+|\s[-–—]\s|\s*[\U0001F000-\U0001FFFF\u2600-\u27BF]+\s*")
@@ -189,7 +193,8 @@ def _remembered(
 def split_sentences(
     text: str, abbreviations: frozenset[str] = frozenset()
 ) -> list[tuple[int, int]]:
-    """Spans of the sentences in `text`: lines, then ". ! ? … ;" followed by a space.
+    """Spans of the sentences in `text`: lines, then ". ! ? … ;" or emoji followed by a
+    space (and, after emoji, a word; the emoji are in neither sentence).
 
     Bullets and list numbers at the start of a line are left out of the span. A "." after
     a known abbreviation or a single letter, or followed by a lower-case word, does not
@@ -216,7 +221,8 @@ def split_sentences(
                         token = word.group(1).lower().lstrip("(\"'“«")
                         if token in abbreviations or (len(token) == 1 and token.isalpha()):
                             continue
-            _add_span(text, cut, stop.end(), spans)
+            # Emoji between two sentences belong to neither: the chat's decoration.
+            _add_span(text, cut, stop.end() if mark[0] in ".!?…;" else stop.start(), spans)
             cut = stop.end()
         _add_span(text, cut, end, spans)
     return spans
