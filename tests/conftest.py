@@ -32,7 +32,7 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    # The hash embedder: deterministic, no model to load. One test loads the real one.
+    # The hash embedder: deterministic, no model to load (`use` below has the real one).
     return load(tmp_path / "home", env={}, overrides={"embedding.model": "hash"})
 
 
@@ -45,6 +45,16 @@ def store(tmp_path: Path, clock: FixedClock) -> Iterator[Store]:
 
 @pytest.fixture
 def engine(settings: Settings, clock: FixedClock) -> Iterator[Engine]:
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as e:
+        yield e
+
+
+@pytest.fixture
+def use(tmp_path: Path, clock: FixedClock) -> Iterator[Engine]:
+    """An engine with the real multilingual model, for what depends on meaning (the
+    hash embedder knows none)."""
+    settings = load(tmp_path / "use-home", env={}, overrides={"embedding.model": "use"})
     Engine.init(settings, clock=clock)
     with Engine.open(settings, clock=clock) as e:
         yield e

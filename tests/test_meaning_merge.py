@@ -4,7 +4,6 @@ different values. The real multilingual model: the hash one knows no meaning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,14 +17,6 @@ from memoracle.lifecycle.scripts import latin, names_agree, same_name
 from memoracle.types import Turn
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def meaning(tmp_path: Path, clock: FixedClock) -> Iterator[Engine]:
-    settings = load(tmp_path / "use-home", env={}, overrides={"embedding.model": "use"})
-    Engine.init(settings, clock=clock)
-    with Engine.open(settings, clock=clock) as engine:
-        yield engine
 
 
 def _say(engine: Engine, text: str, turn: str) -> None:
@@ -44,15 +35,13 @@ def _active(engine: Engine) -> list[str]:
         ("I'm allergic to peanuts.", "I have an allergy to peanuts."),
     ],
 )
-def test_the_same_statement_in_other_words_is_merged(
-    meaning: Engine, first: str, again: str
-) -> None:
-    _say(meaning, first, "1")
-    _say(meaning, again, "2")
-    assert _active(meaning) == [first.rstrip(".")] or _active(meaning) == [first]
-    kept = meaning.list_memories()[0]
+def test_the_same_statement_in_other_words_is_merged(use: Engine, first: str, again: str) -> None:
+    _say(use, first, "1")
+    _say(use, again, "2")
+    assert _active(use) == [first.rstrip(".")] or _active(use) == [first]
+    kept = use.list_memories()[0]
     assert len(kept.episode_ids) == 2  # the second turn is in its provenance
-    merges = [e for e in meaning.store.audit.entries(memory_id=kept.id) if e.action == "merge"]
+    merges = [e for e in use.store.audit.entries(memory_id=kept.id) if e.action == "merge"]
     assert merges and merges[0].detail["text"].startswith(again.rstrip("."))
 
 
@@ -65,12 +54,12 @@ def test_the_same_statement_in_other_words_is_merged(
         ("I have lived in Lyon.", "I have lived in Lyon since 2021."),  # all of it and more
     ],
 )
-def test_different_values_are_never_merged(meaning: Engine, first: str, other: str) -> None:
-    _say(meaning, first, "1")
-    _say(meaning, other, "2")
-    texts = " ".join(m.text for m in meaning.list_memories(status=None))
+def test_different_values_are_never_merged(use: Engine, first: str, other: str) -> None:
+    _say(use, first, "1")
+    _say(use, other, "2")
+    texts = " ".join(m.text for m in use.list_memories(status=None))
     assert first.split()[-1].rstrip(".") in texts and other.split()[-1].rstrip(".") in texts
-    assert not [e for e in meaning.store.audit.entries() if e.action == "merge"]
+    assert not [e for e in use.store.audit.entries() if e.action == "merge"]
 
 
 def test_hash_vectors_merge_nothing_across_languages(engine: Engine) -> None:
@@ -91,13 +80,13 @@ def test_names_across_scripts() -> None:
 
 
 def test_each_store_keeps_its_own_embedded_vectors(
-    meaning: Engine, tmp_path: Path, clock: FixedClock
+    use: Engine, tmp_path: Path, clock: FixedClock
 ) -> None:
     """The vectors `same_meaning` embedded are the open store's (`EngineState.embedded`):
     a second store in the same process starts with none and fills its own."""
-    _say(meaning, "Я живу в Париже.", "1")
-    _say(meaning, "I live in Paris.", "2")
-    first = dict(meaning.embedded)
+    _say(use, "Я живу в Париже.", "1")
+    _say(use, "I live in Paris.", "2")
+    first = dict(use.embedded)
     assert first  # the texts compared were embedded and kept
     settings = load(tmp_path / "other-home", env={}, overrides={"embedding.model": "use"})
     Engine.init(settings, clock=clock)
@@ -105,6 +94,6 @@ def test_each_store_keeps_its_own_embedded_vectors(
         assert other.embedded == {}
         _say(other, "Je travaille chez Airbus.", "1")
         _say(other, "I work at Airbus.", "2")
-        assert other.embedded and other.embedded is not meaning.embedded
+        assert other.embedded and other.embedded is not use.embedded
         assert set(other.embedded).isdisjoint(first)
-    assert meaning.embedded == first  # the other store's work left this one alone
+    assert use.embedded == first  # the other store's work left this one alone

@@ -6,28 +6,17 @@ no meaning."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from memoracle.clock import FixedClock
-from memoracle.config import load
 from memoracle.engine import Engine
 from memoracle.lifecycle.attributes import OTHER, prototypes, prototypes_from, values_in
 from memoracle.lifecycle.slots import SlotFileError, load_slots
 from memoracle.types import Memory, Scope, Turn
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def use(tmp_path: Path, clock: FixedClock) -> Iterator[Engine]:
-    settings = load(tmp_path / "use-home", env={}, overrides={"embedding.model": "use"})
-    Engine.init(settings, clock=clock)
-    with Engine.open(settings, clock=clock) as engine:
-        yield engine
 
 
 def _say(engine: Engine, *texts: str, scope: Scope | None = None) -> None:
