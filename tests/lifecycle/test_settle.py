@@ -88,10 +88,14 @@ def test_a_denial_closes_nothing(engine: Engine, clock: FixedClock) -> None:
         ("On va partir en Italie cet été.", "Finalement on part en Grèce cet été.", "Grèce"),
         ("Мы будем деплоить на Heroku.", "Планы поменялись: деплоим на Render.", "Render"),
         ("Decidimos ir a Portugal en agosto.", "Al final iremos a Marruecos en agosto.", "Marr"),
-        # The change read as a plain fact by capture, a decision by what it says; and a
-        # Russian decision with its subject left out.
-        ("We decided to use PostgreSQL for the backend.", "We switched to MySQL.", "MySQL"),
-        ("Решили писать на Java.", "Передумали, пишем на Kotlin.", "Kotlin"),
+        # The change read as a plain fact by capture, naming the plan it changes.
+        (
+            "We decided to use PostgreSQL for the backend.",
+            "We switched to MySQL for the backend.",
+            "MySQL",
+        ),
+        # A Russian decision with its subject left out.
+        ("Решили писать на Java.", "Передумали, теперь решили писать на Kotlin.", "Kotlin"),
     ],
 )
 def test_a_change_of_plan_supersedes_the_plan_linked_both_ways(
@@ -123,6 +127,14 @@ def test_a_change_of_plan_does_not_reach_a_plan_of_months_ago(
     _say(engine, clock, "We'll deploy on Vercel.")
     clock.advance(days=40)
     _say(engine, clock, "Change of plans — we'll host on Cloudflare Pages instead.")
+    assert _one(engine, "Vercel").status == "active"
+
+
+def test_a_change_in_a_plain_fact_replaces_no_plan_it_does_not_name(
+    engine: Engine, clock: FixedClock
+) -> None:
+    _say(engine, clock, "We'll deploy on Vercel.")
+    _say(engine, clock, "I switched to oat milk.")
     assert _one(engine, "Vercel").status == "active"
 
 

@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 PLANS = ("decision", "event", "task")  # what a change of plan may replace
+UNCLAIMED = "settle.slot"  # the rule of a memory `unclaimed` makes
 _WINDOW = 200  # the owner's newest live memories looked at
 PLAN_WINDOW = timedelta(days=30)  # how far back a change of plan looks for its plan
 _UNCLEAR = 3  # more plans than this with nothing to tell them apart: none is disputed
@@ -98,7 +99,12 @@ def replace_plan(
     `PLAN_WINDOW`, the one sharing most words with it, else the only plan of its kind.
     A few with nothing to tell them apart: the newest is disputed (`pending`) rather
     than guessed; more, none. Returns the action."""
-    if new.kind not in PLANS or not change_of_plan(new.text):
+    # A change that capture read as a plain fact ("we switched to MySQL for the
+    # backend"), or did not read at all (`unclaimed`), replaces only a plan it shares
+    # words with: "I switched to oat milk" is no change to "we'll deploy on Vercel",
+    # however alone that plan is.
+    as_fact = new.kind == "fact" or new.rule == UNCLAIMED
+    if (new.kind not in PLANS and not as_fact) or not change_of_plan(new.text):
         return None
     since = new.observed_at - PLAN_WINDOW
     plans = [
@@ -115,6 +121,8 @@ def replace_plan(
     same_kind = [m for m in plans if m.kind == new.kind]
     if scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
         old, action = scored[0][1], "supersede"
+    elif as_fact:
+        return None
     elif len(same_kind) == 1:
         old, action = same_kind[0], "supersede"
     elif 1 < len(same_kind or plans) <= _UNCLEAR:
@@ -216,7 +224,7 @@ def unclaimed(
             importance=0.5,
             confidence=0.8,
             lang=lang,
-            rule="settle.slot",
+            rule=UNCLAIMED,
         ),
         slots,
     )

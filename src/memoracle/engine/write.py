@@ -18,7 +18,6 @@ from memoracle.capture.extract import extract
 from memoracle.capture.injection import classify
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
-from memoracle.capture.rules import KIND_DEFAULTS
 from memoracle.engine import graph
 from memoracle.engine import settle as meaning
 from memoracle.engine.near import near_duplicate, same_meaning
@@ -28,7 +27,6 @@ from memoracle.errors import (
     InvalidInput,
 )
 from memoracle.lifecycle.conflicts import Verdict, graver, judge, value_prefix
-from memoracle.lifecycle.meaning import change_of_plan
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.store.held import HeldWrite
 from memoracle.text import clean, content_hash
@@ -225,10 +223,6 @@ def _new_memory(
     st: EngineState, proposal: Proposal, *, observed_at: datetime, scope: Scope, source: str
 ) -> NewMemory:
     c = proposal.candidate
-    if c.kind == "fact" and change_of_plan(c.text):
-        # "We switched to MySQL", "передумали, пишем на Kotlin": a plan that replaces
-        # another is a decision, whatever rule found it (`settle.replace_plan`).
-        c = replace(c, kind="decision", importance=max(c.importance, KIND_DEFAULTS["decision"][0]))
     first = proposal.dates[0] if proposal.dates else None
     remembered = c.action == "remember"
     return NewMemory(
