@@ -365,6 +365,9 @@ def test_emoji_between_two_sentences_end_the_first() -> None:
         "как перенести файлы?",
     ]
     assert _sentences("so happy 😊") == ["so happy 😊"]  # at the end: nothing to split
+    # An emoji said as a word, a flag or an older symbol does not end a sentence.
+    for said in ("I love 🍕 pizza", "I moved to 🇩🇪 Berlin last month", "Never ⚠️ deploy on Fridays"):
+        assert _sentences(said) == [said]
     # The statement is kept; only the question after the emoji is skipped.
     found = extract("I have a Fairphone 5 now 🌱 how do I move my photos?", role="user")
     assert [c.text for c in found.candidates] == ["I have a Fairphone 5 now"]

@@ -220,7 +220,10 @@ def stop_servers(home: Path, wait: float = 30.0) -> list[int]:
         except OSError:  # gone meanwhile, or not ours to read
             continue
     for pid in pids:
-        os.kill(pid, 15)
+        try:
+            os.kill(pid, 15)
+        except ProcessLookupError:  # it ended between the scan and now
+            continue
     deadline = time.monotonic() + wait
     while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)

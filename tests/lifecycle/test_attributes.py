@@ -142,3 +142,13 @@ def test_the_answer_is_only_ever_the_askers_own(use: Engine, clock: FixedClock) 
         lines = use.recall("Where do I live?", budget=400, scope=asker).lines
         assert lines[0].slot == "answer" and mine in lines[0].text
         assert not any(theirs in line.text for line in lines)
+
+
+def test_in_a_group_the_answer_is_not_another_members(use: Engine, clock: FixedClock) -> None:
+    alice = Scope(user="alice", chat="team", visibility="shared")
+    bob = Scope(user="bob", chat="team", visibility="shared")
+    _say(use, "I live in Oslo.", scope=alice)
+    lines = use.recall("Where do I live?", budget=400, scope=bob).lines
+    assert not any(line.slot == "answer" for line in lines)
+    lines = use.recall("Where do I live?", budget=400, scope=alice).lines
+    assert lines and lines[0].slot == "answer" and "Oslo" in lines[0].text

@@ -130,6 +130,15 @@ def test_a_change_of_plan_does_not_reach_a_plan_of_months_ago(
     assert _one(engine, "Vercel").status == "active"
 
 
+def test_a_short_description_that_fits_several_forgets_none(
+    engine: Engine, clock: FixedClock
+) -> None:
+    _say(engine, clock, "The team meeting is on Friday at 10am.")
+    _say(engine, clock, "The weekly meeting with Bob is every Monday morning.")
+    _say(engine, clock, "Forget the meeting on Friday, it got cancelled.")
+    assert _one(engine, "Bob").status == "active"
+
+
 def test_a_change_in_a_plain_fact_replaces_no_plan_it_does_not_name(
     engine: Engine, clock: FixedClock
 ) -> None:

@@ -75,11 +75,14 @@ _LINE = re.compile(r"[^\r\n]+")
 _BULLET = re.compile(
     r"\s*(?:(?:[-*•‣◦·▪►–—+>]+|\d{1,3}[.)]|[a-zA-Z][.)](?=\s)|#{1,6})\s+)+|\s*(?:```|~~~)\S*\s*$"
 )
-# A stop, or in chat a run of emoji between two sentences ("got a Fairphone 5 now 🌱 how
-# do I move my photos?"): the emoji ends the first.
+# A stop, or in chat a run of emoji pictographs between two sentences ("got a Fairphone
+# 5 now 🌱 how do I move my photos?"): the emoji ends the first. Not flags or the older
+# symbols (❤ ⚠ ✓ ★), which stand for words ("I ❤️ Python", "Never ⚠️ deploy on Fridays").
+_EMOJI = "\U0001f300-\U0001faff"
 _STOP = re.compile(
-    r"[.!?…;]+[\"'”’»)\]]*(?=\s|$)|[\U0001F000-\U0001FFFF\u2600-\u27BF][\U0001F000-\U0001FFFF\u2600-\u27BF\uFE0F\u200D]*(?=\s+\w)"
+    rf"[.!?…;]+[\"'”’»)\]]*(?=\s|$)|[{_EMOJI}][{_EMOJI}\uFE0F\u200D\U0001F3FB-\U0001F3FF]*(?=\s+\w)"
 )
+_EMOJI_AFTER = 3  # words a sentence has at least before emoji may end it ("I love 🍕 pizza")
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _QUESTION_END = re.compile(r"\?[\W_]*$")
 _CHUNK = re.compile(r"[,.!;:…]+|\s[-–—]\s|\s*[\U0001F000-\U0001FFFF\u2600-\u27BF]+\s*")
@@ -209,6 +212,8 @@ def split_sentences(
         cut = start
         for stop in _STOP.finditer(text, start, end):
             mark = stop.group()
+            if mark[0] not in ".!?…;" and len(text[cut : stop.start()].split()) < _EMOJI_AFTER:
+                continue  # a word said as an emoji, not the end of a sentence
             if mark[0] in ".…":
                 if mark[0] == "…" or mark.startswith(".."):
                     # "I was like... whatever": an ellipsis before lower case trails off.

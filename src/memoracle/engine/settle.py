@@ -94,7 +94,7 @@ def replace_plan(
     st: EngineState, memory_id: int, new: NewMemory, *, now: datetime, actor: str
 ) -> str | None:
     """A change of plan ("change of plans — we'll host on Cloudflare Pages instead",
-    "передумали, пишем на Kotlin") replaces the plan it changes: of the owner's live
+    "планы поменялись: деплоим на Render") replaces the plan it changes: of the owner's live
     plans (decisions, dated events, tasks) of the same subject said in the last
     `PLAN_WINDOW`, the one sharing most words with it, else the only plan of its kind.
     A few with nothing to tell them apart: the newest is disputed (`pending`) rather
@@ -206,7 +206,9 @@ def unclaimed(
     standing = [STANDING.get(s.attribute.partition(":")[0]) for s in slots if not s.negated]
     if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
         kind = "fact"
-    elif change_of_plan(text) and _owned(st, scope, kinds=PLANS):
+    elif change_of_plan(text) and any(
+        overlap(text, m.text) > 0 for m in _owned(st, scope, kinds=PLANS)
+    ):  # a plan it names: replace_plan asks no less of a turn no rule read
         kind = "decision"
     elif standing and all(standing):
         kind = "event" if "event" in standing else "fact"

@@ -482,8 +482,14 @@ def _forget_said(
     if len(ids) > 1:
         return None
     if not ids and asked:  # not people talking to each other ("let's forget about work")
-        described = _description(candidate.text, candidate.lang, now)
-        meant, unclear = meaning.described_memories(st, described, scope)
+        meant, unclear = meaning.described_memories(st, candidate.text, scope)
+        if not meant:
+            # Said with its time and its why ("my ex last night, I don't want that
+            # stored"): the first clause without the time, when it names exactly one.
+            short = _description(candidate.text, candidate.lang, now)
+            shortly, _ = meaning.described_memories(st, short, scope)
+            if len(shortly) == 1:
+                meant, unclear = shortly, []
         if unclear:
             return None
         ids = [m.id for m in meant]
@@ -494,9 +500,11 @@ def _forget_said(
 
 
 def _description(text: str, lang: str | None, at: datetime) -> str:
-    """What a "forget …" describes: its first clause, without the time the thing was
-    said ("my ex last night, I don't want that stored anywhere" -> "my ex"; "mon frère,
-    c'est pas à moi de le partager" -> "mon frère"): the rest is why, not what."""
+    """What a "forget …" describes, shortly: its first clause, without a time ("my ex
+    last night, I don't want that stored anywhere" -> "my ex"; "mon frère, c'est pas à
+    moi de le partager" -> "mon frère"). Used only when the whole description fits no
+    memory wholly, and only when the short one fits exactly one ("the meeting on
+    Friday, it got cancelled" must not forget every meeting)."""
     head = _CLAUSE.split(text, maxsplit=1)[0]
     mentions = find_dates(head, at, lang) if lang else []
     for mention in sorted(mentions, key=lambda m: m.span[0], reverse=True):

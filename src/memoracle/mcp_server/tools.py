@@ -94,7 +94,11 @@ class MemoryTools:
                 engine = Engine.open(self.settings, clock=self.clock)
                 # A long-lived server, as `memoracle serve`: vectors land between calls
                 # in a worker of their own, so a remember answers without embedding.
-                engine.land_vectors_in_background()
+                try:
+                    engine.land_vectors_in_background()
+                except BaseException:
+                    engine.close()  # not left open for the next call to open another
+                    raise
                 self._engine = engine
             return self._engine
 
@@ -162,8 +166,10 @@ class MemoryTools:
             ),
         ] = None,
     ) -> CallToolResult:
-        """Get the memory block for the current turn: guardrails (rules to follow), what
-        was said in the last day, and the memories most relevant to `query`, within a
+        """Get the memory block for the current turn: for a question about the user
+        ("where do I live?") the memory holding the current answer first, then guardrails
+        (rules to follow), what was said in the last day, and the memories most relevant
+        to `query`, within a
         hard token budget. Call it at the start of a turn with the user's message, unless
         the host already put a memory block in your context. Each line is
         `- [m_12 2026-05-14] text`: the id, the date it happened or was said, the text.

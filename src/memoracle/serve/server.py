@@ -115,7 +115,11 @@ class WarmServer:
                 engine = Engine.open(self.settings, clock=self.clock)
                 # Vectors land between requests, in a worker of their own: a capture
                 # answers at once, and a recall does not embed a burst of turns first.
-                engine.land_vectors_in_background()
+                try:
+                    engine.land_vectors_in_background()
+                except BaseException:
+                    engine.close()  # not left open for the next request to open another
+                    raise
                 self._engine = engine
             return self._engine
 

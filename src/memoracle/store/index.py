@@ -256,14 +256,17 @@ class Index:
 
     def holding(self, subject: str, attribute: str, view: View, *, limit: int) -> list[int]:
         """Ids of the memories `view` may see that hold a sure value of the (subject,
-        attribute) slot (not hedged, not denied), the newest first: the memory that
-        answers "where do I live?"."""
+        attribute) slot (not hedged, not denied), said by the asking user (in a group,
+        another member's "I live in Oslo" is not the asker's home), the newest first:
+        the memory that answers "where do I live?"."""
         where, params = view.memory_clause()
+        user = view.scope.user or view.own.user
         rows = self._db.execute(
             "SELECT m.id FROM slots s INDEXED BY slots_live JOIN memories m ON m.id = s.memory_id"
             " WHERE s.subject = ? AND s.attribute = ? AND s.live = 1 AND s.negated = 0"
-            f" AND s.hedged = 0 AND {where} ORDER BY m.observed_at DESC, m.id DESC LIMIT ?",
-            (subject, attribute, *params, limit),
+            f" AND s.hedged = 0 AND m.user_id IS ? AND {where}"
+            " ORDER BY m.observed_at DESC, m.id DESC LIMIT ?",
+            (subject, attribute, user, *params, limit),
         )
         return [int(r[0]) for r in rows]
 
