@@ -158,14 +158,26 @@ class Engine(EngineState):
             raise guard.refuse(settings, str(exc).rstrip("."), life_seen) from None
 
     @classmethod
-    def open(cls, settings: Settings, *, clock: Clock | None = None) -> Engine:
+    def open(
+        cls, settings: Settings, *, clock: Clock | None = None, land_vectors: bool = False
+    ) -> Engine:
         """Open an initialised workspace; a missing one is a WorkspaceError saying what to
         run. A store missing, empty or damaged in a workspace that shows earlier life
         (`guard.earlier_life`), or marked damaged by `doctor`, is `StoreDamaged` naming
-        the recovery: never re-created empty, nothing written."""
+        the recovery: never re-created empty, nothing written. `land_vectors`, for a
+        long-running host (`memoracle serve`, `memoracle mcp`): vectors land between
+        calls in a worker of their own (`land_vectors_in_background`); when it cannot
+        start, the engine is closed before the error is raised."""
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
-        return cls(settings, cls._open_store(settings, clock), clock)
+        engine = cls(settings, cls._open_store(settings, clock), clock)
+        if land_vectors:
+            try:
+                engine.land_vectors_in_background()
+            except BaseException:
+                engine.close()  # not left open for the host's next call to open another
+                raise
+        return engine
 
     @property
     def readonly(self) -> bool:

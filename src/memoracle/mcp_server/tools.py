@@ -91,15 +91,8 @@ class MemoryTools:
         folder holds a store: `memoracle init` fixes that without a restart)."""
         with self._lock:
             if self._engine is None:
-                engine = Engine.open(self.settings, clock=self.clock)
-                # A long-lived server, as `memoracle serve`: vectors land between calls
-                # in a worker of their own, so a remember answers without embedding.
-                try:
-                    engine.land_vectors_in_background()
-                except BaseException:
-                    engine.close()  # not left open for the next call to open another
-                    raise
-                self._engine = engine
+                # A long-lived server: a remember answers without embedding.
+                self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
             return self._engine
 
     def close(self) -> None:

@@ -112,15 +112,9 @@ class WarmServer:
     def engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                engine = Engine.open(self.settings, clock=self.clock)
-                # Vectors land between requests, in a worker of their own: a capture
-                # answers at once, and a recall does not embed a burst of turns first.
-                try:
-                    engine.land_vectors_in_background()
-                except BaseException:
-                    engine.close()  # not left open for the next request to open another
-                    raise
-                self._engine = engine
+                # A capture answers at once, and a recall does not embed a burst of
+                # turns first: vectors land between requests.
+                self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
             return self._engine
 
     def close(self) -> None:
