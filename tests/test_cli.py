@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -194,9 +196,35 @@ def test_ingest_reports_and_fails_only_when_nothing_read(home: Path, tmp_path: P
 
 def test_demo_runs_end_to_end(home: Path) -> None:
     out = run(home, "--now", "2026-05-15T09:00:00Z", "demo")
-    assert "memoracle ingest sample-session.jsonl" in out
+    assert "export MEMORACLE_HOME=" in out
+    assert "ingest " in out and "sample-session.jsonl" in out
     assert "[REDACTED" in out
     assert "guardrail" in out
+
+
+@pytest.mark.slow
+def test_every_command_the_demo_prints_runs_as_printed(tmp_path: Path) -> None:
+    """The demo's `export` line, then each `$` line and the closing `get`, pasted into a
+    shell that has nothing of ours on PATH: each exits 0."""
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    home = tmp_path / "demo-home"
+    demo = subprocess.run(
+        [sys.executable, "-m", "memoracle.cli", "--home", str(home), "demo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    lines = demo.splitlines()
+    export = next(line.strip() for line in lines if line.strip().startswith("export "))
+    commands = [line[2:] for line in lines if line.startswith("$ ")]
+    commands.append(demo.rsplit("Look closer: ", 1)[1].strip())
+    assert len(commands) == 9
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-c", f"{export}\n{command}"], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, (command, done.stderr)
 
 
 def test_set_flag_overrides_a_setting(home: Path) -> None:

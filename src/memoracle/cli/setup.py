@@ -4,6 +4,9 @@ turns captured, recall printed).
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 import tempfile
 from datetime import UTC, datetime
 from importlib import resources
@@ -142,30 +145,51 @@ def demo() -> None:
             resources.as_file(resources.files("memoracle.data") / SAMPLE_SESSION) as sample,
         ):
             zone = engine.zone
-            click.echo(f"workspace: {home}\n\n$ memoracle ingest {SAMPLE_SESSION}")
+            prog, path = _program()
+            click.echo(f"workspace: {home}")
+            click.echo("To run the $ lines below yourself, first:")
+            click.echo(
+                f"  export MEMORACLE_HOME={shlex.quote(str(home))}"
+                f" MEMORACLE_NOW={clock.now().isoformat()}"
+                f" MEMORACLE_WORKSPACE_TIMEZONE={DEMO_ZONE}{path}"
+            )
+            click.echo(f"\n$ {prog} ingest {shlex.quote(str(sample))}")
             report = engine.ingest([sample])
             click.echo(
                 f"  {report.turns} turns → {report.episodes_added} episodes, "
                 f"{report.memories_added} memories, {report.skipped_noise} noise turns skipped"
             )
             for i, text in enumerate(DEMO_TURNS):
-                click.echo(f'\n$ memoracle capture --user "{text}"')
+                click.echo(f"\n$ {prog} capture --user {shlex.quote(text)}")
                 clock.advance(minutes=1)
                 result = engine.capture([Turn("user", text, clock.now(), "demo", str(i))])
                 for m in result.added:
                     click.echo(f"  added {memory_line(m, zone)}")
                 if not result.added:
                     click.echo(f"  no memory ({', '.join(result.skipped) or 'no rule matched'})")
-            click.echo("\n$ memoracle list")
+            click.echo(f"\n$ {prog} list")
             for m in engine.list_memories(limit=100):
                 click.echo(memory_line(m, zone))
             question = "Can I upgrade the Nextcloud database tomorrow?"
-            click.echo(f'\n$ memoracle recall "{question}" --budget 250')
+            click.echo(f"\n$ {prog} recall {shlex.quote(question)} --budget 250")
             block = engine.recall(question, budget=250)
             click.echo(block.text)
             click.echo(f"({block.tokens}/{block.budget} tokens, {block.tokenizer})")
             s = engine.stats()
             click.echo(
                 f"\n{s.memories} memories from {s.episodes} episodes in {s.sessions} sessions. "
-                f"Look closer: memoracle --home {home} get m_1"
+                f"Look closer: {prog} get m_1"
             )
+
+
+def _program() -> tuple[str, str]:
+    """How a shell reaches this memoracle, and what to add to the demo's `export` line
+    for that: `memoracle` when that name on PATH is this program; `memoracle` with the
+    script's folder put on PATH (a venv not activated); else `python -m memoracle.cli`."""
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("memoracle")
+    if found and script and Path(found).resolve() == script:
+        return "memoracle", ""
+    if script and script.name == "memoracle" and script.is_file():
+        return "memoracle", f' PATH="{script.parent}:$PATH"'
+    return shlex.join([sys.executable, "-m", "memoracle.cli"]), ""
