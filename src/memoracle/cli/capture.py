@@ -1,4 +1,5 @@
-"""Getting turns in: `capture` (one turn, or JSON turns on stdin) and `ingest` (files)."""
+"""Getting turns in: `capture` (one turn, or JSON turns on stdin; queued while the store
+is unusable), `ingest` (files) and `queue` (what waits to be stored: docs/outage.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from memoracle import outbox
 from memoracle.cli.context import (
     current,
     echo_json,
@@ -22,8 +24,9 @@ from memoracle.cli.context import (
     scope_options,
 )
 from memoracle.cli.main import main
-from memoracle.errors import InvalidInput
-from memoracle.serialize import records
+from memoracle.engine.scope import fill_scope
+from memoracle.errors import InvalidInput, StoreError, WorkspaceError
+from memoracle.serialize import records, reports
 from memoracle.serve.protocol import turn_pair, turns_of
 from memoracle.types import IngestWarning, Scope, Turn
 
@@ -59,6 +62,10 @@ def capture(
     {"user": ..., "assistant": ..., "at": ..., "session": ..., "turn": ..., "speaker": ...,
     "agent": ..., "user_id": ..., "chat": ..., "visibility": ...}.
 
+    When the store cannot take it (missing, damaged, locked past its timeout) the turn
+    is queued instead (redacted) and stored when the store works again; it exits 0 and
+    says so (--json: "queued": true). See `memoracle queue`.
+
     \b
     Example:
       memoracle capture --user "Remind me to renew the domain by next Tuesday" --json
@@ -72,9 +79,14 @@ def capture(
         when = parse_time(at, "--at")
         batches = [(turn_pair(user_text, assistant_text, when, session, turn, speaker), scope)]
         many = False
-    with engine_errors(), current().engine() as engine:
-        results = engine.capture_many(batches)
-        zone = engine.zone
+    with engine_errors():
+        try:
+            with current().engine() as engine:
+                results = engine.capture_many(batches)
+                zone = engine.zone
+        except StoreError as exc:  # the store cannot take it now: queued (docs/outage.md)
+            _queue(batches, exc, as_json=as_json, many=many)
+            return
     if as_json:
         shaped = [records.capture_result(r) for r in results]
         echo_json(records.envelope(results=shaped) if many else shaped[0])
@@ -92,6 +104,83 @@ def capture(
             reason = ", ".join(sorted(set(result.skipped))) or "no rule matched"
             stored = "stored as an episode" if result.episodes else "not stored"
             click.echo(f"no memory ({reason}); turn {stored}")
+
+
+def _queue(
+    batches: list[tuple[Sequence[Turn], Scope | None]],
+    error: StoreError,
+    *,
+    as_json: bool,
+    many: bool,
+) -> None:
+    """Queue `batches` the store refused with `error` and say so; when the queue cannot
+    be written either, `error` stands (and the queue's own problem is said)."""
+    ctx = current()
+    settings = ctx.settings()
+    filled = [(turns, fill_scope(settings, scope)) for turns, scope in batches]
+    entry = outbox.capture_entry(filled, now=ctx.clock(settings).now(), door="cli capture")
+    try:
+        where = outbox.append(settings.home, entry)
+    except WorkspaceError as exc:
+        click.echo(f"not queued either: {exc}", err=True)
+        raise error from None
+    click.echo(
+        f"queued: the store cannot take it now ({error}). The turn waits in {where} as"
+        f" {entry.id} and is stored when the store works again (see: memoracle queue).",
+        err=True,
+    )
+    if as_json:
+        shaped = [reports.queued_capture(entry.id, len(turns)) for turns, _ in batches]
+        echo_json(records.envelope(results=shaped) if many else shaped[0])
+    else:
+        click.echo(f"queued  {entry.id}: {entry.items} turn(s), not stored yet")
+
+
+@main.command(name="queue")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print what waits as JSON.")
+def queue_command(as_json: bool) -> None:
+    """What waits in the write queue: captures, checkpoints and remembers said while the
+    store was unusable, stored (once each, in order) when it works again — at the next
+    open for writing, `memoracle doctor --fix` or the nightly run (docs/outage.md).
+    Lines that cannot be read are counted; lines put aside are in
+    HOME/queue/set-aside.jsonl. Always exits 0.
+
+    \b
+    Example:
+      memoracle queue
+      memoracle queue --json
+    """
+    ctx = current()
+    settings = ctx.settings()
+    now = ctx.clock(settings).now()
+    with engine_errors():
+        state = outbox.status(settings.home)
+        lines = outbox.read(settings.home)
+    entries = [line.entry for line in lines if line.entry is not None]
+    if as_json:
+        waiting = [
+            {"id": e.id, "kind": e.kind, "door": e.door, "said_at": e.said_at.isoformat(),
+             "items": e.items, "text": e.summary(200)}
+            for e in entries
+        ]  # fmt: skip
+        bad = [{"line": line.number, "problem": line.problem} for line in lines if not line.entry]
+        echo_json(records.envelope(**state.to_json(now), entries=waiting, unreadable_lines=bad))
+        return
+    age = state.age_hours(now)
+    click.echo(
+        f"{state.pending} write(s) waiting in {state.path}"
+        + (f", the oldest {age:.1f} h old" if age is not None else "")
+    )
+    for e in entries:
+        click.echo(f"{e.id}  {e.said_at.astimezone(settings.zone):%Y-%m-%d %H:%M}  {e.door:<12}"
+                   f" {e.items} item(s)  {e.summary(60)}")  # fmt: skip
+    for line in lines:
+        if line.entry is None:
+            click.echo(f"line {line.number}: cannot be read ({line.problem}); it is set aside"
+                       " at the next delivery", err=True)  # fmt: skip
+    if state.set_aside:
+        click.echo(f"{state.set_aside} line(s) set aside in {state.aside_path}: see why there")
 
 
 def _turns_from_stdin(

@@ -21,7 +21,7 @@ from memoracle.cli.context import (
 
 #: Each command (or group) of `memoracle`, and the module under memoracle.cli defining it.
 COMMANDS: dict[str, str] = {
-    "capture": "capture", "ingest": "capture",
+    "capture": "capture", "ingest": "capture", "queue": "capture",
     "graph": "graph",
     "nightly": "jobs", "health": "jobs", "audit": "jobs", "doctor": "jobs",
     "pointers": "jobs", "canary": "jobs",

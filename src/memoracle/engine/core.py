@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
-from memoracle.engine import graph, guard, memories, search, upkeep, write
+from memoracle.engine import graph, guard, memories, replay, search, upkeep, write
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
@@ -64,6 +64,8 @@ __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 
 class Engine(EngineState):
+    replayed: replay.Replay | None = None  # what `open` delivered of the write queue
+
     # -- workspace -----------------------------------------------------------------
 
     @classmethod
@@ -171,6 +173,10 @@ class Engine(EngineState):
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
         engine = cls(settings, cls._open_store(settings, clock), clock)
+        try:  # what was said while the store was unusable, stored first (docs/outage.md)
+            engine.replayed = engine.replay_queue()
+        except Exception as exc:  # the queue waits for the next open; this one goes on
+            engine.replayed = replay.Replay(error=f"{type(exc).__name__}: {exc}")
         if land_vectors:
             try:
                 engine.land_vectors_in_background()
@@ -178,6 +184,10 @@ class Engine(EngineState):
                 engine.close()  # not left open for the host's next call to open another
                 raise
         return engine
+
+    def replay_queue(self) -> replay.Replay:
+        """Store the write queue's lines once each, in order (`engine.replay`)."""
+        return replay.deliver(self)
 
     @property
     def readonly(self) -> bool:

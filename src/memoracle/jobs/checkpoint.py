@@ -10,7 +10,9 @@ daily note. `save` cuts a text into items, captures each as a turn tagged as a c
 ``## Checkpoint [HH:MM]`` section. It never raises: a capture that fails, a note that
 cannot be written, an item the write audit held back are each noted in the report, and
 what could be saved is saved (the note is the record of last resort when the store is
-unusable).
+unusable). A capture the store cannot take (missing, damaged, locked past its timeout)
+is queued in HOME/queue/pending-writes.jsonl (`memoracle.outbox`) and stored, once and in
+order, when the store works again (docs/outage.md).
 
 Owns the cutting into items, the ids and which items reach the note. The note's layout
 is `render.daily.checkpoint`'s; extraction and the write audit are the engine's.
@@ -26,12 +28,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memoracle import outbox
 from memoracle.capture.redact import redact
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine
 from memoracle.engine.scope import can_see, fill_scope, own_scope
-from memoracle.errors import EngineError, WorkspaceError
+from memoracle.errors import EngineError, StoreError, WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.ingest import read as read_transcript
 from memoracle.render.daily import checkpoint as render_checkpoint
@@ -91,6 +94,7 @@ class CheckpointReport:
     section: str | None = None  # the heading appended, when one was
     noted: int = 0  # items written to the note this time
     store_failed: bool = False  # the store could not be opened or written: note only
+    queued: str | None = None  # the write queue's entry (q_…) holding the items, if queued
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -172,7 +176,7 @@ def save(
             )
     noted = list(items)
     batches = [([_turn(i, session, now)], scope) for i in fits]
-    results = _capture(engine, batches, report, "; written to the daily note only")
+    results = _capture(settings, engine, batches, report, now, "; written to the daily note")
     if results is not None:
         for item, result in zip(fits, results, strict=True):
             if _record(report, result):
@@ -221,7 +225,7 @@ def save_session(
     if not fits:
         report.problems.append(f"{path}: no turns to save.")
         return report
-    results = _capture(engine, [([t], scope) for t in fits], report, "")
+    results = _capture(settings, engine, [([t], scope) for t in fits], report, clock.now(), "")
     if results is None:
         return report
     for result in results:
@@ -232,14 +236,17 @@ def save_session(
 
 
 def _capture(
+    settings: Settings,
     engine: Callable[[], Engine],
     batches: Sequence[tuple[Sequence[Turn], Scope | None]],
     report: CheckpointReport,
+    now: datetime,
     otherwise: str,
 ) -> list[CaptureResult] | None:
     """Capture each batch (one turn each), or None when the store could not take them:
-    then `report` says so (with `otherwise`, what happened instead). Never raises: a
-    checkpoint is never the caller's problem."""
+    then they are queued when the store is unusable (a `StoreError`), and `report` says
+    so (with `otherwise`, what happened besides). Never raises: a checkpoint is never
+    the caller's problem."""
     try:
         return engine().capture_many(batches, actor=ACTOR)
     except Exception as exc:
@@ -248,8 +255,34 @@ def _capture(
         else:
             log.exception("checkpoint: capture failed")
         report.store_failed = True
-        report.problems.append(f"Not stored in memory ({exc}){otherwise}.")
+        where = _queue(settings, batches, report, now) if isinstance(exc, StoreError) else None
+        if where is None:
+            report.problems.append(f"Not stored in memory ({exc}){otherwise} only.")
+        else:
+            report.problems.append(
+                f"Not stored in memory yet ({exc}): queued in {where}, stored when the store"
+                f" works again{otherwise}."
+            )
         return None
+
+
+def _queue(
+    settings: Settings,
+    batches: Sequence[tuple[Sequence[Turn], Scope | None]],
+    report: CheckpointReport,
+    now: datetime,
+) -> Path | None:
+    """Queue `batches` (docs/outage.md); the queue file's path, or None when it cannot
+    be written either (said in `report`)."""
+    filled = [(turns, fill_scope(settings, scope)) for turns, scope in batches]
+    entry = outbox.capture_entry(filled, now=now, door="checkpoint", actor=ACTOR)
+    try:
+        where = outbox.append(settings.home, entry)
+    except WorkspaceError as exc:
+        report.problems.append(f"Not queued either: {exc}")
+        return None
+    report.queued = entry.id
+    return where
 
 
 def _local_now(settings: Settings, clock: Clock, problems: list[str]) -> datetime:
@@ -277,6 +310,10 @@ def describe(report: CheckpointReport) -> list[str]:
         lines.append(f"Daily note {report.note}: {report.section}, {report.noted} line(s).")
     elif report.note:
         lines.append(f"Daily note {report.note}: nothing new to add.")
+    if report.queued:
+        lines.append(
+            f"Queued as {report.queued}: stored when the store works again (docs/outage.md)."
+        )
     if report.held:
         lines.append(
             f"Held for a person to review (looks like prompt injection): {', '.join(report.held)}."

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memoracle import outbox
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine, guard
@@ -176,6 +177,23 @@ ADVICE: dict[str, Advice] = {
         "memoracle nightly takes a new one once the newest is lifecycle.backup_every_days"
         " old; move the damaged file out of HOME/backups to have it taken tonight",
     ),
+    "writes_queued": Advice(
+        "What was said while the store was unusable waits in HOME/queue/pending-writes.jsonl"
+        " (redacted): recall and search do not find it until it is stored.",
+        f"{RECOVER} (once the store opens for writing, the queue is stored, once each and in"
+        " order; `memoracle queue` lists it)",
+    ),
+    "queue_unreadable": Advice(
+        "A line of the write queue cannot be read (cut by a crash, edited by hand): it"
+        " cannot be stored, and is set aside at the next delivery, never dropped.",
+        "memoracle queue (names the line); read it in HOME/queue/pending-writes.jsonl",
+    ),
+    "queue_set_aside": Advice(
+        "Queued writes were set aside (unreadable, or refused by the store): they are not"
+        " in memory.",
+        "read HOME/queue/set-aside.jsonl (each line says why), say again what matters, then"
+        " move the file away",
+    ),
     "check_failed": Advice(
         "One check could not finish; what it measures is unknown.",
         "run `memoracle health` again; if it persists, report it with the message",
@@ -288,8 +306,8 @@ def run(
         report = _damaged_report(settings, clock, exam, damage)
         return DoctorResult(report, explain(report), plan.steps, [], True)
     done = recover.recover(settings, plan, clock)
-    after = run(settings, clock, deep=True)
-    return DoctorResult(after.report, after.findings, plan.steps, done, False)
+    after = run(settings, clock, deep=True)  # opens the store: the write queue is stored
+    return DoctorResult(after.report, after.findings, plan.steps, done + after.done, False)
 
 
 def _mark(settings: Settings, why: str) -> None:
@@ -310,19 +328,31 @@ def _sound(
         report = health.check(engine, integrity_checked=clock.now())
         report = _with_backup(report, exam, has_memories=engine.store.memories.max_id() > 0)
         plan: list[str] = []
-        done: list[str] = []
+        done = _replayed(engine)
         if fixing:
             wanted = [f.advice.fix for f in explain(report) if f.advice.automatic]
             if dry_run:
                 plan = wanted
             else:
-                done = fix(engine, report)
+                done += fix(engine, report)
                 report = _with_backup(
                     health.check(engine, integrity_checked=clock.now()),
                     recover.examine(settings),
                     has_memories=engine.store.memories.max_id() > 0,
                 )
     return DoctorResult(report, explain(report), plan, done, dry_run)
+
+
+def _replayed(engine: Engine) -> list[str]:
+    """What opening the store delivered of the write queue (docs/outage.md), said."""
+    replayed = engine.replayed
+    if replayed is None or not (replayed.delivered or replayed.set_aside or replayed.error):
+        return []
+    said = (
+        f"write queue: {len(replayed.delivered)} stored, {len(replayed.set_aside)} set aside,"
+        f" {replayed.waiting} waiting"
+    )
+    return [said + (f" ({replayed.error})" if replayed.error else "")]
 
 
 def _with_backup(
@@ -375,8 +405,15 @@ def _damaged_report(
     )
     database = {"path": str(settings.db_path), "damage": damage.code, "integrity": damage.detail}
     fields: dict[str, object] = {"database": database}
+    waiting: list[HealthWarning] = []
+    try:  # what waits to be stored meanwhile (docs/outage.md)
+        queue = outbox.status(settings.home)
+        fields["queue"] = queue.to_json(clock.now())
+        waiting = [HealthWarning(c, m) for c, m in queue.warnings(clock.now())]
+    except WorkspaceError as exc:
+        waiting = [HealthWarning("check_failed", f"The write queue check failed: {exc}")]
     report = HealthReport(
-        "failing", clock.now(), fields, (HealthWarning(code, message, "failing"),)
+        "failing", clock.now(), fields, (HealthWarning(code, message, "failing"), *waiting)
     )
     report = _with_backup(report, exam, has_memories=True)
     return HealthReport("failing", report.checked_at, report.fields, report.warnings)

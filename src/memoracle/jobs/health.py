@@ -25,6 +25,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memoracle import outbox
 from memoracle.config import Settings, installed_version
 from memoracle.engine import Engine
 from memoracle.errors import EngineError, StoreError, WorkspaceError
@@ -60,7 +61,7 @@ _EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
 # health.json's measurements, in its order: `check` takes each, `unopened` none but two.
 FIELDS = tuple(
     "memoracle_version disk memories average_activation files index index_bytes last_nightly"
-    " database pointers canary graph duplicates duplicate_rate drift".split()
+    " database pointers canary graph duplicates duplicate_rate drift queue".split()
 )
 
 _T = TypeVar("_T")
@@ -139,6 +140,7 @@ def check(
         "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
     fields["graph"] = checks.run("knowledge graph", engine.store.graph.counts)
+    fields["queue"] = checks.run("write queue", lambda: _queue(engine.settings.home, now, checks))
     duplicates = checks.run("duplicates", lambda: _duplicates(engine, checks))
     fields["duplicates"] = duplicates
     fields["duplicate_rate"] = None if duplicates is None else duplicates["rate"]
@@ -167,7 +169,10 @@ def unopened(settings: Settings, now: datetime, error: EngineError) -> HealthRep
     database["integrity_checked_at"] = now.isoformat()
     fields = {**dict.fromkeys(FIELDS), "memoracle_version": installed_version()}
     fields["database"] = database
-    return HealthReport(FAILING, now, fields, (HealthWarning("database_unreadable", why, FAILING),))
+    checks = _Checks()  # what waits to be stored meanwhile (docs/outage.md)
+    fields["queue"] = checks.run("write queue", lambda: _queue(settings.home, now, checks))
+    failing = HealthWarning("database_unreadable", why, FAILING)
+    return HealthReport(FAILING, now, fields, (failing, *checks.warnings))
 
 
 def write(where: Engine | Path, report: HealthReport, *, output_dir: Path | None = None) -> Path:
@@ -258,6 +263,14 @@ def _database(
         "integrity": integrity,
         "integrity_checked_at": checked_at.isoformat(),
     }
+
+
+def _queue(home: Path, now: datetime, checks: _Checks) -> dict[str, object]:
+    """The write queue (docs/outage.md): what waits, and a warning while anything does."""
+    state = outbox.status(home)
+    for code, message in state.warnings(now):
+        checks.warn(code, message)
+    return state.to_json(now)
 
 
 def _memories(engine: Engine, checks: _Checks) -> dict[str, int | float | None]:
@@ -361,19 +374,14 @@ def _memory_md(engine: Engine, checks: _Checks) -> dict[str, int | None]:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return sizes
-    except UnicodeDecodeError as exc:
-        checks.warn(
-            "memory_md_unreadable",
-            f"{path}: not UTF-8 text (byte {exc.start + 1}); memoracle cannot update its "
-            "block. Save the file as UTF-8, then run `memoracle nightly`.",
+    except (UnicodeDecodeError, OSError) as exc:
+        why = (
+            f"not UTF-8 text (byte {exc.start + 1}); memoracle cannot update its block. Save"
+            " the file as UTF-8"
+            if isinstance(exc, UnicodeDecodeError)
+            else f"cannot read it ({exc.strerror or exc}); check its permissions"
         )
-        return sizes
-    except OSError as exc:
-        checks.warn(
-            "memory_md_unreadable",
-            f"{path}: cannot read it ({exc.strerror or exc}); check its permissions, then "
-            "run `memoracle nightly`.",
-        )
+        checks.warn("memory_md_unreadable", f"{path}: {why}, then run `memoracle nightly`.")
         return sizes
     sizes["memory_md_lines"] = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     sizes["memory_md_chars"] = len(text)
@@ -435,14 +443,7 @@ def _index(engine: Engine, checks: _Checks) -> dict[str, object]:
             "the ann extra is not installed, so search is exact and slow. Run "
             "`pip install 'memoracle[ann]'`, then `memoracle reindex`.",
         )
-    return {
-        "model": status.model,
-        "dim": status.dim,
-        "vectors": status.vectors,
-        "missing": status.missing,
-        "stale": status.stale,
-        "ann": status.ann,
-    }
+    return {k: getattr(status, k) for k in ("model", "dim", "vectors", "missing", "stale", "ann")}
 
 
 def _last_nightly(

@@ -10,13 +10,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
-from datetime import datetime, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from memoracle import outbox
 from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
@@ -306,14 +307,45 @@ class MemoryTools:
             end = None if until is None else parse_until(until)
         except ValueError as exc:
             raise ToolError(f"{'ttl' if until is None else 'until'}: {exc}") from None
-        with self._call() as engine:
-            memory, inserted = engine.remember(
-                text, kind=kind, scope=self.scope, source="agent", actor=ACTOR,
-                expires_at=end, ttl=life,
-            )  # fmt: skip
+        try:
+            with self._call() as engine:
+                memory, inserted = engine.remember(
+                    text, kind=kind, scope=self.scope, source="agent", actor=ACTOR,
+                    expires_at=end, ttl=life,
+                )  # fmt: skip
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, StoreError):
+                raise
+            return self._queue_remember(text, kind, life, end, exc)
         verb = "Remembered" if inserted else "Already known (strengthened)"
         data = records.envelope(inserted=inserted, memory=records.memory(memory))
         return _result(f"{verb}: {memory.ref} {memory.kind}: {memory.text}", data)
+
+    def _queue_remember(
+        self,
+        text: str,
+        kind: str | None,
+        life: timedelta | None,
+        end: datetime | date | None,
+        error: ToolError,
+    ) -> CallToolResult:
+        """The store cannot take it now: queue it (docs/outage.md), or, when the queue
+        cannot be written either, the store's error stands."""
+        entry = outbox.remember_entry(
+            text, self.scope, now=self.clock.now(), door="mcp", actor=ACTOR, memory_kind=kind,
+            source="agent", ttl_seconds=None if life is None else life.total_seconds(),
+            until=end,
+        )  # fmt: skip
+        try:
+            outbox.append(self.settings.home, entry)
+        except EngineError as again:
+            raise ToolError(f"{error} Not queued either: {again}") from again
+        data = records.envelope(inserted=False, queued=True, queue_id=entry.id, memory=None)
+        said = (
+            f"Queued as {entry.id}: memory cannot store it right now ({error}); it is stored"
+            " when the store works again."
+        )
+        return _result(said, data)
 
     def memory_forget(
         self,

@@ -61,8 +61,18 @@ def checkpoint_report(r: CheckpointReport) -> dict[str, Any]:
         held=r.held,
         skipped=r.skipped,
         note={"path": r.note, "section": r.section, "lines": r.noted},
+        queued=r.queued,
         problems=r.problems,
     )
+
+
+def queued_capture(entry_id: str, items: int) -> dict[str, Any]:
+    """A capture the store could not take, queued (docs/outage.md): `capture --json`'s
+    shape, nothing stored yet, `queued` true and `queue_id` naming the queue entry."""
+    return envelope(
+        episodes=[], added=[], bumped=[], forgotten=[], skipped=[], duplicate_turn=False,
+        queued=True, queue_id=entry_id, queued_items=items,
+    )  # fmt: skip
 
 
 def install_report(r: InstallReport) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from memoracle import outbox
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
@@ -194,8 +195,19 @@ class WarmServer:
         if "turns" not in request:
             raise InvalidInput("request: field 'turns' is missing (one turn or a list)")
         batches = turns_of(request["turns"], self._scope(request), "request field 'turns'")
-        with self._call() as engine:
-            results = engine.capture_many(batches)
+        try:
+            with self._call() as engine:
+                results = engine.capture_many(batches)
+        except StoreError as exc:  # the store cannot take it now: queued (docs/outage.md)
+            filled = [(turns, fill_scope(self.settings, scope)) for turns, scope in batches]
+            entry = outbox.capture_entry(filled, now=self.clock.now(), door="serve")
+            try:
+                outbox.append(self.settings.home, entry)
+            except WorkspaceError:
+                raise exc from None
+            log.warning("capture queued as %s: %s", entry.id, exc)
+            queued = [reports.queued_capture(entry.id, len(turns)) for turns, _ in batches]
+            return records.envelope(results=queued)
         return records.envelope(results=[records.capture_result(r) for r in results])
 
     def _checkpoint(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memoracle import outbox
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
 from memoracle.files import pid_lock
@@ -81,10 +82,12 @@ class Vacuum:
 
 
 STEPS: tuple[str, ...] = (
-    "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
+    "queue", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
     "vacuum", "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
+The write queue comes first (what was said while the store was unusable, stored once
+each and in order: docs/outage.md), so the night works on everything that was said.
 Archive comes first after the daily notes, so the rest of the night works on what stays
 live: at most about `lifecycle.max_facts` memories, however long the store's history
 (on a store's first night that is the difference between minutes and an hour). Reindex
@@ -196,6 +199,23 @@ def _working(engine: Engine, dry_run: bool) -> Iterator[Engine]:
 
 def _since(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
+
+
+def _queue(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    """The write queue stored (docs/outage.md), with what opening the engine stored of it;
+    a dry run counts what waits."""
+    if dry_run:
+        return {"waiting": outbox.status(engine.settings.home).pending}
+    at_open, engine.replayed = engine.replayed, None  # counted once, by this night
+    now = engine.replay_queue()
+    if now.error:
+        report.problems.append(f"queue: {now.waiting} write(s) still waiting: {now.error}")
+    earlier = [] if at_open is None else at_open.delivered
+    return {
+        "delivered": len(earlier) + len(now.delivered),
+        "set_aside": len(now.set_aside) + (0 if at_open is None else len(at_open.set_aside)),
+        "waiting": now.waiting,
+    }
 
 
 def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -379,6 +399,7 @@ def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
 
 
 _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {
+    "queue": _queue,
     "summarize": _summarize,
     "dedup": _dedup,
     "resolve": _resolve,
