@@ -125,8 +125,8 @@ def _queue(
         click.echo(f"not queued either: {exc}", err=True)
         raise error from None
     click.echo(
-        f"queued: the store cannot take it now ({error}). The turn waits in {where} as"
-        f" {entry.id} and is stored when the store works again (see: memoracle queue).",
+        f"queued: the store cannot take it now ({str(error).rstrip('.')}). The turn waits in"
+        f" {where} as {entry.id} and is stored when the store works again (see: memoracle queue).",
         err=True,
     )
     if as_json:
