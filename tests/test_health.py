@@ -102,12 +102,14 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "duplicates",
         "duplicate_rate",
         "drift",
+        "queue",
         "warnings",
     ]
     assert body["duplicates"] == {"sampled": 0, "repeating": 0, "rate": 0.0}
     assert body["drift"] is None  # no check before this one
     assert body["graph"] == {"entities": 0, "orphans": 0, "relations": 0}
     assert body["canary"] is None  # only with probe=True
+    assert body["queue"]["pending"] == 0  # type: ignore[index]
     assert body["checked_at"] == "2023-05-08T13:56:00+00:00"
     disk = body["disk"]
     assert isinstance(disk, dict)

@@ -140,12 +140,13 @@ def check(
         "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
     fields["graph"] = checks.run("knowledge graph", engine.store.graph.counts)
-    fields["queue"] = checks.run("write queue", lambda: _queue(engine.settings.home, now, checks))
+    queue = checks.run("write queue", lambda: _queue(engine.settings.home, now, checks))
     duplicates = checks.run("duplicates", lambda: _duplicates(engine, checks))
     fields["duplicates"] = duplicates
     fields["duplicate_rate"] = None if duplicates is None else duplicates["rate"]
     warnings = tuple(checks.warnings)
     fields["drift"] = checks.run("drift", lambda: _drift(engine, fields, warnings))
+    fields["queue"] = queue
     warnings = tuple(checks.warnings)
     if any(w.severity == FAILING for w in warnings):
         status = FAILING

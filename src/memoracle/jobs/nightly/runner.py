@@ -203,9 +203,10 @@ def _since(started: float) -> int:
 
 def _queue(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     """The write queue stored (docs/outage.md), with what opening the engine stored of it;
-    a dry run counts what waits."""
+    a dry run counts the lines it would store and set aside, and stores none."""
     if dry_run:
-        return {"waiting": outbox.status(engine.settings.home).pending}
+        waiting = outbox.status(engine.settings.home)
+        return {"delivered": waiting.pending, "set_aside": waiting.unreadable, "waiting": 0}
     at_open, engine.replayed = engine.replayed, None  # counted once, by this night
     now = engine.replay_queue()
     if now.error:
