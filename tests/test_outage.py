@@ -23,6 +23,7 @@ from memoracle.engine import Engine
 from memoracle.jobs import checkpoint, doctor, nightly
 from memoracle.mcp_server import MemoryTools
 from memoracle.serve.server import WarmServer
+from memoracle.store import db
 from memoracle.types import Scope, Turn
 
 BEFORE = "2026-06-01T09:00:00+00:00"  # the workspace's first night
@@ -251,3 +252,46 @@ def test_two_processes_appending_never_interleave_a_line(tmp_path: Path) -> None
         w.join(60)
     lines = outbox.read(tmp_path)
     assert len(lines) == 200 and all(line.entry is not None for line in lines)
+
+
+def test_a_store_locked_past_its_timeout_queues_and_the_next_open_stores_it_first(
+    settings: Settings, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(db, "WRITER_TRIES", 5)
+    Engine.init(settings, clock=clock)
+    server = WarmServer(settings, clock=clock)
+    other = sqlite3.connect(settings.db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer that does not let go
+    try:
+        reply = server.answer(json.dumps({"op": "capture", "turns": {"user": "I live in Nantes."}}))
+        assert reply["ok"] is True and reply["result"]["results"][0]["queued"] is True
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    clock.advance(minutes=1)
+    reply = server.answer(json.dumps({"op": "capture", "turns": {"user": "I work at Airbus."}}))
+    assert reply["ok"] is True and "queued" not in reply["result"]["results"][0]
+    server.close()
+    texts = [e["text"] for e in _episodes(settings.home, after="2000-01-01T00:00:00+00:00")]
+    assert texts == ["I live in Nantes.", "I work at Airbus."]  # the queued one first
+    assert outbox.status(settings.home).pending == 0
+
+
+def test_checks_and_dry_runs_leave_the_queue_and_health_fix_stores_it(template: Path,
+                                                                     tmp_path: Path) -> None:  # fmt: skip
+    home = tmp_path / "home"
+    shutil.copytree(template, home)  # a sound store: say a lock had timed out
+    said = parse_instant(OUTAGE[0])
+    entry = outbox.capture_entry(
+        [([Turn(role="user", text="My sister moved to Porto.")], Scope())], now=said, door="test"
+    )
+    outbox.append(home, entry)
+    assert _queue_json(home)["pending"] == 1  # health only looks
+    assert "[writes_queued] 1 write(s)" in cli(home, "doctor", code=None)
+    assert "queue      delivered 1" in cli(home, "nightly", "--dry-run", code=None)
+    cli(home, "doctor", "--fix", "--dry-run", code=None)
+    assert outbox.status(home).pending == 1 and _episodes(home) == []
+    cli(home, "health", "--fix", code=None)
+    assert outbox.status(home).pending == 0
+    assert [e["text"] for e in _episodes(home)] == ["My sister moved to Porto."]

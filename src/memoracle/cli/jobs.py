@@ -63,7 +63,12 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
             shown = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "milliseconds")
             click.echo(f"{step:<10} {shown or '-'} ({seconds:.2f} s)", err=True)
 
-    with engine_errors(), current().engine() as engine:
+    ctx = current()
+    settings = ctx.settings()
+    with (
+        engine_errors(),
+        Engine.open(settings, clock=ctx.clock(settings), replay=not dry_run) as engine,
+    ):
         report = nightly.run_nightly(engine, dry_run=dry_run, only=only, on_step=progress)
     md = report.memory_md
     if as_json:
@@ -178,7 +183,7 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
         clock = ctx.clock(settings)
         readonly = False
         try:
-            engine = Engine.open(settings, clock=clock)
+            engine = Engine.open(settings, clock=clock, replay=fix)  # the queue: with --fix
         except StoreError as exc:  # not even openable: health.json must say so
             report = health.unopened(settings, clock.now(), exc)
         else:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
-from memoracle.engine import graph, guard, memories, replay, search, upkeep, write
+from memoracle.engine import graph, guard, memories, search, upkeep, write
+from memoracle.engine.replay import Replay, deliver
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import (
@@ -64,7 +65,7 @@ __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 
 class Engine(EngineState):
-    replayed: replay.Replay | None = None  # what `open` delivered of the write queue
+    replayed: Replay | None = None  # what `open` delivered of the write queue
 
     # -- workspace -----------------------------------------------------------------
 
@@ -161,22 +162,24 @@ class Engine(EngineState):
 
     @classmethod
     def open(
-        cls, settings: Settings, *, clock: Clock | None = None, land_vectors: bool = False
-    ) -> Engine:
+        cls, settings: Settings, *, clock: Clock | None = None, land_vectors: bool = False,
+        replay: bool = True,
+    ) -> Engine:  # fmt: skip
         """Open an initialised workspace; a missing one is a WorkspaceError saying what to
         run. A store missing, empty or damaged in a workspace that shows earlier life
         (`guard.earlier_life`), or marked damaged by `doctor`, is `StoreDamaged` naming
         the recovery: never re-created empty, nothing written. `land_vectors`, for a
         long-running host (`memoracle serve`, `memoracle mcp`): vectors land between
         calls in a worker of their own (`land_vectors_in_background`); when it cannot
-        start, the engine is closed before the error is raised."""
+        start, the engine is closed before the error is raised. With `replay` (not for a
+        dry run or a check) the write queue is stored first (docs/outage.md)."""
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
         engine = cls(settings, cls._open_store(settings, clock), clock)
-        try:  # what was said while the store was unusable, stored first (docs/outage.md)
-            engine.replayed = engine.replay_queue()
+        try:  # what was said while the store was unusable
+            engine.replayed = engine.replay_queue() if replay else None
         except Exception as exc:  # the queue waits for the next open; this one goes on
-            engine.replayed = replay.Replay(error=f"{type(exc).__name__}: {exc}")
+            engine.replayed = Replay(error=f"{type(exc).__name__}: {exc}")
         if land_vectors:
             try:
                 engine.land_vectors_in_background()
@@ -185,9 +188,9 @@ class Engine(EngineState):
                 raise
         return engine
 
-    def replay_queue(self) -> replay.Replay:
+    def replay_queue(self) -> Replay:
         """Store the write queue's lines once each, in order (`engine.replay`)."""
-        return replay.deliver(self)
+        return deliver(self)
 
     @property
     def readonly(self) -> bool:

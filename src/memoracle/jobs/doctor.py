@@ -16,7 +16,7 @@ from memoracle import outbox
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.engine import Engine, guard
-from memoracle.errors import WorkspaceError
+from memoracle.errors import EngineError, WorkspaceError
 from memoracle.jobs import health, nightly, recover
 from memoracle.jobs.health import HealthReport, HealthWarning
 from memoracle.store.safety import Damage
@@ -182,6 +182,7 @@ ADVICE: dict[str, Advice] = {
         " (redacted): recall and search do not find it until it is stored.",
         f"{RECOVER} (once the store opens for writing, the queue is stored, once each and in"
         " order; `memoracle queue` lists it)",
+        automatic=True,
     ),
     "queue_unreadable": Advice(
         "A line of the write queue cannot be read (cut by a crash, edited by hand): it"
@@ -306,8 +307,18 @@ def run(
         report = _damaged_report(settings, clock, exam, damage)
         return DoctorResult(report, explain(report), plan.steps, [], True)
     done = recover.recover(settings, plan, clock)
-    after = run(settings, clock, deep=True)  # opens the store: the write queue is stored
-    return DoctorResult(after.report, after.findings, plan.steps, done + after.done, False)
+    done += _deliver(settings, clock)
+    after = run(settings, clock, deep=True)
+    return DoctorResult(after.report, after.findings, plan.steps, done, False)
+
+
+def _deliver(settings: Settings, clock: Clock) -> list[str]:
+    """The write queue stored in the recovered store (docs/outage.md), said."""
+    try:
+        with Engine.open(settings, clock=clock) as engine:
+            return _replayed(engine)
+    except EngineError as exc:
+        return [f"write queue: not stored ({exc})"]
 
 
 def _mark(settings: Settings, why: str) -> None:
@@ -324,7 +335,8 @@ def _sound(
     that one, not run again)."""
     if exam.marked is not None and not dry_run:
         guard.unmark(settings)  # checked in full and found whole: writes may go on
-    with Engine.open(settings, clock=clock) as engine:
+    # The write queue is stored when fixing (docs/outage.md); a check changes nothing.
+    with Engine.open(settings, clock=clock, replay=fixing and not dry_run) as engine:
         report = health.check(engine, integrity_checked=clock.now())
         report = _with_backup(report, exam, has_memories=engine.store.memories.max_id() > 0)
         plan: list[str] = []
