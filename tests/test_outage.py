@@ -278,8 +278,7 @@ def test_a_store_locked_past_its_timeout_queues_and_the_next_open_stores_it_firs
     assert outbox.status(settings.home).pending == 0
 
 
-def test_checks_and_dry_runs_leave_the_queue_and_health_fix_stores_it(template: Path,
-                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_checks_and_dry_runs_leave_the_queue(template: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(template, home)  # a sound store: say a lock had timed out
     said = parse_instant(OUTAGE[0])
@@ -295,3 +294,14 @@ def test_checks_and_dry_runs_leave_the_queue_and_health_fix_stores_it(template: 
     cli(home, "health", "--fix", code=None)
     assert outbox.status(home).pending == 0
     assert [e["text"] for e in _episodes(home)] == ["My sister moved to Porto."]
+
+
+def test_the_queue_shows_the_owner_only_what_the_owner_may_see(damaged: Path) -> None:
+    home = damaged
+    cli(home, "capture", "--user", "Bob's salary is 90k.", "--user-id", "bob", now=OUTAGE[0])
+    cli(home, "capture", "--user", "I water the plants on Sundays.", now=OUTAGE[1])
+    listed = cli(home, "queue")
+    assert "I water the plants on Sundays." in listed
+    assert "salary" not in listed and "(another scope: not shown)" in listed
+    data = json.loads(cli(home, "queue", "--json"))
+    assert [e["text"] for e in data["entries"]] == [None, "I water the plants on Sundays."]

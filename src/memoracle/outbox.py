@@ -89,6 +89,11 @@ class Entry:
         """Turns (a capture) or memories (a remember) the entry holds."""
         return sum(len(t) for _, t in self.batches) if self.kind == "capture" else 1
 
+    @property
+    def scopes(self) -> tuple[Scope, ...]:
+        """Whose the entry's texts are: each batch's scope, or the remember's."""
+        return tuple(s for s, _ in self.batches) if self.kind == "capture" else (self.scope,)
+
     def summary(self, width: int = 80) -> str:
         """One line: its first words."""
         first = self.batches[0][1][0].text if self.batches and self.batches[0][1] else self.text

@@ -24,7 +24,7 @@ from memoracle.cli.context import (
     scope_options,
 )
 from memoracle.cli.main import main
-from memoracle.engine.scope import fill_scope
+from memoracle.engine.scope import can_see, fill_scope, own_scope
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
 from memoracle.serialize import records, reports
 from memoracle.serve.protocol import turn_pair, turns_of
@@ -143,8 +143,10 @@ def queue_command(as_json: bool) -> None:
     """What waits in the write queue: captures, checkpoints and remembers said while the
     store was unusable, stored (once each, in order) when it works again — at the next
     open for writing, `memoracle doctor --fix` or the nightly run (docs/outage.md).
-    Lines that cannot be read are counted; lines put aside are in
-    HOME/queue/set-aside.jsonl. Always exits 0.
+    The first words of each (redacted) are shown when the workspace owner may see what
+    it stores (docs/scopes.md); another user's or a group's are not. Lines that cannot
+    be read are counted; lines put aside are in HOME/queue/set-aside.jsonl. Always
+    exits 0.
 
     \b
     Example:
@@ -158,10 +160,18 @@ def queue_command(as_json: bool) -> None:
         state = outbox.status(settings.home)
         lines = outbox.read(settings.home)
     entries = [line.entry for line in lines if line.entry is not None]
+    owner = own_scope(settings)
+
+    def shown(entry: outbox.Entry, width: int) -> str | None:
+        """Its first words, if the owner may see every scope it stores (docs/scopes.md)."""
+        if all(can_see(settings, owner, scope) for scope in entry.scopes):
+            return entry.summary(width)
+        return None
+
     if as_json:
         waiting = [
             {"id": e.id, "kind": e.kind, "door": e.door, "said_at": e.said_at.isoformat(),
-             "items": e.items, "text": e.summary(200)}
+             "items": e.items, "text": shown(e, 200)}
             for e in entries
         ]  # fmt: skip
         bad = [{"line": line.number, "problem": line.problem} for line in lines if not line.entry]
@@ -173,8 +183,9 @@ def queue_command(as_json: bool) -> None:
         + (f", the oldest {age:.1f} h old" if age is not None else "")
     )
     for e in entries:
-        click.echo(f"{e.id}  {e.said_at.astimezone(settings.zone):%Y-%m-%d %H:%M}  {e.door:<12}"
-                   f" {e.items} item(s)  {e.summary(60)}")  # fmt: skip
+        when = e.said_at.astimezone(settings.zone)
+        text = shown(e, 60) or "(another scope: not shown)"
+        click.echo(f"{e.id}  {when:%Y-%m-%d %H:%M}  {e.door:<12} {e.items} item(s)  {text}")
     for line in lines:
         if line.entry is None:
             click.echo(f"line {line.number}: cannot be read ({line.problem}); it is set aside"
