@@ -81,6 +81,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "schedule",
         "checkpoint",
         "nightly",
+        "scrub",
         "health",
         "charts",
         "canary",
