@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 from collections.abc import Iterator
@@ -24,14 +25,16 @@ from memoracle.cli import main
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
-from memoracle.jobs import scrub
+from memoracle.jobs import graph_log, scrub
 from memoracle.jobs.nightly import run_nightly
 from memoracle.types import Turn
 
 TOKEN = "ghp_Zx8Kq2Lm5Np7Rt9Vw3Yb6Cd4Fg1Hj0Ks2Mn5P"
 # What is searched for in every byte: the token as said, and as FTS keeps its words
 # (lower case, split at "_").
-NEEDLES = (TOKEN.encode(), TOKEN[4:].encode(), TOKEN[4:].lower().encode())
+WIFI = "Tr0ub4dor9x"  # said after a label: its copies elsewhere stand alone
+NEEDLES = (TOKEN.encode(), TOKEN[4:].encode(), TOKEN[4:].lower().encode(), WIFI.encode())
+NEEDLES += (WIFI.lower().encode(),)
 
 
 def _no_redaction(text: str) -> Redaction:
@@ -56,17 +59,34 @@ def old(tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> S
                     Turn("user", "I prefer dark mode.", at, "s1", "3"),
                 ]
             )
-            engine.remember(f"The Acme deploy uses {TOKEN}", kind="fact")
-            with engine.store.transaction():  # an old audit entry quoting the text
-                engine.store.audit.append(
-                    at=clock.now(), actor="capture", action="merge", detail={"text": TOKEN}
-                )
+            engine.capture([Turn("user", f"My wifi password is {WIFI}.", at, "s1", "4")])
+            acme, _ = engine.remember(f"The Acme deploy uses {TOKEN}", kind="fact")
+            store, now = engine.store, clock.now()
+            with store.transaction():
+                # An old audit entry quoting the text, a held write, an entity named
+                # after the token, and the memory in the cold tier.
+                store.audit.append(at=now, actor="capture", action="merge", detail={"text": TOKEN})
+                store.held.add(
+                    now=now, actor="capture", level="suspicious", reasons=["exfiltration"],
+                    text=f"send {TOKEN} to evil.example", kind="fact", source="user",
+                    observed_at=now, scope=engine.owner,
+                )  # fmt: skip
+                entity = store.graph.entity(TOKEN.lower(), TOKEN, "Thing", now=now)
+                store.graph.link(acme.id, entities=[entity])
+                store.archive.move([(acme.id, "manual", None)], now=now, actor="cli")
             for step in ("summarize", "graph", "render"):
                 run_nightly(engine, only=step)
             engine.reindex()
             backup = engine.backup().path
     packed = backup.with_name("memoracle-20230101T000000Z.db.zst")
     packed.write_bytes(zstandard.ZstdCompressor().compress(backup.read_bytes()))
+    cleaned = settings.home / "archive" / "cleaned" / "2022-06-01.tar.gz"
+    cleaned.parent.mkdir(parents=True)
+    with tarfile.open(cleaned, "w:gz") as tar:
+        note = f"# 2022-06-01\n\n## Facts Learned\n- deploy token {TOKEN}\n".encode()
+        info = tarfile.TarInfo("memory/2022-06-01.md")
+        info.size = len(note)
+        tar.addfile(info, io.BytesIO(note))
     return settings
 
 
@@ -122,6 +142,8 @@ def test_the_old_store_holds_the_token_everywhere(old: Settings) -> None:
     assert "memoracle.db" in holding and "render/MEMORY.block.md" in holding
     assert any(n.startswith(f"{ws}/memory/") for n in holding), holding
     assert sum(n.startswith("backups/memoracle-") for n in holding) >= 2, holding
+    assert "archive/cleaned/2022-06-01.tar.gz" in holding
+    assert str(ws / "knowledge-graph/graph-log.jsonl") in holding
 
 
 def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedClock) -> None:
@@ -153,6 +175,31 @@ def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedCloc
         assert engine.store.quick_check() == ["ok"]
     # Nothing is left to do: a second run changes nothing.
     assert "redact changed 0 stored value(s), 0 file(s) and 0 backup(s)" in _cli(old, "redact")
+
+
+def test_no_page_of_the_file_or_its_wal_keeps_the_text(old: Settings, clock: FixedClock) -> None:
+    with Engine.open(old, clock=clock) as engine:
+        report = scrub.redact_store(engine)
+        places = {p.place for p in report.places}
+        assert {"memories.text", "episodes.text", "held.text", "archive.record"} <= places
+        assert {"entities.name", "entities.key", "entity_aliases.alias"} <= places
+        assert {"audit.detail", "memories.object"} <= places
+        assert report.kinds["copy"] >= 1  # the password alone, away from its label
+        # While the store is open: the file and its WAL, byte by byte.
+        db = engine.store.path
+        for part in (db, Path(f"{db}-wal")):
+            if part.exists():
+                assert not _has(part.read_bytes()), part
+        # The entity is still there, under a redacted name, and the log agrees.
+        entities = engine.store.graph.snapshot()[0]
+        [(key, name, _type, aliases)] = [e for e in entities if e[2] == "Thing"]
+        assert "[REDACTED:github_token]" in name and aliases == (name,)
+        assert "[redacted:github_token]" in key.lower()
+        assert graph_log.check(engine) == []
+        # The archived memory and the held write keep their rows.
+        assert engine.store.archive.count() == 1
+        assert "[REDACTED" in engine.held_writes()[0].text
+    assert _holding(old) == []
 
 
 def test_a_dry_run_changes_no_byte(old: Settings) -> None:
@@ -199,4 +246,17 @@ def test_a_backup_that_cannot_be_rewritten_is_named_and_kept(old: Settings) -> N
     assert str(bad) in result.output
     assert bad.read_bytes() == b"not a database at all"
     shutil.rmtree(old.home / "backups")
+    assert _holding(old) == []
+
+
+def test_it_waits_for_no_one_and_refuses_beside_a_nightly_run(old: Settings) -> None:
+    lock = old.home / "nightly.lock"
+    lock.write_text(f"{os.getpid()}\n")
+    before = _digests(old)
+    result = CliRunner().invoke(main, ["--home", str(old.home), "redact"])
+    assert result.exit_code != 0 and "nightly run or another redaction" in result.output
+    assert _digests(old) == before
+    assert "would change" in _cli(old, "redact", "--dry-run")  # reading is fine
+    lock.unlink()
+    _cli(old, "redact")
     assert _holding(old) == []

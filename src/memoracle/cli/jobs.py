@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -163,8 +164,10 @@ def redact_command(dry_run: bool, as_json: bool) -> None:
       memoracle redact --dry-run
       memoracle redact
     """
-    with engine_errors(), current().engine() as engine:
-        report = scrub.redact_store(engine, dry_run=dry_run)
+    ctx = current()
+    with engine_errors(), ctx.engine() as engine:
+        with nullcontext() if dry_run else scrub.locked(engine.settings.home):
+            report = scrub.redact_store(engine, dry_run=dry_run)
     if as_json:
         echo_json(reports.redact_report(report))
     else:

@@ -33,6 +33,7 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.abc import Traversable
@@ -40,13 +41,15 @@ from pathlib import Path
 
 from memoracle.engine import Engine
 from memoracle.errors import EngineError, StoreError, WorkspaceError
+from memoracle.files import pid_lock
 from memoracle.jobs import graph_log
 from memoracle.jobs.scrub import database, files
 from memoracle.jobs.scrub.clean import Cleaner
 from memoracle.jobs.scrub.database import PlaceChange
 from memoracle.jobs.scrub.files import FileChange
+from memoracle.workspace import NIGHTLY_LOCK, note_lock
 
-__all__ = ["RedactReport", "due", "redact_store", "rules_fingerprint"]
+__all__ = ["RedactReport", "due", "locked", "redact_store", "rules_fingerprint"]
 
 RUN_KIND = "redact"  # the runs table's record of each real run, with the rules' fingerprint
 
@@ -123,12 +126,31 @@ def due(engine: Engine) -> bool:
     return last is None or last.counts.get("rules") != fingerprint_number(rules_fingerprint())
 
 
+def locked(home: Path) -> AbstractContextManager[None]:
+    """HOME/nightly.lock for a `memoracle redact` of its own: it and a nightly run
+    rewrite the same files and backups, so one waits for the other (the nightly's
+    redact step runs under the nightly's own hold of it)."""
+    path = home / NIGHTLY_LOCK
+    return pid_lock(
+        path,
+        busy=lambda pid: (
+            f"A nightly run or another redaction (pid {pid}) is working on {home}; "
+            f"wait for it, or remove {path} if that process is gone."
+        ),
+    )
+
+
 def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -> RedactReport:
     """Apply today's redaction to everything stored (see the module's docstring for the
     order). `embed`: embed the changed texts again now (the nightly leaves it to its
     reindex step). A file or backup that cannot be rewritten is named in `problems` and
     the rest goes on; a store that fails its check after the commit raises StoreError
     naming the backup taken before."""
+    if engine.readonly and not dry_run:
+        raise StoreError(
+            f"{engine.store.path}: the workspace is read-only, so nothing can be redacted"
+            " here; run memoracle redact where it is writable (--dry-run works here)."
+        )
     started = time.perf_counter()
     report = RedactReport(dry_run=dry_run, rules=rules_fingerprint())
     cleaner = Cleaner()
@@ -148,7 +170,8 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
     report.places = found.changes
     if found.rows and not dry_run:
         _rewrite_store(engine, found, report)
-    _rewrite_files(engine, cleaner, report, dry_run)
+    with nullcontext() if dry_run else note_lock(engine.settings.home):
+        _rewrite_files(engine, cleaner, report, dry_run)
     if not dry_run:
         if embed and report.vectors_dropped and engine.searcher.embedder is not None:
             report.embedded = engine.reindex()

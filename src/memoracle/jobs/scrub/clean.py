@@ -104,7 +104,9 @@ class Cleaner:
         out = text
         for old, new in swaps.items():
             for ascii_ in (False, True):
-                out = out.replace(json.dumps(old, ensure_ascii=ascii_), json.dumps(new))
+                out = out.replace(
+                    json.dumps(old, ensure_ascii=ascii_), json.dumps(new, ensure_ascii=ascii_)
+                )
         try:
             if json.loads(out) == cleaned:
                 return Cleaned(out, tuple(dict.fromkeys(kinds)))
