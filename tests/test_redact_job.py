@@ -260,3 +260,19 @@ def test_it_waits_for_no_one_and_refuses_beside_a_nightly_run(old: Settings) -> 
     lock.unlink()
     _cli(old, "redact")
     assert _holding(old) == []
+
+
+def test_a_turn_keyed_by_its_text_is_keyed_by_the_redacted_text(
+    engine: Engine, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn with neither id nor session is keyed by a hash over its text: a hash of a
+    # short secret in a sentence one can read is a hash one can guess back.
+    turn = Turn("user", f"my token is {TOKEN}", clock.now() - timedelta(hours=1))
+    with monkeypatch.context() as patch:
+        patch.setattr("memoracle.capture.pipeline.redact", _no_redaction)
+        engine.capture([turn])
+    scrub.redact_store(engine)
+    # The same turn said again is the turn already stored, as today's capture keys it.
+    again = engine.capture([turn])
+    assert again.duplicate_turn and again.episodes == ()
+    assert sum(len(page) for page in engine.turns()) == 1

@@ -20,8 +20,10 @@ from memoracle.errors import StoreError
 from memoracle.store.backup import COUNTED
 from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
+from memoracle.store.episodes import turn_key
 from memoracle.store.memories import search_text as memory_search_text
 from memoracle.text import content_hash
+from memoracle.types import Scope, Turn
 
 __all__ = ["PLACES", "Place", "Scrub"]
 
@@ -93,7 +95,7 @@ class Scrub:
     def rewrite(self, changes: Mapping[Place, Sequence[tuple[int, str]]]) -> int:
         """Write each place's new values (key, value) in one transaction, and bring in
         step what derives from them: a memory's and a turn's search text and content
-        hash, an entity key another entity already has (made unique with `#id`), an
+        hash (and a turn key), an entity key another entity already has (made unique with `#id`), an
         alias twice on one entity (one kept), both FTS indexes (rebuilt from their
         rows, so no segment keeps an old term), the vectors of the old texts no row
         holds any more (dropped; `reindex` embeds the new ones). Returns the vectors
@@ -187,17 +189,38 @@ class Scrub:
                 (memory_search_text(text, subject, obj), content_hash(text), memory_id),
             )
         for episode_id in sorted(episodes):
-            text, speaker, at = self._db.execute(
-                "SELECT text, speaker, at FROM episodes WHERE id = ?", (episode_id,)
-            ).fetchone()
-            try:
-                when = from_db_time(at) if at else None
-            except ValueError:
-                when = None
-            self._db.execute(
-                "UPDATE episodes SET search_text = ?, content_hash = ? WHERE id = ?",
-                (episode_search_text(text, speaker, when), content_hash(text), episode_id),
-            )
+            self._derive_episode(episode_id)
+
+    def _derive_episode(self, episode_id: int) -> None:
+        """A rewritten turn's search text, content hash and turn key: the key of a turn
+        without an id is a hash over its text, and a hash of a short secret in a known
+        sentence can be guessed back, so the key becomes the one today's capture gives
+        the redacted turn (`#id` after it if another turn already has that one)."""
+        row = self._db.execute(
+            "SELECT text, speaker, at, session_id, turn_id, role, agent_id, user_id, chat_id,"
+            " visibility FROM episodes WHERE id = ?",
+            (episode_id,),
+        ).fetchone()
+        text, speaker, at, session, turn_id, role, agent, user, chat, visibility = row
+        try:
+            when = from_db_time(at) if at else None
+        except ValueError:
+            when = None
+        self._db.execute(
+            "UPDATE episodes SET search_text = ?, content_hash = ? WHERE id = ?",
+            (episode_search_text(text, speaker, when), content_hash(text), episode_id),
+        )
+        if when is None or turn_id:
+            return  # a key by turn id holds no text
+        turn = Turn(role, text, when, session, turn_id, speaker=speaker)
+        key = turn_key(turn, Scope(agent, user, chat, visibility))
+        taken = self._db.execute(
+            "SELECT 1 FROM episodes WHERE turn_key = ? AND id != ?", (key, episode_id)
+        ).fetchone()
+        self._db.execute(
+            "UPDATE episodes SET turn_key = ? WHERE id = ?",
+            (f"{key}#{episode_id}" if taken else key, episode_id),
+        )
 
     def _drop_vectors(self, hashes: set[str]) -> int:
         dropped = 0
