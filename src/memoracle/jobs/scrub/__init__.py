@@ -156,6 +156,10 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
     cleaner = Cleaner()
     now = engine.clock.now()
     database.learn(engine.store, cleaner)
+    # The store's plan first: the texts it finds clean are not redacted again in each
+    # backup, which holds most of them too.
+    found = database.plan(engine.store, cleaner)
+    report.places = found.changes
     for path, what in files.targets(engine.settings):
         if what != files.BACKUP:
             continue
@@ -166,8 +170,6 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
             continue
         if change is not None:
             report.files.append(change)
-    found = database.plan(engine.store, cleaner)
-    report.places = found.changes
     if found.rows and not dry_run:
         _rewrite_store(engine, found, report)
     with nullcontext() if dry_run else note_lock(engine.settings.home):

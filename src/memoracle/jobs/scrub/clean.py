@@ -13,6 +13,7 @@ the redaction's kinds, and a needle's kind is "copy".
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -26,8 +27,10 @@ __all__ = ["Cleaned", "Cleaner"]
 
 MIN_NEEDLE = 4  # shorter removed spans are not looked for elsewhere (too common)
 PLAIN_NEEDLE = 8  # nor letters alone under this: "banana" after "token:" is not a key
+CACHED = 1_000_000  # texts known clean, at most (about 90 MB of digests)
 COPY = "copy"  # the kind reported for a needle replaced away from where it was found
 _TOKENS = re.compile(r"\s+|\S+")
+_WORDS = re.compile(r"[^\W_]+")
 _TAIL = re.compile(r"^(?P<body>.*?)(?P<tail>(?:\s*<!--.*?-->)+\s*)$")
 
 
@@ -47,11 +50,22 @@ class Cleaner:
     redactor: Callable[[str], Redaction] = redact
     needles: dict[str, str] = field(default_factory=dict)  # casefolded needle -> replacement
     _pattern: re.Pattern[str] | None = None
+    # Digests of texts the redaction leaves as they are, so a text met again (the same
+    # row in each backup) is not redacted again; needles are still looked for.
+    _clean: set[bytes] = field(default_factory=set)
+    _keys: set[str] = field(default_factory=set)  # the longest word of each needle
+    _wordless: bool = False  # a needle without a word: every text is looked at
 
     def learn(self, text: str) -> Cleaned:
         """Redact a primary text and learn its needles; the redacted text and kinds."""
+        digest = _digest(text)
+        if digest in self._clean:
+            return Cleaned(text, ())
         done = self.redactor(text)
-        if done.text != text:
+        if done.text == text:
+            if len(self._clean) < CACHED:
+                self._clean.add(digest)
+        else:
             for needle, replacement in removed(text, done.text):
                 if needle.casefold() not in self.needles:
                     self.needles[needle.casefold()] = replacement
@@ -60,10 +74,16 @@ class Cleaner:
 
     def clean(self, text: str) -> Cleaned:
         """`text` redacted, and every needle in it replaced."""
-        done = self.redactor(text)
+        digest = _digest(text)
+        if digest in self._clean:
+            done = Redaction(text, ())
+        else:
+            done = self.redactor(text)
+            if done.text == text and len(self._clean) < CACHED:
+                self._clean.add(digest)
         out, kinds = done.text, list(done.kinds)
         pattern = self._compiled()
-        if pattern is not None:
+        if pattern is not None and self._may_hold(out):
             replaced = pattern.sub(lambda m: self.needles[m.group(0).casefold()], out)
             if replaced != out:
                 out = replaced
@@ -130,8 +150,25 @@ class Cleaner:
             return {k: self._walk(v, kinds, swaps) for k, v in value.items()}
         return value
 
+    def _may_hold(self, text: str) -> bool:
+        """Whether `text` may hold a needle: it has the longest word of one (a needle
+        found as a whole word has each of its words whole in the text), or a needle has
+        no word at all. A set lookup per word, where the pattern costs a try per needle
+        at every character."""
+        if self._wordless:
+            return True
+        return not self._keys.isdisjoint(_WORDS.findall(text.lower()))
+
     def _compiled(self) -> re.Pattern[str] | None:
         if self._pattern is None and self.needles:
+            self._keys = set()
+            self._wordless = False
+            for needle in self.needles:
+                words = _WORDS.findall(needle.lower())
+                if words:
+                    self._keys.add(max(words, key=len))
+                else:
+                    self._wordless = True
             parts = []
             for needle in sorted(self.needles, key=len, reverse=True):
                 head = r"(?<![^\W_])" if _wordy(needle[0]) else ""
@@ -139,6 +176,10 @@ class Cleaner:
                 parts.append(head + re.escape(needle) + tail)
             self._pattern = re.compile("|".join(parts), re.IGNORECASE)
         return self._pattern
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _wordy(char: str) -> bool:
