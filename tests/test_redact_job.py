@@ -80,6 +80,9 @@ def old(tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> S
             backup = engine.backup().path
     packed = backup.with_name("memoracle-20230101T000000Z.db.zst")
     packed.write_bytes(zstandard.ZstdCompressor().compress(backup.read_bytes()))
+    topic = settings.files_dir / "memory" / "topics" / f"{TOKEN.lower()}.md"
+    topic.parent.mkdir(parents=True, exist_ok=True)
+    topic.write_text(f"# {TOKEN}\n\n- The Acme deploy uses it <!-- m_4 -->\n")
     cleaned = settings.home / "archive" / "cleaned" / "2022-06-01.tar.gz"
     cleaned.parent.mkdir(parents=True)
     with tarfile.open(cleaned, "w:gz") as tar:

@@ -38,7 +38,8 @@ from memoracle.serialize import records, reports
 @click.option("--only", type=click.Choice(nightly.STEPS), help="Run this step alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
-    """The nightly run: summarize (daily notes), archive, reindex, resolve
+    """The nightly run: redact (when the redaction's rules changed since it last ran:
+    memoracle redact), summarize (daily notes), archive, reindex, resolve
     (contradictions), dedup, graph (entities and relations), render (topic
     files; MEMORY.md's block, where lines you added become memories and lines you
     deleted are forgotten; the session-start snapshot; JSONL exports), clean (daily

@@ -27,6 +27,7 @@ from memoracle.store.backup import NAME, copy, row_counts, seal
 from memoracle.workspace import LAST_BLOCK, MEMORY_FILE, NOTES_DIR, SNAPSHOT_FILE
 
 MARKDOWN, JSONL, BACKUP, PACKED = "markdown", "jsonl", "backup", "packed"
+REMOVED = "removed"  # a topic file named after a secret (the next render writes it anew)
 
 
 @dataclass
@@ -93,7 +94,22 @@ def _json_line(line: str, cleaner: Cleaner) -> Cleaned:
 
 
 def clean_file(path: Path, what: str, cleaner: Cleaner, *, dry_run: bool) -> FileChange | None:
-    """A text file cleaned in place (atomically), or None when nothing in it changes."""
+    """A text file cleaned in place (atomically), or None when nothing in it changes. A
+    topic file (`memory/topics/<entity>.md`) whose name holds a secret is removed: it
+    is a view, and the next render writes it under the entity's redacted key."""
+    if path.parent.name == "topics" and path.parent.parent.name == NOTES_DIR:
+        named = cleaner.clean(path.stem)
+        if named.changed(path.stem):
+            if not dry_run:
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    raise WorkspaceError(
+                        f"{path}: cannot remove it ({exc.strerror or exc})."
+                    ) from None
+            # Named in the report with its name redacted: the report never says a secret.
+            shown = path.with_name(f"{named.text}{path.suffix}")
+            return FileChange(shown, REMOVED, 1, Counter(named.kinds))
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
