@@ -83,6 +83,9 @@ def old(tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> S
     topic = settings.files_dir / "memory" / "topics" / f"{TOKEN.lower()}.md"
     topic.parent.mkdir(parents=True, exist_ok=True)
     topic.write_text(f"# {TOKEN}\n\n- The Acme deploy uses it <!-- m_4 -->\n")
+    graph = settings.home / "index" / "hash.hnsw"  # an HNSW graph labelled by text hashes
+    graph.parent.mkdir(parents=True, exist_ok=True)
+    graph.write_bytes(b"labels of the old texts")
     cleaned = settings.home / "archive" / "cleaned" / "2022-06-01.tar.gz"
     cleaned.parent.mkdir(parents=True)
     with tarfile.open(cleaned, "w:gz") as tar:
@@ -158,6 +161,7 @@ def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedCloc
     assert TOKEN not in out and TOKEN[4:].lower() not in out.lower()
     assert "memories.text" in out and "episodes.text" in out
     assert _holding(old) == []
+    assert not (old.home / "index" / "hash.hnsw").exists()
     with Engine.open(old, clock=clock) as engine:
         after = engine.store.scrub.counts()
         assert {k: v for k, v in after.items() if k != "audit"} == {

@@ -172,6 +172,8 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
             report.files.append(change)
     if found.rows and not dry_run:
         _rewrite_store(engine, found, report)
+    if any(p.place in ("memories.text", "episodes.text") for p in found.changes):
+        _drop_ann_graphs(engine, report, dry_run)
     with nullcontext() if dry_run else note_lock(engine.settings.home):
         _rewrite_files(engine, cleaner, report, dry_run)
     if not dry_run:
@@ -214,6 +216,20 @@ def _rewrite_store(engine: Engine, found: database.Plan, report: RedactReport) -
         report.guard_backup = before.path
         raise
     shutil.rmtree(guard, ignore_errors=True)
+
+
+def _drop_ann_graphs(engine: Engine, report: RedactReport, dry_run: bool) -> None:
+    """The HNSW graphs (HOME/index/*.hnsw) label their rows with the content hashes of
+    the texts they hold, a hash of the old text among them: removed, as derived data
+    (`reindex` builds a graph again when the store is big enough for one)."""
+    for path in sorted((engine.settings.home / "index").glob("*.hnsw")):
+        if not dry_run:
+            try:
+                path.unlink()
+            except OSError as exc:
+                report.problems.append(f"{path}: cannot remove it ({exc.strerror or exc}).")
+                continue
+        report.files.append(FileChange(path, files.REMOVED, 1))
 
 
 def _counts(engine: Engine) -> dict[str, int]:
