@@ -190,6 +190,12 @@ def clean_backup(
     it was; a backup that cannot be rewritten is named in a StoreError and left."""
     work = path.with_name(f".{path.name}.redact")
     packed = path.name.endswith(".zst")
+    if not packed:
+        # Read in place first (read only: a backup is one file, no WAL to write): most
+        # backups need no change, and a copy of each would cost a store's size apiece.
+        found = _plan_in_place(path, cleaner, now)
+        if found is not None and (not found.rows or dry_run):
+            return _report(path, found)
     try:
         _remove(work)
         if packed:
@@ -207,21 +213,40 @@ def clean_backup(
                 store.vacuum()
         finally:
             store.close()
-        if not found.rows:
-            return None
-        report = FileChange(path, BACKUP, found.rows)
-        for change in found.changes:
-            report.kinds.update(change.kinds)
-        if not dry_run:
-            seal(work, expected)
-            _swap_in(path, work, packed)
-        return report
+        if not found.rows or dry_run:
+            return _report(path, found)
+        seal(work, expected)
+        _swap_in(path, work, packed)
+        return _report(path, found)
     except OSError as exc:
         raise StoreError(
             f"{path}: the backup could not be rewritten ({exc}); it was left as it was."
         ) from None
     finally:
         _remove(work)
+
+
+def _plan_in_place(path: Path, cleaner: Cleaner, now: datetime) -> database.Plan | None:
+    """What the backup at `path` needs, read where it is; None when it cannot be read
+    so (a schema of another version, which only a copy may be migrated from)."""
+    try:
+        store = Store.open(path, now=now, readonly=True, existing=True)
+    except StoreError:
+        return None
+    try:
+        database.learn(store, cleaner)
+        return database.plan(store, cleaner)
+    finally:
+        store.close()
+
+
+def _report(path: Path, found: database.Plan) -> FileChange | None:
+    if not found.rows:
+        return None
+    report = FileChange(path, BACKUP, found.rows)
+    for change in found.changes:
+        report.kinds.update(change.kinds)
+    return report
 
 
 def _swap_in(path: Path, work: Path, packed: bool) -> None:
