@@ -83,6 +83,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "schedule",
         "checkpoint",
         "nightly",
+        "scrub",
         "health",
         "charts",
         "canary",

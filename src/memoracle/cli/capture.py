@@ -238,7 +238,9 @@ def ingest(
 
     Each PATH is a file or a folder. A folder is walked recursively in sorted order:
     every file of a known format is read, every other file is skipped and named (links
-    are followed only to files inside the folder). The format is detected per file;
+    are followed only to files inside the folder); version-control folders, .env files,
+    keys and files named like secrets (credentials.md, api_token.md, пароли.md) are
+    skipped and named. The format is detected per file;
     with --format, a folder's files of other formats are skipped. Malformed lines are
     reported as file:line and skipped; the exit status is non-zero only if nothing
     could be read.

@@ -1,7 +1,8 @@
-"""The jobs: `nightly`, `health`, `doctor`, `audit`, `pointers`, `canary`."""
+"""The jobs: `nightly`, `redact`, `health`, `doctor`, `audit`, `pointers`, `canary`."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -26,6 +27,7 @@ from memoracle.jobs import (
     health,
     nightly,
     pointers,
+    scrub,
 )
 from memoracle.serialize import records, reports
 
@@ -36,7 +38,8 @@ from memoracle.serialize import records, reports
 @click.option("--only", type=click.Choice(nightly.STEPS), help="Run this step alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
-    """The nightly run: summarize (daily notes), archive, reindex, resolve
+    """The nightly run: redact (when the redaction's rules changed since it last ran:
+    memoracle redact), summarize (daily notes), archive, reindex, resolve
     (contradictions), dedup, graph (entities and relations), render (topic
     files; MEMORY.md's block, where lines you added become memories and lines you
     deleted are forgotten; the session-start snapshot; JSONL exports), clean (daily
@@ -139,6 +142,70 @@ def _echo_nightly_plan(report: nightly.NightlyReport) -> None:
     for change in report.changes:
         if change.path.suffix != ".jsonl":
             click.echo(change.diff(), nl=False)
+
+
+@main.command(name="redact")
+@home_option
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def redact_command(dry_run: bool, as_json: bool) -> None:
+    """Apply today's redaction to everything stored before it: every memory and turn,
+    their search text and both full-text indexes, the graph's names, the audit log's,
+    the cold tier's and held writes' texts, vectors of changed texts (embedded again),
+    MEMORY.md, SESSION-START.md, daily notes, topic files, reference/, the
+    knowledge-graph JSONL and graph log, packed old notes, and every backup (each
+    rewritten on a copy, verified, then renamed over the old one). A secret found in
+    one place is looked for as a copy everywhere else.
+
+    A verified backup of the store is taken first, into a private temporary folder,
+    and deleted once the redacted store has passed its check; VACUUM then gives back
+    the pages that held the old text. Every change is in the audit log (action redact),
+    never the secret. The nightly run does this itself when the redaction's rules
+    change. With --dry-run: the count of rows per place, the first refs, the files and
+    backups, and the kinds found; nothing is written. Exit 1 when a file or backup could
+    not be rewritten (named; the rest was).
+
+    \b
+    Example:
+      memoracle redact --dry-run
+      memoracle redact
+    """
+    ctx = current()
+    with engine_errors(), ctx.engine() as engine:
+        with nullcontext() if dry_run else scrub.locked(engine.settings.home):
+            report = scrub.redact_store(engine, dry_run=dry_run)
+    if as_json:
+        echo_json(reports.redact_report(report))
+    else:
+        _echo_redact(report)
+    if report.problems:
+        raise SystemExit(1)
+
+
+def _echo_redact(report: scrub.RedactReport) -> None:
+    verb = "would change" if report.dry_run else "changed"
+    for p in report.places:
+        refs = f" ({', '.join(p.refs)}{', …' if p.rows > len(p.refs) else ''})" if p.refs else ""
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items()))
+        click.echo(f"{p.place:<22} {p.rows} row(s){refs}: {kinds}")
+    for f in report.files:
+        unit = "row(s)" if f.what == "backup" else "line(s)"
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(f.kinds.items()))
+        click.echo(f"{f.what:<8} {f.path}: {f.changed} {unit}: {kinds}")
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
+    counts = report.counts()
+    click.echo(
+        f"redact {verb} {counts['rows']} stored value(s), {counts['files']} file(s) and "
+        f"{counts['backups']} backup(s)"
+        + (
+            f"; {report.vectors_dropped} vector(s) dropped, {report.embedded} embedded again"
+            if not report.dry_run
+            else ""
+        )
+        + (f"; VACUUM gave back {report.reclaimed_bytes:,} bytes" if report.reclaimed_bytes else "")
+        + f" ({report.seconds:.2f} s)"
+    )
 
 
 @main.command(name="health")

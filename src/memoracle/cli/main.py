@@ -24,7 +24,7 @@ COMMANDS: dict[str, str] = {
     "capture": "capture", "ingest": "capture", "queue": "capture",
     "graph": "graph",
     "nightly": "jobs", "health": "jobs", "audit": "jobs", "doctor": "jobs",
-    "pointers": "jobs", "canary": "jobs",
+    "pointers": "jobs", "canary": "jobs", "redact": "jobs",
     "dedup": "lifecycle", "archive": "lifecycle", "restore": "lifecycle",
     "pending": "lifecycle", "resolve": "lifecycle", "score": "lifecycle",
     "list": "memories", "get": "memories", "remember": "memories", "forget": "memories",

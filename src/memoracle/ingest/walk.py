@@ -8,6 +8,10 @@ Owns the rules of a folder walk, so that the same tree is always read the same w
 - a link is followed only to a file inside the folder; a link out of it, to a folder,
   or to nothing is left out and named, so a walk can neither leave the tree nor loop;
   a file reached twice (a link to a file also walked) is read once;
+- a name that says "secrets here" is left out, named with the reason, and a folder so
+  named is not walked into (`ingest.secret_names`: version control, dot-env files, keys
+  and key stores, credentials in four languages), whatever its format; a link is judged
+  by its own name and by its target's;
 - a file no reader takes (unknown shape, empty, binary, not UTF-8) is skipped with the
   reason, not refused: a folder of transcripts may hold a README;
 - a file is detected, never read, here: what is wrong inside a readable file is the
@@ -22,6 +26,7 @@ from pathlib import Path
 
 from memoracle.errors import EngineError
 from memoracle.ingest.detect import UnknownFormat, detect_format
+from memoracle.ingest.secret_names import file_reason, folder_reason
 from memoracle.types import SkippedFile
 
 __all__ = ["FolderFile", "FolderListing", "walk_folder"]
@@ -88,9 +93,13 @@ def _entries(folder: Path, inside: Path) -> list[tuple[Path, str | None]]:
             if entry.is_symlink():
                 out.append((path, _link_problem(path, inside)))
             elif entry.is_dir(follow_symlinks=False):
-                out += _entries(path, inside)
+                secret = folder_reason(entry.name)
+                if secret is not None:
+                    out.append((path, secret))
+                else:
+                    out += _entries(path, inside)
             elif entry.is_file(follow_symlinks=False):
-                out.append((path, None))
+                out.append((path, file_reason(entry.name)))
             else:
                 out.append((path, "not a regular file (a FIFO, socket or device); not read"))
         except OSError as exc:
@@ -99,7 +108,11 @@ def _entries(folder: Path, inside: Path) -> list[tuple[Path, str | None]]:
 
 
 def _link_problem(path: Path, inside: Path) -> str | None:
-    """None for a link to a regular file inside the folder, else why it is not followed."""
+    """None for a link to a regular file inside the folder, else why it is not followed:
+    a link named like a secret, or to a file or folder so named, is not followed either."""
+    secret = file_reason(path.name)
+    if secret is not None:
+        return secret
     try:
         target = path.resolve()
     except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
@@ -112,7 +125,12 @@ def _link_problem(path: Path, inside: Path) -> str | None:
         return f"a link to the folder {target}; not followed (its files are read there)"
     if not target.is_file():
         return f"a link to {target}, not a regular file; not followed"
-    return None
+    for folder in target.relative_to(inside).parts[:-1]:
+        secret = folder_reason(folder)
+        if secret is not None:
+            return f"a link into {folder}: {secret}"
+    secret = file_reason(target.name)
+    return None if secret is None else f"a link to {target.name}: {secret}"
 
 
 def _detect(path: Path) -> str | SkippedFile:

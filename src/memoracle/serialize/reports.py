@@ -14,6 +14,7 @@ from memoracle.jobs.checkpoint import CheckpointReport
 from memoracle.jobs.doctor import Finding
 from memoracle.jobs.graph_log import CompactReport
 from memoracle.jobs.nightly import FileChange, NightlyReport
+from memoracle.jobs.scrub import RedactReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport
 from memoracle.serialize.records import envelope, memory
@@ -159,6 +160,33 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
         },
         changes=[_change(c) for c in report.changes],
         vacuum=None if report.vacuum is None else asdict(report.vacuum),
+        redact=None if report.redact is None else redact_report(report.redact),
+        problems=report.problems,
+        seconds=report.seconds,
+    )
+
+
+def redact_report(report: RedactReport) -> dict[str, Any]:
+    """What `memoracle redact` changed (or would, with --dry-run): per column of the
+    store and per file, how many rows or lines, the first refs, the kinds found. Never
+    the text."""
+    return envelope(
+        dry_run=report.dry_run,
+        rules=report.rules,
+        counts=report.counts(),
+        places=[
+            {"place": p.place, "rows": p.rows, "refs": p.refs, "kinds": dict(p.kinds)}
+            for p in report.places
+        ],
+        files=[
+            {"path": str(f.path), "what": f.what, "changed": f.changed, "kinds": dict(f.kinds)}
+            for f in report.files
+        ],
+        kinds=dict(report.kinds),
+        vectors_dropped=report.vectors_dropped,
+        embedded=report.embedded,
+        reclaimed_bytes=report.reclaimed_bytes,
+        guard_backup=None if report.guard_backup is None else str(report.guard_backup),
         problems=report.problems,
         seconds=report.seconds,
     )

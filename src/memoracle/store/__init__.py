@@ -27,6 +27,7 @@ from memoracle.store.held import Held
 from memoracle.store.index import Index, View
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
+from memoracle.store.scrub import Scrub
 
 # SQLite's answers for a file that is not a whole database (SQLITE_CORRUPT, SQLITE_NOTADB).
 DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -77,6 +78,7 @@ class Store:
         self.archive = Archive(db, self.memories, self.audit)
         self.graph = Graph(db)
         self.held = Held(db)
+        self.scrub = Scrub(db)
 
     @classmethod
     def open(

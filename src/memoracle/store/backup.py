@@ -12,6 +12,7 @@ When to back up (before a bulk change) and where the folder is are the engine's.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import time
@@ -199,3 +200,38 @@ def _counts(conn: sqlite3.Connection) -> dict[str, int]:
 def _remove(path: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm", "-writer"):
         Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def row_counts(path: Path) -> dict[str, int]:
+    """The row counts a backup's verification compares (`COUNTED`), of the database at
+    `path`, read only. StoreError names a file that cannot be read as one."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return _counts(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot be read as a memoracle database ({exc}).") from None
+
+
+def seal(path: Path, expected: dict[str, int]) -> None:
+    """Make the rewritten copy at `path` a backup again — one self-contained file
+    (journal mode DELETE, no -wal beside it), verified as `backup` verifies its copies
+    (integrity check, row counts equal to `expected`) and synced — or raise StoreError
+    naming what is wrong. The caller renames it into place only after this."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = DELETE").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: could not close the rewritten backup ({exc}).") from None
+    problems = _problems(path, expected)
+    if problems:
+        raise StoreError(
+            f"{path}: the rewritten backup failed verification ({'; '.join(problems[:3])})."
+        )
+    with open(path, "rb") as file:
+        os.fsync(file.fileno())

@@ -18,7 +18,7 @@ from memoracle import outbox
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
 from memoracle.files import pid_lock
-from memoracle.jobs import graph_log, health
+from memoracle.jobs import graph_log, health, scrub
 from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
 from memoracle.jobs.nightly.exports import (
     export_jsonl,
@@ -65,6 +65,7 @@ class NightlyReport:
     appended: dict[Path, int] = field(default_factory=dict)  # lines an export appends
     problems: list[str] = field(default_factory=list)  # steps that failed on a file, and why
     health: health.HealthReport | None = None
+    redact: scrub.RedactReport | None = None  # when the redaction's rules had changed
     seconds: float = 0.0
 
 
@@ -82,12 +83,14 @@ class Vacuum:
 
 
 STEPS: tuple[str, ...] = (
-    "queue", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render", "clean",
-    "vacuum", "health",
+    "queue", "redact", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render",
+    "clean", "vacuum", "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 The write queue comes first (what was said while the store was unusable, stored once
 each and in order: docs/outage.md), so the night works on everything that was said.
+Redact comes next, when the redaction's rules changed since it last ran: what the
+night writes (notes, views, exports, backups) is then written from redacted text.
 Archive comes first after the daily notes, so the rest of the night works on what stays
 live: at most about `lifecycle.max_facts` memories, however long the store's history
 (on a store's first night that is the difference between minutes and an hour). Reindex
@@ -110,7 +113,9 @@ def run_nightly(
     actor: str = "nightly",
     on_step: OnStep | None = None,
 ) -> NightlyReport:
-    """The nightly run, step by step (`STEPS`): summarize (the days' memories appended to
+    """The nightly run, step by step (`STEPS`): redact (today's redaction applied to
+    everything stored, `memoracle redact`, when its rules changed since it last ran:
+    `scrub.due`), summarize (the days' memories appended to
     their daily notes), reindex (missing vectors embedded, the HNSW graph built when
     due), resolve (contradictions for memories that never had their slot looked for),
     dedup (near-duplicates merged, never two that give a slot different values), graph
@@ -217,6 +222,16 @@ def _queue(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
         "set_aside": len(now.set_aside) + (0 if at_open is None else len(at_open.set_aside)),
         "waiting": now.waiting,
     }
+
+
+def _redact(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    """`memoracle redact` when the rules' fingerprint differs from the one its last run
+    recorded (or it never ran); the texts it changes are embedded by the reindex step."""
+    if not scrub.due(engine):
+        return {"due": 0}
+    report.redact = scrub.redact_store(engine, dry_run=dry_run, embed=False)
+    report.problems += [f"redact: {p}" for p in report.redact.problems]
+    return {"due": 1, **report.redact.counts()}
 
 
 def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
@@ -401,6 +416,7 @@ def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
 
 _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] = {
     "queue": _queue,
+    "redact": _redact,
     "summarize": _summarize,
     "dedup": _dedup,
     "resolve": _resolve,
