@@ -75,6 +75,14 @@ class View:
             f" AND h.chat_id IS {alias}.chat_id AND h.visibility = {alias}.visibility))"
             " AND (h.decision IS NULL OR h.decision = 'reject'))"
         )
+        # Forget means forget: a turn a forgotten memory came from (its source, a later
+        # turn that only repeated it, the turn that said the forget with its words:
+        # `engine.forgetting`) leaves search and recall with it, and `restore` brings it
+        # back by bringing the memory back. The audit keeps the record.
+        clauses.append(
+            "NOT EXISTS (SELECT 1 FROM provenance fp JOIN memories fm ON fm.id = fp.memory_id"
+            f" WHERE fp.episode_id = {alias}.id AND fm.status = 'forgotten')"
+        )
         if self.as_of is not None:
             clauses.append(f"{alias}.at <= ?")
             params.append(db_time(self.as_of))
