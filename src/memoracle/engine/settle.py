@@ -295,11 +295,18 @@ def also_described(
     lang: str | None = None,
 ) -> list[int]:
     """The memories besides `ids` (found holding every word of `description`) that it
-    describes wholly too, by meaning (`described_memories`): "forget my dog" holds the
-    words of "My dog is called Toby" and describes "Rex (User's dog) is three" as well,
-    so it is not one memory but two, and a person says which."""
+    describes wholly too, by meaning (`described_memories`), every word of it counted
+    ("old office" does not describe "our new office"): "forget my dog" holds the words
+    of "My dog is called Toby" and describes "Rex (User's dog) is three" as well, so it
+    is not one memory but two, and a person says which."""
     meant, _ = described_memories(st, description, scope, view=view, lang=lang)
-    return [m.id for m in meant if m.id not in ids]
+    return [
+        m.id
+        for m in meant
+        if m.id not in ids
+        and (fit := described(description, m.text, asked_in=lang, lang=m.lang, whole=True))[0]
+        == fit[1]
+    ]
 
 
 def by_attribute(

@@ -196,6 +196,7 @@ def described(
     *,
     asked_in: str | None = None,
     lang: str | None = None,
+    whole: bool = False,
 ) -> tuple[int, int]:
     """(words of the description `text` speaks of, words it has): each naming word of
     `description` ("my old job" -> "job") counts when `text` holds it whole, or holds a
@@ -204,11 +205,12 @@ def described(
     and "Mon chaton"); a word in the description's language (`asked_in`, else detected)
     also by its stem when `text` is in that language too. Never by a prefix, never by a
     word of another language's topic list: "chat" does not find "Change of plans" nor "I
-    charged my laptop", "gato" not "the gate code"."""
+    charged my laptop", "gato" not "the gate code". `whole`: its lead words count too
+    ("old" in "old office", which "our new office" does not speak of)."""
     w = words or meaning_words()
     said_in = lang or detect_language(text)
     asked = asked_in or detect_language(description)
-    wanted = [x for x in _folded_words(description) if _stem(x) not in w.lead]
+    wanted = [x for x in _folded_words(description) if whole or _stem(x) not in w.lead]
     said = set(_folded_words(text))
     said_stems = {word_stem(t, said_in) for t in said}
     hit = 0
