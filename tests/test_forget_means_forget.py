@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from memoracle.cli import main
@@ -165,3 +166,42 @@ def test_the_rendered_files_and_the_fallback_leave_it_out(
     for path in sorted(rendered):
         assert "Toby" not in path.read_text(encoding="utf-8"), path
     assert "Fridays" in (files / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("fact", "ask", "name"),
+    [
+        ("Mi perro se llama Toby.", "Olvida lo que te dije de mi perro.", "Toby"),
+        ("Mon chien s'appelle Toby.", "Oublie ce que je t'ai dit sur mon chien.", "Toby"),
+        ("Мою собаку зовут Шарик.", "Забудь, что я говорил про мою собаку.", "Шарик"),
+    ],
+)
+def test_in_every_language_the_turn_goes_with_the_memory(
+    engine: Engine, clock: FixedClock, fact: str, ask: str, name: str
+) -> None:
+    _say(engine, clock, fact)
+    assert any(name in t for _, t in _texts(engine, name))
+    _say(engine, clock, ask)
+    assert {m.status for m in engine.list_memories(status=None) if name in m.text} == {"forgotten"}
+    assert not [t for _, t in _texts(engine, name) if name in t]
+
+
+def test_a_dry_run_night_shows_the_notes_cleaned_and_writes_nothing(
+    engine: Engine, clock: FixedClock
+) -> None:
+    _say(engine, clock, DOG)
+    _say(engine, clock, "We deploy on Fridays at noon.")
+    run_nightly(engine)
+    engine.forget(_dog(engine).id)
+    marks = (engine.settings.home / FORGOTTEN_FILE).read_text(encoding="utf-8")
+    files = engine.settings.files_dir
+    memory_md = files / "MEMORY.md"
+    deploy = next(line for line in memory_md.read_text().splitlines() if "Fridays" in line)
+    memory_md.write_text(memory_md.read_text().replace(deploy + "\n", ""))  # a person deletes
+    before = {p: p.read_bytes() for p in files.rglob("*") if p.is_file()}
+    clock.advance(days=1)
+    dry = run_nightly(engine, dry_run=True)
+    assert {p: p.read_bytes() for p in files.rglob("*") if p.is_file()} == before
+    assert (engine.settings.home / FORGOTTEN_FILE).read_text(encoding="utf-8") == marks
+    cleaned = [c for c in dry.changes if c.path.parent.name == "memory"]
+    assert cleaned and all("Toby" in (c.before or "") and "Toby" not in c.after for c in cleaned)

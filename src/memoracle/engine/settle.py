@@ -416,7 +416,7 @@ def write_forgotten_marks(st: EngineState) -> None:
     whole after every forget and restore; nothing for a read-only store."""
     if st.store.readonly:
         return
-    path = st.settings.home / FORGOTTEN_FILE
+    path = st.store.path.parent / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
     forgotten = st.store.memories.select(status="forgotten", limit=10_000_000)
     if not forgotten and not path.exists():
         return

@@ -79,9 +79,11 @@ class View:
         # turn that only repeated it, the turn that said the forget with its words:
         # `engine.forgetting`) leaves search and recall with it, and `restore` brings it
         # back by bringing the memory back. The audit keeps the record.
+        # (Not correlated: SQLite gathers the few hidden ids once per statement.)
         clauses.append(
-            "NOT EXISTS (SELECT 1 FROM provenance fp JOIN memories fm ON fm.id = fp.memory_id"
-            f" WHERE fp.episode_id = {alias}.id AND fm.status = 'forgotten')"
+            f"{alias}.id NOT IN (SELECT fp.episode_id FROM memories fm"
+            " JOIN provenance fp ON fp.memory_id = fm.id"
+            " WHERE fm.status = 'forgotten' AND fp.episode_id IS NOT NULL)"
         )
         if self.as_of is not None:
             clauses.append(f"{alias}.at <= ?")
