@@ -75,6 +75,7 @@ _H2 = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t]*#*[ \t]*\r?$", re.MULTILINE)
 _ANY_HEADING = re.compile(r"^#{1,6}(?:[ \t]|\r?$)", re.MULTILINE)
 _WHITESPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^[-*+]\s+")
+_SAID_BY = re.compile(r"^assistant:\s*")  # a checkpoint's assistant line
 _BLANK_LINE_AT_END = re.compile(r"\n[ \t]*\r?\n\Z")
 
 
@@ -187,7 +188,7 @@ def without(note: str, refs: Set[str], hashes: Set[str]) -> str:
     kept: list[str] = []
     for line in note.splitlines(keepends=True):
         tags = set(_REF_TAG.findall(line))
-        said = _REF_TAG.sub("", _BULLET.sub("", line.strip())).strip()
+        said = _SAID_BY.sub("", _REF_TAG.sub("", _BULLET.sub("", line.strip())).strip())
         if tags & refs or (said and line.lstrip().startswith(("-", "*", "+"))
                            and content_hash(said) in hashes):  # fmt: skip
             continue
