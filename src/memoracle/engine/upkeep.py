@@ -243,11 +243,16 @@ def pending(st: EngineState) -> list[Dispute]:
     return found
 
 
-def _asked(st: EngineState, memory: Memory) -> bool:
-    """Whether a "forget …" that fitted several memories left `memory` waiting."""
-    return memory.status == "active" and any(
-        a.memory_id == memory.id for a in st.store.audit.open_asks(ASKED, _ANSWERS)
-    )
+def _asked(st: EngineState, memory: Memory) -> int | None:
+    """The turn whose "forget …" fitted several memories and left `memory` waiting (0
+    when it names none); None when nothing waits."""
+    if memory.status != "active":
+        return None
+    for ask in st.store.audit.open_asks(ASKED, _ANSWERS):
+        if ask.memory_id == memory.id:
+            episode = ask.detail.get("episode")
+            return episode if isinstance(episode, int) else 0
+    return None
 
 
 def _dispute(st: EngineState, memory: Memory) -> Dispute:
@@ -273,8 +278,8 @@ def resolve(
 ) -> Memory:
     """`Engine.resolve` (its docstring says what callers get)."""
     memory = st.memory(ref)
-    if _asked(st, memory):
-        return _answer(st, memory, forget=not confirm, actor=actor)
+    if (said_in := _asked(st, memory)) is not None:
+        return _answer(st, memory, forget=not confirm, actor=actor, said_in=said_in or None)
     if memory.status != "disputed":
         raise InvalidInput(
             f"{memory.ref} is not disputed (it is {memory.status}); nothing to resolve. "
@@ -364,17 +369,21 @@ def record_run(st: EngineState, kind: str, counts: dict[str, int]) -> None:
     st.finish_run(st.start_run(kind), "ok", counts)
 
 
-def _answer(st: EngineState, memory: Memory, *, forget: bool, actor: str) -> Memory:
-    """A person's answer to a "forget …" that left `memory` waiting: forget it, or keep
-    it (an audit `resolve`)."""
+def _answer(
+    st: EngineState, memory: Memory, *, forget: bool, actor: str, said_in: int | None
+) -> Memory:
+    """A person's answer to a "forget …" (said in turn `said_in`) that left `memory`
+    waiting: forget it (and that turn, when it repeats it), or keep it (an audit
+    `resolve`)."""
     now = st.clock.now()
     with st.store.transaction():
         if forget:
-            write.set_forgotten(st, memory, now=now, actor=actor, detail={"asked": True})
+            asked: dict[str, Any] = {"asked": True}
+            write.set_forgotten(st, memory, now=now, actor=actor, detail=asked, said_in=said_in)
         else:
-            detail = {"decision": "confirm", "asked": "forget"}
+            kept: dict[str, Any] = {"decision": "confirm", "asked": "forget"}
             st.store.audit.append(
-                at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
+                at=now, actor=actor, action="resolve", memory_id=memory.id, detail=kept
             )
     if forget:
         settle.write_forgotten_marks(st)
