@@ -153,7 +153,7 @@ async def _scenario(s: ClientSession, home: Path) -> None:
         ("memory_search", {"query": "x", "k": "ten"}, "`k`: input should be a valid integer"),
         ("memory_recall", {"query": "x", "budget": 0}, "`budget`: input should be greater"),
         ("memory_search", {"query": "x", "kinds": ["secret"]}, "`kinds[0]`"),
-        ("memory_forget", {}, "`id` is required"),
+        ("memory_forget", {}, "Give exactly one of `id`"),
         ("memory_remember", {"text": "I like tea.", "user": "bob"}, "it takes no 'user'"),
     ):
         refused = await _call(s, name, **arguments)

@@ -112,3 +112,52 @@ def test_the_words_come_from_the_slot_files_and_a_bad_table_is_named() -> None:
         words_from([({"dones": ["ok"]}, "x.toml")])
     with pytest.raises(SlotFileError, match=r"x\.toml"):
         words_from([({"done": [3]}, "x.toml")])
+
+
+@pytest.mark.parametrize(
+    ("description", "text"),
+    [
+        # The reported cases: a prefix of another language's topic word is no match.
+        ("chat", "Change of plans — we'll use MySQL 8 for the backend."),
+        ("chat", "I charged my laptop."),
+        ("gato", "The gate code is 4521."),
+        ("mon chat", "I charged my laptop."),
+        ("mi gato", "The gate code is 4521."),
+        # Nor a prefix in the memory's own language.
+        ("my work", "I did a workout at the gym."),
+        ("mi casa", "I cashed the check yesterday."),
+        ("про кота", "Котлеты были вкусные."),
+        ("про мой телефон", "Телевизор сломался."),
+        ("про мою машину", "Машинист опоздал."),
+    ],
+)
+def test_a_description_never_matches_a_prefix(description: str, text: str) -> None:
+    assert described(description, text)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("description", "text"),
+    [
+        # Each language's description finds a memory in each other language by topic.
+        ("mon chat", "I have a cat named Felix."),
+        ("mi gato", "I have a cat named Felix."),
+        ("мою кошку", "I have a cat named Felix."),
+        ("my cat", "J'ai un chat qui s'appelle Felix."),
+        ("mi gato", "J'ai un chat qui s'appelle Felix."),
+        ("мою кошку", "J'ai un chat qui s'appelle Felix."),
+        ("my cat", "Tengo un gato que se llama Michi."),
+        ("mon chat", "Tengo un gato que se llama Michi."),
+        ("мою кошку", "Tengo un gato que se llama Michi."),
+        ("my cat", "У меня кошка Мурка."),
+        ("mon chat", "У меня кошка Мурка."),
+        ("mi gato", "У меня кошка Мурка."),
+        # And in its own language by stem.
+        ("my dogs", "My dog is called Toby."),
+        ("mes chats", "Mon chat s'appelle Felix."),
+        ("mis perros", "Mi perro se llama Toby."),
+        ("мою собаку", "У меня собака Шарик."),
+    ],
+)
+def test_a_description_finds_its_topic_in_every_language(description: str, text: str) -> None:
+    hit, wanted = described(description, text)
+    assert wanted and hit == wanted

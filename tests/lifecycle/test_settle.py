@@ -264,7 +264,9 @@ def test_forget_query_by_description_and_candidates_when_unclear(
     assert [m.text for m in engine.forget_matching("my old job", dry_run=True)] == [
         "I work at Oracle as a DBA."
     ]
-    with pytest.raises(InvalidInput, match=r"may mean: m_\d+ '.*'; m_\d+ '.*'\.") as refused:
+    with pytest.raises(
+        InvalidInput, match=r"fits 2 memories, so none was forgotten: m_\d+ '.*'; m_\d+"
+    ) as refused:
         engine.forget_matching("the locker code")
     assert "locker is number" in str(refused.value) and "door code" in str(refused.value)
     assert [m.status for m in engine.forget_matching("my old job")] == ["forgotten"]

@@ -5,7 +5,13 @@ from datetime import UTC, date, datetime, time, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoracle.render.daily import SECTION_OF_KIND, append_entries, checkpoint, refs_in
+from memoracle.render.daily import (
+    SECTION_OF_KIND,
+    append_entries,
+    checkpoint,
+    refs_in,
+    without,
+)
 from memoracle.text import content_hash
 from memoracle.types import KINDS, Memory
 
@@ -162,3 +168,19 @@ def test_old_bytes_are_always_a_prefix_and_refs_are_written_once(
         tag = f"<!-- m_{i} -->"
         before = (existing or "").count(tag)
         assert note is not None and note.count(tag) == (before or 1)
+
+
+def test_without_takes_out_only_the_lines_of_forgotten_memories() -> None:
+    note = (
+        "# 2026-05-14\r\n\r\n## Facts Learned\r\n- My dog is called Toby. <!-- m_3 -->\r\n"
+        "- We ship on Tuesdays <!-- m_4 -->\r\n\r\n## Checkpoint [14:05]\r\n"
+        "- Toby is my dog.\r\n- assistant: Noted, your dog is Toby.\r\n- I like tea.\r\n"
+        "Toby is my dog.\r\n"  # not a bullet: a person's prose stays
+    )
+    hashes = {content_hash("Toby is my dog."), content_hash("Noted, your dog is Toby.")}
+    kept = without(note, {"m_3"}, hashes)
+    assert kept == (
+        "# 2026-05-14\r\n\r\n## Facts Learned\r\n- We ship on Tuesdays <!-- m_4 -->\r\n\r\n"
+        "## Checkpoint [14:05]\r\n- I like tea.\r\nToby is my dog.\r\n"
+    )
+    assert without(note, set(), set()) == note

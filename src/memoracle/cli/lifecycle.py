@@ -171,7 +171,8 @@ def archive_command(mode: str | None, min_age_days: int, as_json: bool) -> None:
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 def restore(ref: str, as_json: bool) -> None:
-    """Bring an archived memory back from the cold tier, as it was.
+    """Bring an archived memory back from the cold tier, as it was; or a forgotten one
+    back to the status it had, with the turns it took out of search and recall.
 
     \b
     Example:
@@ -191,7 +192,9 @@ def restore(ref: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the disputes as JSON.")
 def pending(as_json: bool) -> None:
     """List disputed memories: a hedged statement ("I might move to Lyon") put them in
-    doubt. Settle each with memoracle resolve.
+    doubt; and memories a "forget …" said in conversation fitted along with others,
+    none forgotten yet. Settle each with memoracle resolve (for a forget: --reject
+    forgets it, --confirm keeps it).
 
     \b
     Example:
@@ -207,6 +210,12 @@ def pending(as_json: bool) -> None:
         click.echo("nothing pending")
     for d in disputes:
         click.echo(memory_line(d.memory, zone))
+        if d.memory.status == "active":  # a forget waiting for a person, not a dispute
+            click.echo(f"        {d.reason}")
+            click.echo(
+                f"        memoracle resolve {d.memory.ref} --reject (forget) | --confirm (keep)"
+            )
+            continue
         if d.by is not None:
             click.echo(f"        disputed by {d.by.ref}: {d.by.text}")
         click.echo(
@@ -228,7 +237,8 @@ def pending(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
 def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bool) -> None:
     """Settle a disputed memory: --confirm keeps it; --reject supersedes it by the
-    memory that disputed it, or by --replacement TEXT.
+    memory that disputed it, or by --replacement TEXT. For a memory a "forget …" left
+    waiting (memoracle pending): --reject forgets it, --confirm keeps it.
 
     \b
     Example:

@@ -193,15 +193,15 @@ def remember(
 @click.argument("ref", required=False)
 @click.option(
     "--query",
-    help="Forget every live memory containing all these words, else those it describes"
-    ' ("my old job" finds "I work at Oracle"); several partial fits are listed, not forgotten.',
+    help="Forget the live memory containing all these words, else the one it describes"
+    ' ("my old job" finds "I work at Oracle"); several that fit are listed, not forgotten.',
 )
 @click.option("--dry-run", is_flag=True, help="With --query: list what would be forgotten.")
 @click.option(
     "--all",
     "everything",
     is_flag=True,
-    help="With --query: forget every memory it fits, even more than 20; with an empty"
+    help="With --query: forget every memory it fits, however many; with an empty"
     " --query, every live memory. Asks first (unless --yes).",
 )
 @click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
@@ -217,11 +217,14 @@ def forget(
     scope: Scope,
 ) -> None:
     """Mark a memory forgotten: a status change with an audit entry, never a delete.
-    Only what this scope may see (default: the workspace owner's) is found or forgotten;
-    any other id says "No memory", as a missing one.
+    The turns it came from (and those that only repeated it) leave search and recall
+    with it; memoracle restore ID brings both back. Only what this scope may see
+    (default: the workspace owner's) is found or forgotten; any other id says "No
+    memory", as a missing one.
 
-    A --query that names nothing, or fits more than 20 memories, is refused (exit 2)
-    unless --all; one that fits several only in part lists them and forgets none.
+    A --query that fits more than one memory forgets none and lists them (exit 1):
+    forget one by id, see them with --dry-run, or pass --all to forget every one (it
+    asks first, unless --yes). A --query that names nothing is refused the same way.
 
     \b
     Example:

@@ -2,5 +2,6 @@
 and the domain packages."""
 
 from memoracle.engine.core import Engine, parse_ref, recall_anyway
+from memoracle.engine.memories import Ambiguous
 
-__all__ = ["Engine", "parse_ref", "recall_anyway"]
+__all__ = ["Ambiguous", "Engine", "parse_ref", "recall_anyway"]

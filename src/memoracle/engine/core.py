@@ -30,7 +30,7 @@ from memoracle.lifecycle import scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.recall.budget import default_counter
-from memoracle.recall.fallback import recall_from_files
+from memoracle.recall.fallback import FORGOTTEN_FILE, forgotten_marks, recall_from_files
 from memoracle.recall.hybrid import SearchOutcome
 from memoracle.store import Store, require_fts5
 from memoracle.store.audit import AuditEntry
@@ -401,8 +401,9 @@ class Engine(EngineState):
     ) -> list[Memory]:
         """Forget every live memory `scope` may see (no scope: the workspace owner's)
         containing all words of `query`, else those it describes, in any language (or
-        list them, dry run); a query naming nothing or fitting more than `limit` is
-        refused unless `everything`. docs/lifecycle.md."""
+        list them, dry run); a query naming nothing, fitting more than `limit`, or
+        fitting more than one (`Ambiguous`, with the candidates) is refused unless
+        `everything`. docs/lifecycle.md."""
         return memories.forget_matching(
             self,
             query,
@@ -507,7 +508,8 @@ class Engine(EngineState):
 
     def pending(self) -> list[Dispute]:
         """Disputed memories (a hedged contradiction put them in doubt), oldest first,
-        each with the memory that disputed it."""
+        each with the memory that disputed it; then memories a "forget …" fitted along
+        with others (`by` None), waiting for `resolve`."""
         return upkeep.pending(self)
 
     def resolve(
@@ -521,7 +523,8 @@ class Engine(EngineState):
         """Settle a disputed memory: `confirm` keeps it (active again); otherwise it is
         superseded — by `replacement`, stored as a user-stated memory with the kind,
         subject, attribute and slots of the one it replaces, or else by the memory that
-        disputed it. Returns the memory as it is now."""
+        disputed it. A memory a "forget …" left waiting: `confirm` keeps it, otherwise
+        it is forgotten. Returns the memory as it is now."""
         return upkeep.resolve(self, ref, confirm=confirm, replacement=replacement, actor=actor)
 
     def backup(self) -> BackupInfo:
@@ -536,7 +539,8 @@ class Engine(EngineState):
     def restore(self, ref: str | int, *, actor: str = "cli") -> Memory:
         """Bring an archived memory back from the cold tier, as it was (status, text,
         provenance), and count the restore as a use: its activation is refreshed as a
-        recall would, so the next night does not archive it again."""
+        recall would, so the next night does not archive it again. A forgotten memory
+        comes back to the status it had, with the turns it hid."""
         return upkeep.restore(self, ref, actor=actor)
 
     def activation(self, memory: Memory) -> tuple[float, datetime]:
@@ -597,4 +601,5 @@ def recall_anyway(
             counter=default_counter(),
             for_owner=is_owner(settings, scope),
             reason=f"database unavailable ({exc})",
+            forgotten=forgotten_marks(settings.home / FORGOTTEN_FILE),
         )

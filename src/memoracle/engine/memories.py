@@ -245,7 +245,17 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
         write.set_forgotten(
             st, memory, now=now, actor=actor, detail={"reason": reason} if reason else {}
         )
+    settle.write_forgotten_marks(st)
     return st.memory(memory.id)
+
+
+class Ambiguous(InvalidInput):
+    """A forget by description that fits more than one memory: none was forgotten.
+    `candidates` are what it fits (a person picks, or confirms them all)."""
+
+    def __init__(self, message: str, candidates: list[Memory]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
 
 
 def forget_matching(
@@ -264,10 +274,9 @@ def forget_matching(
     What the scope cannot see is never read: the visibility rule is in the store's
     queries (`view_for`), so it is never counted, listed nor forgotten. Refused
     (`InvalidInput`, nothing forgotten) unless `everything`: a query with no word to look
-    for (it would fit every memory), and one that fits more than `limit` memories (all of
-    them are forgotten, not the first `limit`). A description that fits none plainly but
-    several in part is refused whatever `everything` says, listing them: a person
-    chooses."""
+    for (it would fit every memory), one that fits more than `limit` memories (all of
+    them are forgotten, not the first `limit`), and one that fits more than one
+    (`Ambiguous`, naming them: a person picks one by id, or confirms them all)."""
     view = view_for(st.settings, scope)
     if match_expression(query) is None:
         if not everything:
@@ -278,26 +287,37 @@ def forget_matching(
         batches = (b for status in LIVE for b in st.store.memories.pages(status, view=view))
         found = [m for batch in batches for m in batch]
     else:
-        found = st.store.memories.get_many(st.store.memories.match(query, view=view, limit=EVERY))
+        ids = st.store.memories.match(query, view=view, limit=EVERY)
+        if len(ids) == 1:  # holding the words, while it describes others too?
+            ids += settle.also_described(st, query, ids, None, view=view)
+        found = st.store.memories.get_many(ids)
         if len(found) > limit and not everything and not dry_run:
             raise InvalidInput(
                 f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
                 " say more, or pass --all to forget every one."
             )
         found = found if everything else found[:limit]
-    if not found:
-        meant, unclear = settle.described_memories(st, query, None, view=view)
-        if unclear and not dry_run:
-            maybe = "; ".join(f"{m.ref} {m.text!r}" for m in unclear[:10])
-            raise InvalidInput(
-                f"--query {query!r} fits no memory plainly; it may mean: {maybe}."
-                " Forget one by id, or say more."
-            )
-        found = (meant or unclear)[:limit]
+        if not found:
+            meant, unclear = settle.described_memories(st, query, None, view=view)
+            found = meant or unclear
+            if len(found) > limit and not everything and not dry_run:
+                raise InvalidInput(
+                    f"--query {query!r} may mean more than {limit} memories. See them with"
+                    " --dry-run, say more, or pass --all to forget every one."
+                )
+            found = found if everything else found[:limit]
+    if len(found) > 1 and not everything and not dry_run:
+        maybe = "; ".join(f"{m.ref} {m.text!r}" for m in found[:10])
+        raise Ambiguous(
+            f"--query {query!r} fits {len(found)} memories, so none was forgotten: {maybe}."
+            " Forget one by id, say more, or pass --all to forget every one.",
+            found,
+        )
     if dry_run or not found:
         return found
     now = st.clock.now()
     with st.store.transaction():
         for memory in found:
             write.set_forgotten(st, memory, now=now, actor=actor, detail={"query": query})
+    settle.write_forgotten_marks(st)
     return st.store.memories.get_many([m.id for m in found])

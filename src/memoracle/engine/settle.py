@@ -12,9 +12,18 @@ from datetime import datetime, timedelta
 from memoracle.engine.near import vectors_of
 from memoracle.engine.state import EngineState
 from memoracle.errors import EngineError
+from memoracle.files import write_atomically
 from memoracle.lifecycle.attributes import reader_for, values_in
-from memoracle.lifecycle.meaning import change_of_plan, described, overlap, reports_done
+from memoracle.lifecycle.meaning import (
+    change_of_plan,
+    described,
+    keeps_alive,
+    only_repeats,
+    overlap,
+    reports_done,
+)
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
+from memoracle.recall.fallback import FORGOTTEN_FILE
 from memoracle.store import View
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope
@@ -23,12 +32,15 @@ __all__ = [
     "ATTRIBUTE_COSINE",
     "ATTRIBUTE_MARGIN",
     "PLANS",
+    "also_described",
     "asked_attribute",
     "by_attribute",
     "described_memories",
     "finish_tasks",
     "replace_plan",
+    "turns_to_hide",
     "unclaimed",
+    "write_forgotten_marks",
 ]
 
 PLANS = ("decision", "event", "task")  # what a change of plan may replace
@@ -233,7 +245,12 @@ def unclaimed(
 
 
 def described_memories(
-    st: EngineState, description: str, scope: Scope | None, *, view: View | None = None
+    st: EngineState,
+    description: str,
+    scope: Scope | None,
+    *,
+    view: View | None = None,
+    lang: str | None = None,
 ) -> tuple[list[Memory], list[Memory]]:
     """(what `description` means, candidates when that is unclear): the owner's live
     memories (`scope`; None: every owner's that `view`, when given, may see) that speak
@@ -241,7 +258,8 @@ def described_memories(
     at Oracle"); when none does, those that speak of some of them are candidates, or
     the one that speaks of most. The view is applied in the store's query, so what its
     requester cannot see never weighs in (a hidden memory that fits fully would hide
-    their own candidates)."""
+    their own candidates). Each memory is read in its own language, the description in
+    `lang` (else detected): `meaning.described`."""
     if scope is None:
         now = st.clock.now()
         memories = [
@@ -254,7 +272,7 @@ def described_memories(
     full: list[Memory] = []
     partial: list[tuple[float, Memory]] = []
     for memory in memories:
-        hit, wanted = described(description, memory.text)
+        hit, wanted = described(description, memory.text, asked_in=lang, lang=memory.lang)
         if wanted and hit == wanted:
             full.append(memory)
         elif hit:
@@ -265,6 +283,30 @@ def described_memories(
     if len(partial) == 1 and partial[0][0] >= 0.5:
         return [partial[0][1]], []
     return [], [m for _, m in partial]
+
+
+def also_described(
+    st: EngineState,
+    description: str,
+    ids: Sequence[int],
+    scope: Scope | None,
+    *,
+    view: View | None = None,
+    lang: str | None = None,
+) -> list[int]:
+    """The memories besides `ids` (found holding every word of `description`) that it
+    describes wholly too, by meaning (`described_memories`), every word of it counted
+    ("old office" does not describe "our new office"): "forget my dog" holds the words
+    of "My dog is called Toby" and describes "Rex (User's dog) is three" as well, so it
+    is not one memory but two, and a person says which."""
+    meant, _ = described_memories(st, description, scope, view=view, lang=lang)
+    return [
+        m.id
+        for m in meant
+        if m.id not in ids
+        and (fit := described(description, m.text, asked_in=lang, lang=m.lang, whole=True))[0]
+        == fit[1]
+    ]
 
 
 def by_attribute(
@@ -339,3 +381,48 @@ def asked_attribute(st: EngineState, message: str) -> str | None:
     if reading is None or reading.cosine < ATTRIBUTE_COSINE or reading.margin < ATTRIBUTE_MARGIN:
         return None
     return reading.attribute
+
+
+_REPEATS = 200  # the owner's newest turns sharing a word with a forgotten memory, looked at
+
+
+def turns_to_hide(st: EngineState, memory: Memory, *, said_in: int | None = None) -> list[int]:
+    """The turns besides a memory's own sources that would keep it alive once it is
+    forgotten: the owner's turns that only repeat it (`meaning.only_repeats`: "Toby is
+    my dog.", "Noted: your dog is called Toby."), and the turn `said_in` that asked to
+    forget it when that turn repeats it beyond the topic it names ("forget that my dog
+    is called Toby"; "forget what I told you about my dog" stays: `meaning.keeps_alive`).
+    Linked to the memory (provenance), they leave search and recall with it, and come
+    back with it on `restore` (docs/lifecycle.md)."""
+    own = set(memory.episode_ids)
+    found: list[int] = []
+    if said_in is not None and said_in not in own:
+        said = st.store.episodes.get(said_in)
+        if said is not None and keeps_alive(said.text, memory.text):
+            found.append(said_in)
+    for turn in st.store.episodes.with_a_word_of(memory.text, memory.scope, limit=_REPEATS):
+        if turn.id in own or turn.id in found:
+            continue
+        if only_repeats(turn.text, memory.text, subject=memory.subject):
+            found.append(turn.id)
+    return found
+
+
+def write_forgotten_marks(st: EngineState) -> None:
+    """`HOME/forgotten.txt`: the refs of forgotten memories and the content hashes of
+    their texts and turns (never the texts), for the recall over the files
+    (`recall.fallback`) to leave out what the database would, when the database is
+    what broke — MEMORY.md and the daily notes hold them until the next night. Rewritten
+    whole after every forget and restore; nothing for a read-only store."""
+    if st.store.readonly:
+        return
+    path = st.store.path.parent / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
+    forgotten = st.store.memories.select(status="forgotten", limit=10_000_000)
+    if not forgotten and not path.exists():
+        return
+    lines = ["# memoracle: forgotten memories, left out of the recall over the files"]
+    turns = st.store.episodes.get_many(sorted({e for m in forgotten for e in m.episode_ids}))
+    lines += sorted({m.ref for m in forgotten})
+    texts = [*(m.text for m in forgotten), *(e.text for e in turns)]
+    lines += sorted({content_hash(t) for t in texts})
+    write_atomically(path, "\n".join(lines) + "\n")

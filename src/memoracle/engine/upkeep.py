@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from memoracle.capture.pipeline import prepare
 from memoracle.embed import from_blob
-from memoracle.engine import write
+from memoracle.engine import settle, write
 from memoracle.engine.near import slots_agree
 from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState, parse_ref
@@ -221,11 +221,38 @@ def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
     return done
 
 
+ASKED = "forget-asked"  # the audit action of a "forget …" that fitted several memories
+_ANSWERS = ("forget", "resolve", "restore")  # what answers it
+
+
 def pending(st: EngineState) -> list[Dispute]:
     """Disputed memories (a hedged contradiction put them in doubt), oldest first,
-    each with the memory that disputed it."""
+    each with the memory that disputed it; then the live memories a "forget …" said in
+    conversation fitted along with others, each waiting for a person to say whether it
+    goes (`resolve --reject` forgets it, `--confirm` keeps it; `by` None, `reason` what
+    was said)."""
     disputed = st.store.memories.select(status="disputed", limit=10_000)
-    return [_dispute(st, memory) for memory in reversed(disputed)]
+    found = [_dispute(st, memory) for memory in reversed(disputed)]
+    asks = st.store.audit.open_asks(ASKED, _ANSWERS)
+    live = {m.id: m for m in st.store.memories.get_many([a.memory_id or 0 for a in asks])}
+    for ask in asks:
+        memory = live.get(ask.memory_id or 0)
+        if memory is not None and memory.status == "active":
+            said = str(ask.detail.get("said", ""))
+            found.append(Dispute(memory, None, f"asked to forget: {said!r}", ask.at))
+    return found
+
+
+def _asked(st: EngineState, memory: Memory) -> int | None:
+    """The turn whose "forget …" fitted several memories and left `memory` waiting (0
+    when it names none); None when nothing waits."""
+    if memory.status != "active":
+        return None
+    for ask in st.store.audit.open_asks(ASKED, _ANSWERS):
+        if ask.memory_id == memory.id:
+            episode = ask.detail.get("episode")
+            return episode if isinstance(episode, int) else 0
+    return None
 
 
 def _dispute(st: EngineState, memory: Memory) -> Dispute:
@@ -251,6 +278,8 @@ def resolve(
 ) -> Memory:
     """`Engine.resolve` (its docstring says what callers get)."""
     memory = st.memory(ref)
+    if (said_in := _asked(st, memory)) is not None:
+        return _answer(st, memory, forget=not confirm, actor=actor, said_in=said_in or None)
     if memory.status != "disputed":
         raise InvalidInput(
             f"{memory.ref} is not disputed (it is {memory.status}); nothing to resolve. "
@@ -340,14 +369,56 @@ def record_run(st: EngineState, kind: str, counts: dict[str, int]) -> None:
     st.finish_run(st.start_run(kind), "ok", counts)
 
 
+def _answer(
+    st: EngineState, memory: Memory, *, forget: bool, actor: str, said_in: int | None
+) -> Memory:
+    """A person's answer to a "forget …" (said in turn `said_in`) that left `memory`
+    waiting: forget it (and that turn, when it repeats it), or keep it (an audit
+    `resolve`)."""
+    now = st.clock.now()
+    with st.store.transaction():
+        if forget:
+            asked: dict[str, Any] = {"asked": True}
+            write.set_forgotten(st, memory, now=now, actor=actor, detail=asked, said_in=said_in)
+        else:
+            kept: dict[str, Any] = {"decision": "confirm", "asked": "forget"}
+            st.store.audit.append(
+                at=now, actor=actor, action="resolve", memory_id=memory.id, detail=kept
+            )
+    if forget:
+        settle.write_forgotten_marks(st)
+    return st.memory(memory.id)
+
+
 def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
     """`Engine.restore` (its docstring says what callers get)."""
     memory_id = parse_ref(ref) if isinstance(ref, str) else ref
     now = st.clock.now()
+    memory = st.store.memories.get(memory_id)
+    if memory is not None and memory.status == "forgotten":
+        return _unforget(st, memory, now=now, actor=actor)
     with st.store.transaction():
         st.store.archive.restore(memory_id, now=now, actor=actor)
         st.store.memories.touch([memory_id], now=now, boost=st.settings.recall.boost)
     return st.memory(memory_id)
+
+
+def _unforget(st: EngineState, memory: Memory, *, now: datetime, actor: str) -> Memory:
+    """A forgotten memory brought back to the status it had (its newest `forget` audit
+    entry says which), and with it the turns it hid (they are linked to it)."""
+    forgot = next(
+        (e for e in st.store.audit.entries(memory_id=memory.id) if e.action == "forget"), None
+    )
+    was = str(forgot.detail.get("from", "active")) if forgot else "active"
+    was = was if was in ("active", "disputed", "superseded") else "active"
+    with st.store.transaction():
+        st.store.memories.set_status(memory.id, was, now=now)
+        st.store.audit.append(
+            at=now, actor=actor, action="restore", memory_id=memory.id, detail={"to": was}
+        )
+        st.store.memories.touch([memory.id], now=now, boost=st.settings.recall.boost)
+    settle.write_forgotten_marks(st)
+    return st.memory(memory.id)
 
 
 def score(st: EngineState, *, seen_by: Scope | None = None) -> list[tuple[Memory, MemoryScore]]:

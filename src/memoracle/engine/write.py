@@ -470,33 +470,61 @@ def _forget_said(
     """A "forget …" said in a turn: the speaker's own memory in this scope with exactly
     that text, else the single one containing all its words, else (said to the
     assistant, `asked`) those it describes (`settle.described_memories`). Several
-    candidates are ambiguous (None) and nothing is forgotten: a person may say more than
-    they mean."""
+    candidates — or one holding its words while it describes others too — are
+    ambiguous (None): nothing is forgotten, they wait for a person (`_ask`)."""
     memories = st.store.memories
     exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
     ids = (
         [exact]
         if exact is not None
-        else memories.match(candidate.text, scope=scope, subject=candidate.subject, limit=2)
+        else memories.match(candidate.text, scope=scope, subject=candidate.subject, limit=_ASKED)
     )
+    if len(ids) == 1 and exact is None and asked:  # "my dog": Toby's, and Rex's too?
+        ids += meaning.also_described(st, candidate.text, ids, scope, lang=candidate.lang)
     if len(ids) > 1:
+        fits = memories.get_many(ids)
+        if asked:
+            _ask(st, candidate, fits, now=now, episode_id=episode_id)
         return None
     if not ids and asked:  # not people talking to each other ("let's forget about work")
-        meant, unclear = meaning.described_memories(st, candidate.text, scope)
+        lang = candidate.lang
+        meant, unclear = meaning.described_memories(st, candidate.text, scope, lang=lang)
         if not meant:
             # Said with its time and its why ("my ex last night, I don't want that
             # stored"): the first clause without the time, when it names exactly one.
             short = _description(candidate.text, candidate.lang, now)
-            shortly, _ = meaning.described_memories(st, short, scope)
+            shortly, _ = meaning.described_memories(st, short, scope, lang=lang)
             if len(shortly) == 1:
                 meant, unclear = shortly, []
-        if unclear:
+        if unclear or len(meant) > 1:
+            _ask(st, candidate, meant or unclear, now=now, episode_id=episode_id)
             return None
         ids = [m.id for m in meant]
     detail = {"said": candidate.text, "episode": episode_id}
     for memory in memories.get_many(ids):
-        set_forgotten(st, memory, now=now, actor="capture", detail=detail)
+        set_forgotten(st, memory, now=now, actor="capture", detail=detail, said_in=episode_id)
+    if ids:
+        meaning.write_forgotten_marks(st)
     return ids
+
+
+def _ask(
+    st: EngineState, candidate: Candidate, fits: list[Memory], *, now: datetime, episode_id: int
+) -> None:
+    """A "forget …" that fits several memories forgets none: each is left waiting for a
+    person (an audit `forget-asked`, listed by `memoracle pending`: `resolve --reject`
+    forgets it, `--confirm` keeps it)."""
+    for memory in fits[:_ASKED]:
+        st.store.audit.append(
+            at=now,
+            actor="capture",
+            action="forget-asked",
+            memory_id=memory.id,
+            detail={"said": candidate.text, "episode": episode_id, "fits": len(fits)},
+        )
+
+
+_ASKED = 20  # memories an unclear "forget …" leaves waiting for a person, at most
 
 
 def _description(text: str, lang: str | None, at: datetime) -> str:
@@ -513,15 +541,29 @@ def _description(text: str, lang: str | None, at: datetime) -> str:
 
 
 def set_forgotten(
-    st: EngineState, memory: Memory, *, now: datetime, actor: str, detail: dict[str, Any]
+    st: EngineState,
+    memory: Memory,
+    *,
+    now: datetime,
+    actor: str,
+    detail: dict[str, Any],
+    said_in: int | None = None,
 ) -> None:
+    """Forget `memory` and the turns that would keep it alive (`settle.turns_to_hide`,
+    `said_in` the turn that asked): they are linked to it, so they leave search and
+    recall with it; the audit entry names them (`turns`). The caller rewrites the
+    fallback's marks once it is done (`settle.write_forgotten_marks`)."""
+    hidden = meaning.turns_to_hide(st, memory, said_in=said_in)
+    for episode_id in hidden:
+        st.store.memories.add_provenance(memory.id, now=now, episode_id=episode_id)
     st.store.memories.set_status(memory.id, "forgotten", now=now)
+    more = {"turns": [f"e_{e}" for e in hidden]} if hidden else {}
     st.store.audit.append(
         at=now,
         actor=actor,
         action="forget",
         memory_id=memory.id,
-        detail={"from": memory.status, **detail},
+        detail={"from": memory.status, **detail, **more},
     )
 
 

@@ -8,6 +8,12 @@ letters too, so "сдать"/"сдал", "llamar"/"llamé", "réserve"/"réserv�
 "bank" and "plumber" do not. Topics (``[meaning.topics]``) join the words of one
 subject across languages: "job", "работа", "travail", "trabajo" are one topic, so
 "forget what I told you about my old job" finds "I work at Oracle".
+
+A description ("forget …") is matched more strictly (`described`): a memory speaks of
+one of its words when it holds that word whole, or a word of the same topic *in the
+memory's own language* with the same Snowball stem in that language ("chat" finds "my
+cat" and "mon chaton"'s topic, never "change" or "charged"; "gato" never "gate") — no
+prefix of a word from another language's list.
 """
 
 from __future__ import annotations
@@ -16,8 +22,12 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
+import snowballstemmer
+
+from memoracle.capture.lang import detect_language
 from memoracle.language import datafiles
 from memoracle.language.kit import packaged, read_folder
 from memoracle.language.words import content_words, fold
@@ -28,6 +38,8 @@ __all__ = [
     "Words",
     "change_of_plan",
     "described",
+    "keeps_alive",
+    "only_repeats",
     "meaning_words",
     "reports_done",
     "stems",
@@ -49,6 +61,9 @@ class Words:
     change: tuple[str, ...]  # folded phrases replacing an earlier plan or date
     lead: frozenset[str]  # stems of a description's words that name nothing ("old")
     topics: Mapping[str, frozenset[str]]  # stem -> the stems of its topic
+    # language -> topic -> its folded words in that language (a file's language is its
+    # name: slots/fr.toml is "fr"), for matching a description in a memory's language
+    by_lang: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -64,6 +79,7 @@ def words_from(tables: Iterable[tuple[Mapping[str, object], str]]) -> Words:
     """`Words` from `[meaning]` tables; `SlotFileError` naming the file for a bad one."""
     lists: dict[str, set[str]] = {key: set() for key in _KEYS - {"topics"}}
     groups: dict[str, set[str]] = {}
+    by_lang: dict[str, dict[str, set[str]]] = {}
     for table, source in tables:
         where = "[meaning]"
         if not isinstance(table, Mapping):
@@ -82,6 +98,8 @@ def words_from(tables: Iterable[tuple[Mapping[str, object], str]]) -> Words:
         for name, words in topics.items():
             found = datafiles.strings(words, source, f"[meaning.topics] {name}", SlotFileError)
             groups.setdefault(str(name), set()).update(_stem(fold(w)) for w in found)
+            lang = PurePosixPath(source).stem
+            by_lang.setdefault(lang, {}).setdefault(str(name), set()).update(fold(w) for w in found)
     topics_by_stem: dict[str, frozenset[str]] = {}
     for group in groups.values():
         for stem in group:
@@ -93,6 +111,10 @@ def words_from(tables: Iterable[tuple[Mapping[str, object], str]]) -> Words:
         change=tuple(sorted(lists["change"])),
         lead=frozenset(_stem(w) for w in lists["lead"]),
         topics=topics_by_stem,
+        by_lang={
+            lang: {name: frozenset(ws) for name, ws in topics.items()}
+            for lang, topics in by_lang.items()
+        },
     )
 
 
@@ -167,16 +189,114 @@ def overlap(a: str, b: str) -> int:
     return sum(any(meet(s, t) for t in other) for s in stems(a))
 
 
-def described(description: str, text: str, words: Words | None = None) -> tuple[int, int]:
+def described(
+    description: str,
+    text: str,
+    words: Words | None = None,
+    *,
+    asked_in: str | None = None,
+    lang: str | None = None,
+    whole: bool = False,
+) -> tuple[int, int]:
     """(words of the description `text` speaks of, words it has): each naming word of
-    `description` ("my old job" -> "job") counts when `text` holds it or a word of its
-    topic in any language ("I work at Oracle")."""
+    `description` ("my old job" -> "job") counts when `text` holds it whole, or holds a
+    word of its topic in `text`'s own language (`lang`, else detected) with the same
+    Snowball stem in that language ("I work at Oracle"; "mon chat" finds "I have a cat"
+    and "Mon chaton"); a word in the description's language (`asked_in`, else detected)
+    also by its stem when `text` is in that language too. Never by a prefix, never by a
+    word of another language's topic list: "chat" does not find "Change of plans" nor "I
+    charged my laptop", "gato" not "the gate code". `whole`: its lead words count too
+    ("old" in "old office", which "our new office" does not speak of)."""
     w = words or meaning_words()
-    wanted = [s for s in stems(description) if s not in w.lead]
-    said = stems(text)
+    said_in = lang or detect_language(text)
+    asked = asked_in or detect_language(description)
+    wanted = [x for x in _folded_words(description) if whole or _stem(x) not in w.lead]
+    said = set(_folded_words(text))
+    said_stems = {word_stem(t, said_in) for t in said}
     hit = 0
-    for s in wanted:
-        family = w.topics.get(s, frozenset()) | {s}
-        if any(meet(f, t) for f in family for t in said):
+    for word in wanted:
+        topics = _topics_of(word, asked, w)
+        family = {f for t in topics for f in w.by_lang.get(said_in, {}).get(t, ())}
+        if said_in == asked:
+            family.add(word)
+        if word in said or any(f in said or word_stem(f, said_in) in said_stems for f in family):
             hit += 1
     return hit, len(wanted)
+
+
+def keeps_alive(turn: str, memory: str, words: Words | None = None) -> bool:
+    """Whether a turn that asked to forget `memory` repeats something of it beyond the
+    topic it names: a word they share that is no topic's nor a description's lead word
+    ("forget what I told you about my dog" only names the topic of "My dog is called
+    Toby"; "forget that my dog is called Toby" or "… about Toby" keeps Toby alive)."""
+    w = words or meaning_words()
+    topical = {f for topics in w.by_lang.values() for ws in topics.values() for f in ws}
+    lang = detect_language(memory)
+    stems_of_memory = {word_stem(t, lang) for t in _folded_words(memory)}
+    return any(
+        word_stem(x, lang) in stems_of_memory
+        for x in _folded_words(turn)
+        if x not in topical and _stem(x) not in w.lead
+    )
+
+
+def only_repeats(turn: str, memory: str, *, subject: str | None = None) -> bool:
+    """Whether `turn` says nothing but what `memory` says: every content word of it is
+    one of the memory's ("Toby is my dog." repeats "My dog is called Toby."), or it holds
+    every one of them and at most `_ASIDE` words more ("Noted: your dog is called
+    Toby."); by stems in the memory's language, the memory's `subject` ("user") aside.
+    "Toby loves the park" says more."""
+    lang = detect_language(memory)
+    said = {word_stem(x, lang) for x in _folded_words(turn)}
+    aside = {word_stem(fold(subject), lang)} if subject else set()
+    held = {word_stem(x, lang) for x in _folded_words(memory)} - aside
+    if not said or not held:
+        return False
+    return said <= held | aside or (held <= said and len(said - held) <= _ASIDE)
+
+
+_ASIDE = 2  # words a turn may add to a memory it repeats whole ("noted", "remember")
+_SNOWBALL = {"en": "english", "fr": "french", "es": "spanish", "ru": "russian"}
+
+
+@functools.cache
+def _stemmer(lang: str) -> object | None:
+    name = _SNOWBALL.get(lang)
+    return snowballstemmer.stemmer(name) if name else None
+
+
+@functools.lru_cache(maxsize=65536)
+def word_stem(word: str, lang: str) -> str:
+    """A folded word's Snowball stem in `lang` (itself for a language without one, or a
+    word of two letters or less)."""
+    stemmer = _stemmer(lang)
+    if stemmer is None or len(word) <= 2 or not word.isalpha():
+        return word
+    stemmed = stemmer.stemWord(word)  # type: ignore[attr-defined]
+    return stemmed if isinstance(stemmed, str) and stemmed else word
+
+
+def _folded_words(text: str) -> list[str]:
+    """The content words of `text`, folded, each once."""
+    return list(dict.fromkeys(fold(w) for w in content_words(text)))
+
+
+_TOPICS_OF: dict[tuple[str, str, int], tuple[Words, frozenset[str]]] = {}
+
+
+def _topics_of(word: str, lang: str, words: Words) -> frozenset[str]:
+    """The topics a description's word names: those listing it whole in any language,
+    or a word with its stem in its own language `lang` (kept: asked once per memory)."""
+    key = (word, lang, id(words))
+    if (known := _TOPICS_OF.get(key)) is not None and known[0] is words:
+        return known[1]
+    found: set[str] = set()
+    own = word_stem(word, lang)
+    for code, topics in words.by_lang.items():
+        for name, listed in topics.items():
+            if word in listed or (code == lang and any(word_stem(f, lang) == own for f in listed)):
+                found.add(name)
+    if len(_TOPICS_OF) > 4096:
+        _TOPICS_OF.clear()
+    _TOPICS_OF[key] = (words, frozenset(found))
+    return _TOPICS_OF[key][1]

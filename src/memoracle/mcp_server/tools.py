@@ -20,7 +20,7 @@ from pydantic import Field
 from memoracle import outbox
 from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
 from memoracle.config import Settings
-from memoracle.engine import Engine, recall_anyway
+from memoracle.engine import Ambiguous, Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint, health
@@ -55,7 +55,8 @@ guardrails and events from past conversations, each with an id like m_12.
 memory_recall with the user's message and follow the guardrails it returns.
 - To look something up, call memory_search; to see one item in full, memory_get.
 - When the user asks you to remember something, call memory_remember; to forget \
-something, find its id with memory_search, then call memory_forget.
+something, call memory_forget with its id (from memory_search) or with what the user \
+described as `query`; when that fits several, ask the user before forgetting them all.
 - Before your context is compacted or a long session ends, call memory_checkpoint with \
 what was said or decided that memory may not have yet.
 - memory_status says how big and how healthy the memory is.
@@ -349,18 +350,44 @@ class MemoryTools:
 
     def memory_forget(
         self,
-        id: Annotated[str, Field(min_length=1, description="The memory id, like m_12.")],
+        id: Annotated[
+            str | None,
+            Field(min_length=1, description="The memory id, like m_12 (or give `query`)."),
+        ] = None,
         reason: Annotated[
             str | None,
             Field(max_length=500, description="Why (kept in the audit log)."),
         ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=500,
+                description="Instead of an id: what to forget, in words or as a"
+                ' description ("my old job").',
+            ),
+        ] = None,
+        all: Annotated[
+            bool,
+            Field(
+                description="With `query`: forget every memory it fits. Only after the"
+                " user confirmed the list a first call gave."
+            ),
+        ] = False,
     ) -> CallToolResult:
-        """Forget one memory: it stops appearing in recall and search. Call it when the
-        user asks you to forget something or says a memory is wrong; find the id with
-        memory_search first. Nothing is deleted: the change is recorded in the audit log
-        and a person can see it there. Forgetting a forgotten memory changes nothing."""
+        """Forget a memory: it and the turns it came from stop appearing in recall and
+        search. Call it when the user asks you to forget something or says a memory is
+        wrong: with its `id` (find it with memory_search), or with `query`, what the user
+        described. A `query` that fits several memories forgets none and lists them: ask
+        the user, then forget one by id, or call again with `all` true. Nothing is
+        deleted: the change is recorded in the audit log and a person can see it there.
+        Forgetting a forgotten memory changes nothing."""
+        if (id is None) == (query is None):
+            raise ToolError("Give exactly one of `id` (m_12) or `query`; nothing was changed.")
+        if query is not None:
+            return self._forget_described(query, everything=all)
         with self._call() as engine:
-            memory = self._visible(engine, id)
+            memory = self._visible(engine, id or "")
             was = memory.status
             memory = engine.forget(memory.id, actor=ACTOR, reason=reason or "")
         text = (
@@ -370,6 +397,33 @@ class MemoryTools:
         )
         data = records.envelope(dry_run=False, memories=[records.memory(memory)])
         return _result(text, data)
+
+    def _forget_described(self, query: str, *, everything: bool) -> CallToolResult:
+        """`memory_forget` by description: one memory, or several only with `all`."""
+        try:
+            with self._call() as engine:
+                found = engine.forget_matching(
+                    query, scope=self.scope, actor=ACTOR, everything=everything
+                )
+        except ToolError as exc:
+            unclear = exc.__cause__
+            if not isinstance(unclear, Ambiguous):
+                raise
+            lines = "\n".join(f"- {m.ref}: {m.text}" for m in unclear.candidates)
+            text = (
+                f"{query!r} fits {len(unclear.candidates)} memories, so none was forgotten:"
+                f"\n{lines}\nAsk the user which; forget one by id, or call again with"
+                " all=true to forget every one."
+            )
+            memories = [records.memory(m) for m in unclear.candidates]
+            return _result(text, records.envelope(dry_run=True, memories=memories))
+        if not found:
+            return _result(
+                f"No memory fits {query!r}.", records.envelope(dry_run=False, memories=[])
+            )
+        lines = "\n".join(f"- {m.ref}: {m.text}" for m in found)
+        data = records.envelope(dry_run=False, memories=[records.memory(m) for m in found])
+        return _result(f"Forgot {len(found)}:\n{lines}", data)
 
     def memory_checkpoint(
         self,

@@ -6,7 +6,11 @@ into candidate lines (bullets and paragraph lines; headings, HTML comments, fron
 and fenced code are skipped), ranks the lines that share words with the message by the
 summed IDF of the query words they contain, and packs the best into the budget with
 `budget.pack`. Each line is tagged with where it came from (``memory/2026-11-30.md:4``)
-and dated with its daily note's day.
+and dated with its daily note's day. A line of a forgotten memory (tagged with its ref,
+or the same text as it or one of its turns) is left out, as the database would leave it:
+`HOME/forgotten.txt` (`FORGOTTEN_FILE`, written by the engine after every forget and
+restore) lists their refs and content hashes, since MEMORY.md and the notes still hold
+them until the next night rewrites them.
 
 It uses no SQLite and no embeddings, so it works when those are what broke; that is why
 it ranks with a few lines of IDF instead of FTS5's BM25. It never raises on file
@@ -29,11 +33,20 @@ from memoracle.errors import InvalidInput
 from memoracle.language.words import content_words, fold  # as search folds
 from memoracle.recall.budget import TokenCounter, format_line, pack
 from memoracle.recall.query import stem  # and stems
-from memoracle.text import clean, drop_comments, for_hash, fts_terms
+from memoracle.text import clean, content_hash, drop_comments, for_hash, fts_terms
 from memoracle.types import RecallBlock, RecallLine
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "recall_from_files"]
+__all__ = [
+    "FORGOTTEN_FILE",
+    "MAX_FILE_BYTES",
+    "MAX_TOTAL_BYTES",
+    "forgotten_marks",
+    "recall_from_files",
+]
+
+FORGOTTEN_FILE = "forgotten.txt"
+"""In the home folder: refs and content hashes of forgotten memories and their turns."""
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """A file larger than this is skipped, never read into memory."""
@@ -48,7 +61,8 @@ _HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 # Quote marks, bullets (nested ones too: Dreaming writes "- - text") and a checkbox.
 _MARKERS = re.compile(r"^(?:>\s*)*(?:(?:[-*+]|\d{1,3}[.)])\s+)*(?:\[[ xX~!-]\]\s+)?")
 # A tag memoracle itself wrote: "[m_12 2023-05-07]" or "[e_3]".
-_TAG = re.compile(r"^\[[a-z]_\d+(?:\s+(\d{4}-\d{2}-\d{2}))?\]\s*")
+_TAG = re.compile(r"^\[([a-z]_\d+)(?:\s+(\d{4}-\d{2}-\d{2}))?\]\s*")
+_REF_COMMENT = re.compile(r"<!--\s*(m_\d+)\s*-->")  # MEMORY.md's and the notes' tag
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,7 @@ def recall_from_files(
     counter: TokenCounter,
     for_owner: bool = True,
     reason: str,
+    forgotten: frozenset[str] = frozenset(),
 ) -> RecallBlock:
     """The recall block for `message`, found by plain-text search of the Markdown files.
 
@@ -88,7 +103,8 @@ def recall_from_files(
     the block never exceeds `budget` tokens. `degraded` starts with `reason` and says
     what was read and skipped. These files are the workspace owner's (docs/scopes.md):
     any other context (`for_owner` false: another user, or a group) gets an empty
-    block. `budget` ≤ 0 is `InvalidInput`.
+    block. `budget` ≤ 0 is `InvalidInput`. `forgotten` (`forgotten_marks`) holds the
+    refs and content hashes of lines never to give back.
     """
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
@@ -122,7 +138,9 @@ def recall_from_files(
             continue
         read.append(source)
         total += size
-        for number, line, tagged in _candidates(text):
+        for number, line, tagged, refs in _candidates(text):
+            if forgotten and (refs & forgotten or content_hash(line) in forgotten):
+                continue
             candidates += 1
             matched = _match(line, terms)
             if matched:
@@ -206,9 +224,22 @@ def _read(path: Path) -> tuple[str | None, int, str]:
         return None, len(data), f"not UTF-8 at byte {exc.start + 1}"
 
 
-def _candidates(text: str) -> Iterator[tuple[int, str, date | None]]:
-    """(1-based line number, text, date of a memoracle tag) for each bullet or paragraph
-    line, with its markers and any memoracle tag stripped."""
+def forgotten_marks(path: Path) -> frozenset[str]:
+    """The refs and content hashes `path` (`FORGOTTEN_FILE`) lists; none when it is
+    missing or unreadable (the files are then read as they are)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+def _candidates(text: str) -> Iterator[tuple[int, str, date | None, frozenset[str]]]:
+    """(1-based line number, text, date of a memoracle tag, the memory refs it is
+    tagged with) for each bullet or paragraph line, with its markers and any memoracle
+    tag stripped."""
     in_fence = in_comment = in_front_matter = False
     for number, raw in enumerate(text.split("\n"), 1):
         if number == 1 and raw.strip() == "---":
@@ -222,6 +253,7 @@ def _candidates(text: str) -> Iterator[tuple[int, str, date | None]]:
             continue
         if in_fence:
             continue
+        refs = set(_REF_COMMENT.findall(raw))
         line, in_comment = drop_comments(raw, in_comment)
         line = line.strip()
         if not line or _HEADING.match(line):
@@ -230,9 +262,10 @@ def _candidates(text: str) -> Iterator[tuple[int, str, date | None]]:
         tagged: date | None = None
         if tag := _TAG.match(line):
             line = line[tag.end() :]
-            tagged = _day(tag.group(1))
+            tagged = _day(tag.group(2))
+            refs.add(tag.group(1))
         if line.strip():
-            yield number, line.strip(), tagged
+            yield number, line.strip(), tagged, frozenset(refs)
 
 
 def _day(text: str | None) -> date | None:

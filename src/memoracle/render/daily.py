@@ -1,9 +1,12 @@
-"""Daily notes, ``memory/YYYY-MM-DD.md``: appended to, never rewritten.
+"""Daily notes, ``memory/YYYY-MM-DD.md``: appended to, never rewritten — but for what
+was forgotten.
 
-Owns the note's layout and the two appends: `append_entries` (the day's new memories,
-under their section) and `checkpoint` (a ``## Checkpoint [HH:MM]`` section). Text in,
-text out: the existing note's text is always a prefix of the result, byte for byte, so
-whatever a person or the agent wrote stays where it was. Choosing the day's entries (in
+Owns the note's layout, the two appends: `append_entries` (the day's new memories,
+under their section) and `checkpoint` (a ``## Checkpoint [HH:MM]`` section), and
+`without` (the lines of forgotten memories taken out). Text in, text out: for an append
+the existing note's text is always a prefix of the result, byte for byte, so whatever a
+person or the agent wrote stays where it was; `without` drops whole lines and changes
+no other byte. Choosing the day's entries (in
 which timezone a memory falls on which day), reading and writing the file (with
 ``newline=""``, so CRLF survives) and naming it are the caller's.
 
@@ -39,13 +42,14 @@ entries are in `observed_at` order (then id).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import date, time
 
 from memoracle.render.memory_md import line_ending, one_line, tagged_line
+from memoracle.text import content_hash
 from memoracle.types import Memory
 
-__all__ = ["SECTION_OF_KIND", "SECTIONS", "append_entries", "checkpoint", "refs_in"]
+__all__ = ["SECTION_OF_KIND", "SECTIONS", "append_entries", "checkpoint", "refs_in", "without"]
 
 SECTIONS: tuple[str, ...] = (
     "Facts Learned",
@@ -71,6 +75,7 @@ _H2 = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t]*#*[ \t]*\r?$", re.MULTILINE)
 _ANY_HEADING = re.compile(r"^#{1,6}(?:[ \t]|\r?$)", re.MULTILINE)
 _WHITESPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^[-*+]\s+")
+_SAID_BY = re.compile(r"^assistant:\s*")  # a checkpoint's assistant line
 _BLANK_LINE_AT_END = re.compile(r"\n[ \t]*\r?\n\Z")
 
 
@@ -173,3 +178,19 @@ def checkpoint(existing: str | None, day: date, at: time, lines: Sequence[str | 
     out = _Appender(base)
     out.add_section(f"## Checkpoint [{at.strftime('%H:%M')}]", bullets)
     return out.text
+
+
+def without(note: str, refs: Set[str], hashes: Set[str]) -> str:
+    """`note` without the lines of forgotten memories: a line tagged with one of `refs`
+    (``<!-- m_12 -->``), or a bullet whose text has one of the content `hashes` (a
+    checkpoint line that said a forgotten memory or one of its turns). Every other line
+    is kept byte for byte; a section left empty keeps its heading."""
+    kept: list[str] = []
+    for line in note.splitlines(keepends=True):
+        tags = set(_REF_TAG.findall(line))
+        said = _SAID_BY.sub("", _REF_TAG.sub("", _BULLET.sub("", line.strip())).strip())
+        if tags & refs or (said and line.lstrip().startswith(("-", "*", "+"))
+                           and content_hash(said) in hashes):  # fmt: skip
+            continue
+        kept.append(line)
+    return "".join(kept)

@@ -7,6 +7,7 @@ rewritten through any door.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -65,6 +66,24 @@ class Audit:
             f"SELECT id, at, actor, action, memory_id, detail FROM audit {where}"
             " ORDER BY id DESC LIMIT ?",
             (*params, limit),
+        ).fetchall()
+        return [
+            AuditEntry(r[0], from_db_time(r[1]), r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
+            for r in rows
+        ]
+
+    def open_asks(self, action: str, closed_by: Sequence[str]) -> list[AuditEntry]:
+        """The newest `action` entry of each memory that no later entry about it of
+        `action` or `closed_by` answered (a "forget …" that fitted several memories and
+        waits for a person), oldest first."""
+        answers = (action, *closed_by)
+        marks = ",".join("?" * len(answers))
+        rows = self._db.execute(
+            "SELECT a.id, a.at, a.actor, a.action, a.memory_id, a.detail FROM audit a"
+            " WHERE a.action = ? AND a.memory_id IS NOT NULL AND NOT EXISTS (SELECT 1"
+            " FROM audit b WHERE b.memory_id = a.memory_id AND b.id > a.id"
+            f" AND b.action IN ({marks})) ORDER BY a.id",
+            (action, *answers),
         ).fetchall()
         return [
             AuditEntry(r[0], from_db_time(r[1]), r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})

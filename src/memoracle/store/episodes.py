@@ -10,7 +10,7 @@ from typing import Any
 
 from memoracle.store.db import Database, db_time, from_db_time
 from memoracle.store.index import View
-from memoracle.text import content_hash, date_words, search_form
+from memoracle.text import content_hash, date_words, fts_terms, search_form, stem
 from memoracle.types import Episode, Scope, Turn
 
 _COLUMNS = (
@@ -138,6 +138,24 @@ class Episodes:
         ).fetchall():
             last = rows[-1][0]
             yield [_episode(row) for row in rows]
+
+    def with_a_word_of(self, text: str, scope: Scope, *, limit: int = 200) -> list[Episode]:
+        """Message turns of exactly `scope`'s agent, user and chat holding a word of
+        `text` (as search stems it), newest first: where a forgotten memory's repeats are
+        looked for."""
+        terms = list(dict.fromkeys(stem(t) for t in fts_terms(text)))
+        if not terms:
+            return []
+        expression = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        rows = self._db.execute(
+            f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}"
+            " FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
+            " WHERE episodes_fts MATCH ? AND e.kind = 'message'"
+            " AND e.agent_id IS ? AND e.user_id IS ? AND e.chat_id IS ?"
+            " ORDER BY e.id DESC LIMIT ?",
+            (expression, scope.agent, scope.user, scope.chat, limit),
+        ).fetchall()
+        return [_episode(row) for row in rows]
 
     def count(self, view: View | None = None) -> int:
         """How many turns are stored (that `view`'s requester may see)."""

@@ -75,6 +75,16 @@ class View:
             f" AND h.chat_id IS {alias}.chat_id AND h.visibility = {alias}.visibility))"
             " AND (h.decision IS NULL OR h.decision = 'reject'))"
         )
+        # Forget means forget: a turn a forgotten memory came from (its source, a later
+        # turn that only repeated it, the turn that said the forget with its words:
+        # `engine.forgetting`) leaves search and recall with it, and `restore` brings it
+        # back by bringing the memory back. The audit keeps the record.
+        # (Not correlated: SQLite gathers the few hidden ids once per statement.)
+        clauses.append(
+            f"{alias}.id NOT IN (SELECT fp.episode_id FROM memories fm"
+            " JOIN provenance fp ON fp.memory_id = fm.id"
+            " WHERE fm.status = 'forgotten' AND fp.episode_id IS NOT NULL)"
+        )
         if self.as_of is not None:
             clauses.append(f"{alias}.at <= ?")
             params.append(db_time(self.as_of))

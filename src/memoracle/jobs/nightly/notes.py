@@ -16,7 +16,8 @@ from memoracle.engine import Engine
 from memoracle.errors import WorkspaceError
 from memoracle.files import read_text, replacing, write_atomically
 from memoracle.jobs.nightly.memory_md import FileChange
-from memoracle.render.daily import append_entries
+from memoracle.render.daily import append_entries, without
+from memoracle.text import content_hash
 from memoracle.types import Memory
 from memoracle.workspace import (
     NOTES_DIR,
@@ -42,18 +43,22 @@ def append_daily_notes(
     (`memory/YYYY-MM-DD.md`, by capture time in the workspace timezone), whatever became
     of them since (a note is a log of what was learned that day; only forgotten ones are
     left out), so a night that runs late writes the same notes. Notes are only ever
-    appended to, and a memory already in its note is not written again. Returns
-    the notes that grew (with `dry_run`: would grow), each change added to `preview`.
+    appended to, and a memory already in its note is not written again — but first
+    every note loses the lines of what was forgotten since (`forget_in_notes`). Returns
+    the notes that changed (with `dry_run`: would), each change added to `preview`.
     A note that cannot be read or written is left as it is and named in the
     `WorkspaceError` raised once every other note is written."""
+    failed: list[str] = []
+    try:
+        grown = forget_in_notes(engine, dry_run=dry_run, preview=preview)
+    except WorkspaceError as exc:  # the appends are still made
+        grown, failed = [], [str(exc)]
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
     for memory in engine.store.memories.created_since(since, LOGGED):
         if not engine.owner_sees(memory.scope):  # the notes are the owner's
             continue
         by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)
-    grown: list[Path] = []
-    failed: list[str] = []
     for day, memories in sorted(by_day.items()):
         path = engine.settings.files_dir / NOTES_DIR / f"{day:%Y-%m-%d}.md"
         try:
@@ -65,12 +70,56 @@ def append_daily_notes(
                         write_atomically(path, updated)
                     if preview is not None:
                         preview.append(FileChange(path, existing, updated))
-                    grown.append(path)
+                    if path not in grown:
+                        grown.append(path)
         except WorkspaceError as exc:  # this note is left as it is; the others are written
             failed.append(str(exc))
     if failed:
         raise WorkspaceError(" ".join(failed))
     return grown
+
+
+def forget_in_notes(
+    engine: Engine, *, dry_run: bool = False, preview: list[FileChange] | None = None
+) -> list[Path]:
+    """Take the lines of forgotten memories out of the daily notes (`render.daily.without`:
+    a line tagged with the memory's ref, or a bullet saying its text or one of its
+    turns', as a checkpoint may), so forgetting reaches the files too; the audit keeps
+    the record. The notes changed (with `dry_run`: that would be)."""
+    forgotten = engine.all_memories("forgotten", seen_by=engine.owner)
+    if not forgotten:
+        return []
+    refs = {m.ref for m in forgotten}
+    turns = [e for m in forgotten for e in engine.episodes_of(m, scope=engine.owner)]
+    hashes = {content_hash(t) for t in [*(m.text for m in forgotten), *(e.text for e in turns)]}
+    changed: list[Path] = []
+    folder = engine.settings.files_dir / NOTES_DIR
+    try:
+        notes = sorted(p for p in folder.glob("*.md") if _DAY_NOTE.match(p.name))
+    except OSError:
+        return []
+    failed: list[str] = []
+    for path in notes:
+        try:
+            with nullcontext() if dry_run else note_lock(engine.settings.home):
+                existing = read_text(path)
+                if not existing:
+                    continue
+                kept = without(existing, refs, hashes)
+                if kept != existing:
+                    if not dry_run:
+                        write_atomically(path, kept)
+                    if preview is not None:
+                        preview.append(FileChange(path, existing, kept))
+                    changed.append(path)
+        except WorkspaceError as exc:
+            failed.append(str(exc))
+    if failed:
+        raise WorkspaceError(" ".join(failed))
+    return changed
+
+
+_DAY_NOTE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 
 
 def archive_daily_notes(engine: Engine, *, dry_run: bool = False) -> list[Path]:
