@@ -165,14 +165,12 @@ class Engine(EngineState):
         cls, settings: Settings, *, clock: Clock | None = None, land_vectors: bool = False,
         replay: bool = True,
     ) -> Engine:  # fmt: skip
-        """Open an initialised workspace; a missing one is a WorkspaceError saying what to
-        run. A store missing, empty or damaged in a workspace that shows earlier life
-        (`guard.earlier_life`), or marked damaged by `doctor`, is `StoreDamaged` naming
-        the recovery: never re-created empty, nothing written. `land_vectors`, for a
-        long-running host (`memoracle serve`, `memoracle mcp`): vectors land between
-        calls in a worker of their own (`land_vectors_in_background`); when it cannot
-        start, the engine is closed before the error is raised. With `replay` (not for a
-        dry run or a check) the write queue is stored first (docs/outage.md)."""
+        """Open an initialised workspace (missing: a WorkspaceError saying what to run). A
+        store missing, empty or damaged where the workspace shows earlier life, or marked
+        damaged by `doctor`, is `StoreDamaged` naming the recovery; nothing is written.
+        `replay` (not for a dry run or a check): the write queue stored first
+        (docs/outage.md). `land_vectors` (serve, mcp): vectors land in a worker of their
+        own; when it cannot start, the engine is closed before the error is raised."""
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
         engine = cls(settings, cls._open_store(settings, clock), clock)
@@ -188,8 +186,7 @@ class Engine(EngineState):
                 raise
         return engine
 
-    def replay_queue(self) -> Replay:
-        """Store the write queue's lines once each, in order (`engine.replay`)."""
+    def replay_queue(self) -> Replay:  # the write queue's lines, once each, in order
         return deliver(self)
 
     @property
@@ -405,14 +402,9 @@ class Engine(EngineState):
         fitting more than one (`Ambiguous`, with the candidates) is refused unless
         `everything`. docs/lifecycle.md."""
         return memories.forget_matching(
-            self,
-            query,
-            scope=scope,
-            dry_run=dry_run,
-            actor=actor,
-            limit=limit,
+            self, query, scope=scope, dry_run=dry_run, actor=actor, limit=limit,
             everything=everything,
-        )
+        )  # fmt: skip
 
     def index_status(self) -> IndexStatus:
         """Which embedding model the store's vectors belong to, and whether search can
