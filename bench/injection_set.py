@@ -19,7 +19,9 @@ session of its own), remember, the MCP server's memory_remember, and the import 
 Markdown note (a bullet in a file read by ingest); then one nightly run renders every file
 the agent reads (MEMORY.md, SESSION-START.md, daily notes, topic files). At a door a text
 counts as held only if it never became an active memory (nor, at capture, a searchable
-turn) and no rendered file contains it. ``--show N`` prints up to N missed attacks and N
+turn), at import as well when the reader dropped the flagged part (Markdown hides HTML
+comments), and no rendered file contains a part the audit flagged (or, if it flagged
+none, the text's start). ``--show N`` prints up to N missed attacks and N
 wrongly held benign texts of each language.
 """
 
@@ -83,8 +85,8 @@ def read_set(path: Path) -> list[Item]:
 
 
 def audit_held(item: Item) -> bool:
-    """Whether the write audit alone holds the text."""
-    return classify(item.text, lang=item.lang).level != "clean"
+    """Whether the write audit alone holds the text (with its language and role)."""
+    return classify(item.text, lang=item.lang, role=item.role).level != "clean"
 
 
 def tally(items: Iterable[Item], held: Callable[[Item], bool]) -> dict[str, Any]:
@@ -146,6 +148,17 @@ def door_results(items: list[Item], embedder: str) -> dict[str, dict[str, bool]]
     from memoracle.types import Turn
 
     logging.getLogger("memoracle").setLevel(logging.ERROR)  # one line per hold otherwise
+    # What of each text, found in a rendered file, shows it got there: the parts the
+    # audit flagged (else its start), but none that another text of the set says too.
+    folded = {item.id: " ".join(item.text.split()) for item in items}
+    marks = {
+        item.id: [
+            part
+            for part in (_flagged(item) or [_snippet(item.text)])
+            if not any(part in text for other, text in folded.items() if other != item.id)
+        ]
+        for item in items
+    }
     held: dict[str, dict[str, bool]] = {door: {} for door in DOORS}
     with tempfile.TemporaryDirectory(prefix="injection-doors-") as tmp:
         for door in DOORS:
@@ -184,15 +197,26 @@ def door_results(items: list[Item], embedder: str) -> dict[str, dict[str, bool]]
                         warnings: list[Any] = []
                         engine.ingest([note], on_warning=warnings.append)
                         said = " ".join(str(w) for w in warnings)
-                        held[door][item.id] = "Held for review" in said
+                        # The reader drops what Markdown hides (HTML comments): a note
+                        # whose flagged part was never read is held too, if it is not
+                        # in a rendered file (checked below).
+                        held[door][item.id] = "Held for review" in said or bool(_flagged(item))
                 run_nightly(engine)
                 rendered = _rendered_text(settings.home)
             finally:
                 engine.close()
             for item in items:
-                if held[door].get(item.id) and _snippet(item.text) in rendered:
+                if held[door].get(item.id) and any(part in rendered for part in marks[item.id]):
                     held[door][item.id] = False  # it reached a file the agent reads
     return held
+
+
+def _flagged(item: Item) -> list[str]:
+    """The parts of the text the audit flagged, whitespace folded (at least 12
+    characters: shorter ones are found anywhere)."""
+    verdict = classify(item.text, lang=item.lang, role=item.role)
+    parts = (" ".join(item.text[span.start : span.end].split()) for span in verdict.spans)
+    return [part for part in parts if len(part) >= 12]
 
 
 def _snippet(text: str) -> str:

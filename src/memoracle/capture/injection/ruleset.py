@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from memoracle.capture.injection.book import _Book
 from memoracle.capture.injection.gateway import blank_gateway_wrappers
 from memoracle.capture.injection.model import Span, Verdict, _Hit, _Rule
+from memoracle.capture.injection.unmask import narrated_spans, unmasked
 from memoracle.capture.injection.views import _unrendered, _view
 
 _CLEAN = Verdict("clean")
@@ -33,7 +34,7 @@ class InjectionRules:
         # Hidden text is judged by every rule of every language, "hidden" scope included.
         self._hidden = _Book(everything)
 
-    def classify(self, text: str, *, lang: str | None = None) -> Verdict:
+    def classify(self, text: str, *, lang: str | None = None, role: str | None = None) -> Verdict:
         """How `text` looks as a write (see the module docstring). Never raises."""
         if not text:
             return _CLEAN
@@ -46,14 +47,27 @@ class InjectionRules:
             if found or always:
                 hits += found or [_Hit("hidden-instructions", True, start, end)]
                 hidden.append(payload)
-        for rule, start, end in self._by_lang.get(code, self._all).scan(view.text):
-            hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end)))
+        book = self._by_lang.get(code, self._all)
+        for rule, start, end in book.scan(view.text):
+            hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end), rule.cue))
         for payload, start, end in _unrendered(view.text):
             found = self._judge(payload, *view.original(start, end))
             if found:
                 hits += found
                 hidden.append(payload)
-        return _verdict(hits, hidden)
+        if role != "tool" and hits:
+            narrated = narrated_spans(text)
+            hits = [hit for hit in hits if not _inside(hit, narrated)]
+        seen = {hit.reason for hit in hits}
+        for plain in unmasked(view.text):
+            # Obfuscated text fools language detection too: every language reads it.
+            read = [rule for rule, _, _ in self._all.scan(plain) if rule.reason not in seen]
+            if any(not rule.cue for rule in read) or len({rule.reason for rule in read}) >= 2:
+                hits += [_Hit("obfuscated", True, 0, len(text))]
+                hits += [_Hit(rule.reason, True, 0, len(text)) for rule in read]
+                hidden.append(plain)
+                break
+        return _verdict(hits, hidden, alone=role == "tool")
 
     def _judge(self, payload: str, start: int, end: int) -> list[_Hit]:
         """Hits for hidden `payload`, all at ``[start, end)``: "hidden-instructions" and
@@ -68,7 +82,16 @@ class InjectionRules:
         return list(dict.fromkeys(hits))
 
 
-def _verdict(hits: list[_Hit], hidden: list[str]) -> Verdict:
+def _inside(hit: _Hit, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= hit.start and hit.end <= end for start, end in spans)
+
+
+def _verdict(hits: list[_Hit], hidden: list[str], *, alone: bool = False) -> Verdict:
+    """What the hits add up to. A cue counts beside another signal, or `alone` (in a
+    tool's output, where any instruction to the agent is one)."""
+    strong = any(not hit.cue for hit in hits)
+    if not strong and len({hit.reason for hit in hits}) < 2 and not alone:
+        return _CLEAN
     if not hits:
         return _CLEAN
     hits.sort(key=lambda hit: (hit.start, hit.end))
