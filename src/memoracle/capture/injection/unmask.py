@@ -30,6 +30,7 @@ _LEET_WORD = re.compile(
     r"(?<![\w@$])(?=[\w@$]*[A-Za-z])(?=[\w@$]*[0134579@$])[A-Za-z0-9@$]*[A-Za-z][A-Za-z0-9@$]*"
     r"(?![\w@$])|(?<![\w@$])[0134579]+[A-Za-z][A-Za-z0-9]*(?!\w)"
 )
+_LEET_HINT = re.compile(r"[A-Za-z][0134579@$]|[0134579][A-Za-z]")  # cheap, before the words
 _LEET = str.maketrans("01345789@$", "oieastbgas")
 _LEET_MIN = 3  # words mixing letters and digits: "2pm" and "mp3" are ordinary
 
@@ -54,7 +55,9 @@ def unmasked(text: str) -> Iterator[str]:
     """The plain readings of `text` (none for an ordinary text)."""
     if not text.isascii() and _MIXED.search(text):
         yield _WORD.sub(_fold_word, text)
-    if len(_LEET_WORD.findall(text, 0, 4000)) >= _LEET_MIN:
+    if len(_LEET_HINT.findall(text, 0, 4000)) >= _LEET_MIN and (
+        len(_LEET_WORD.findall(text, 0, 4000)) >= _LEET_MIN
+    ):
         yield _LEET_WORD.sub(lambda m: m[0].translate(_LEET), text)
     if _SPACED.search(text):
         joined = re.sub(r"(?<=\S) (?=\S)", "", text)
@@ -82,9 +85,10 @@ def _fold_word(match: re.Match[str]) -> str:
 # Talk about attacks: security training, research, a pentest report, a question about one.
 _META = re.compile(
     r"prompt[- ]?injection|injection (?:de|of) prompt|inyecci[oó]n de prompt|промпт[- ]?инъекц"
-    r"|инъекци\w* промпт|jailbreak|джейлбрейк|phishing|hame[cç]onnage|фишинг|pentest|пентест"
+    r"|инъекци\w* промпт|jailbreak|джейлбрейк|red[- ]team|phishing|hame[cç]onnage|фишинг|pentest|пентест"
     r"|\bexample|\bexemple|\bejemplo|\bпример|\barticle|\bart[ií]culo|стать[яеи]|researchers"
-    r"|chercheurs|investigadores|исследовател|awareness|sensibilisation|concienciaci[oó]n"
+    r"|chercheurs|investigadores|исследовател|tricked|\bdefen[cs]e|se prot[eé]ger|protegerse|защит"
+    r"|awareness|sensibilisation|concienciaci[oó]n"
     r"|\bslides|\bdiapos|client report|rapport|\baudit\b|\bleaked|a révélé|filtr[oó]|слил",
     re.IGNORECASE,
 )
