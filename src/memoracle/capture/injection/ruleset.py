@@ -51,7 +51,9 @@ class InjectionRules:
         for rule, start, end in book.scan(view.text):
             hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end), rule.cue))
         for payload, start, end in _unrendered(view.text):
-            found = self._judge(payload, *view.original(start, end))
+            found = self._judge(payload, *view.original(start, end)) or _hidden_prose(
+                payload, view.text[start : start + 4], *view.original(start, end)
+            )
             if found:
                 hits += found
                 hidden.append(payload)
@@ -80,6 +82,27 @@ class InjectionRules:
         hits = [_Hit("hidden-instructions", dangerous, start, end)]
         hits += (_Hit(rule.reason, rule.dangerous, start, end) for rule, _, _ in found)
         return list(dict.fromkeys(hits))
+
+
+_HIDDEN_ELEMENT_WORDS = 8  # a sentence in an element styled invisible is written for a machine
+_HIDDEN_COMMENT_WORDS = 12  # a comment that long is a message, not a marker
+
+
+def _hidden_prose(payload: str, opening: str, start: int, end: int) -> list[_Hit]:
+    """A hit when hidden text is prose whatever it says: a sentence a person cannot see
+    is there for the model that reads the page (an element styled invisible, held; a
+    long HTML comment, a suspicious write). Base64 and Markdown comments are judged by
+    the rules alone."""
+    words = len(payload.split())
+    if opening.startswith("<!--"):
+        return (
+            [_Hit("hidden-instructions", False, start, end)]
+            if words >= _HIDDEN_COMMENT_WORDS
+            else []
+        )
+    if opening.startswith("<") and words >= _HIDDEN_ELEMENT_WORDS:
+        return [_Hit("hidden-instructions", True, start, end)]
+    return []
 
 
 def _inside(hit: _Hit, spans: list[tuple[int, int]]) -> bool:

@@ -85,7 +85,8 @@ def _fold_word(match: re.Match[str]) -> str:
 # Talk about attacks: security training, research, a pentest report, a question about one.
 _META = re.compile(
     r"prompt[- ]?injection|injection (?:de|of) prompt|inyecci[oó]n de prompt|промпт[- ]?инъекц"
-    r"|инъекци\w* промпт|jailbreak|джейлбрейк|red[- ]team|phishing|hame[cç]onnage|фишинг|pentest|пентест"
+    r"|инъекци\w* промпт|jailbreak|джейлбрейк|red[- ]team|phishing|hame[cç]onnage|фишинг"
+    r"|pentest|пентест"
     r"|\bexample|\bexemple|\bejemplo|\bпример|\barticle|\bart[ií]culo|стать[яеи]|researchers"
     r"|chercheurs|investigadores|исследовател|tricked|\bdefen[cs]e|se prot[eé]ger|protegerse|защит"
     r"|awareness|sensibilisation|concienciaci[oó]n"
