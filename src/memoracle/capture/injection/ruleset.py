@@ -86,6 +86,7 @@ class InjectionRules:
 
 _HIDDEN_ELEMENT_WORDS = 8  # a sentence in an element styled invisible is written for a machine
 _HIDDEN_COMMENT_WORDS = 12  # a comment that long is a message, not a marker
+_OWN_MARKERS = ("memoracle:", "openclaw")  # MEMORY.md's block markers, OpenClaw's own
 
 
 def _hidden_prose(payload: str, opening: str, start: int, end: int) -> list[_Hit]:
@@ -94,6 +95,8 @@ def _hidden_prose(payload: str, opening: str, start: int, end: int) -> list[_Hit
     long HTML comment, a suspicious write). Base64 and Markdown comments are judged by
     the rules alone."""
     words = len(payload.split())
+    if payload.lstrip().startswith(_OWN_MARKERS):
+        return []
     if opening.startswith("<!--"):
         return (
             [_Hit("hidden-instructions", False, start, end)]
