@@ -15,6 +15,9 @@ from memoracle.capture.injection.views import _unrendered, _view
 _CLEAN = Verdict("clean")
 
 
+_TOOL_ROLES = frozenset({"tool", "toolResult", "tool_result", "function"})
+
+
 class InjectionRules:
     """The compiled rule files. Build with `load_injection_rules`; immutable."""
 
@@ -57,7 +60,7 @@ class InjectionRules:
             if found:
                 hits += found
                 hidden.append(payload)
-        if role != "tool" and hits:
+        if role not in _TOOL_ROLES and hits:
             narrated = narrated_spans(text)
             hits = [hit for hit in hits if not _inside(hit, narrated)]
         seen = {hit.reason for hit in hits}
@@ -69,7 +72,10 @@ class InjectionRules:
                 hits += [_Hit(rule.reason, True, 0, len(text)) for rule in read]
                 hidden.append(plain)
                 break
-        return _verdict(hits, hidden, alone=role == "tool")
+        # What a tool fetched (a turn of a tool's role, or quoted inside the gateway's
+        # untrusted-content markers) has no business instructing the agent at all.
+        fetched = role in _TOOL_ROLES or "EXTERNAL_UNTRUSTED_CONTENT" in text
+        return _verdict(hits, hidden, alone=fetched)
 
     def _judge(self, payload: str, start: int, end: int) -> list[_Hit]:
         """Hits for hidden `payload`, all at ``[start, end)``: "hidden-instructions" and
