@@ -398,9 +398,10 @@ def test_spans_skip_the_invisible_characters() -> None:
 
 
 def test_realistic_turns_stay_clean() -> None:
-    """The capture gold set (663 multilingual turns) and the benchmark documents: only
-    "from now on, answer in …" is flagged, and only as a standing order. Also the speed
-    sanity check: this is ~800 classify calls (bench/ measures the speed)."""
+    """The capture gold set (663 multilingual turns) and the benchmark documents: none
+    is flagged ("from now on, answer in …" is a person's standing preference, a cue
+    alone). Also the speed sanity check: this is ~800 classify calls (bench/ measures
+    the speed)."""
     bench = Path(__file__).resolve().parents[2] / "bench" / "data" / "multilingual.jsonl"
     lines = [
         *(DATA / "capture_gold.jsonl").read_text(encoding="utf-8").splitlines(),
@@ -409,10 +410,7 @@ def test_realistic_turns_stay_clean() -> None:
     texts = [json.loads(line)["text"] for line in lines]
     flagged = {text: classify(text) for text in texts if classify(text).level != "clean"}
     assert len(texts) > 700
-    assert all(
-        v.level == "suspicious" and v.reasons == ("standing-order",) for v in flagged.values()
-    )
-    assert len(flagged) <= 3, flagged
+    assert not flagged, flagged
 
 
 # --- never raises ---------------------------------------------------------------------------
