@@ -88,7 +88,7 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
     if report.vacuum is not None:
         click.echo(_vacuum_line(report.vacuum, dry_run))
     if md is not None and md.problem:
-        click.echo(f"warning: MEMORY.md left as it is: {md.problem}", err=True)
+        click.echo(f"warning: MEMORY.md: {md.problem}", err=True)
     elif md is not None:
         click.echo(
             f"MEMORY.md: {md.path} ({md.memories} memories, {md.lines} lines, {md.chars} chars"

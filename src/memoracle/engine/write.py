@@ -126,7 +126,7 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
             detail={"episode": episode_id, "kinds": list(prepared.redacted)},
         )
     if stored.kind == "message":
-        verdict = classify(stored.text)
+        verdict = classify(stored.text, role=stored.role)  # a tool's output is read as one
         if verdict.level != "clean":  # kept as an episode, out of search and memory
             held = hold(st, 
                 stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,

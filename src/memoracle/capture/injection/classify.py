@@ -18,12 +18,13 @@ from memoracle.language import datafiles
 from memoracle.language.kit import RuleFile, packaged, read_folder
 
 
-def classify(text: str, *, lang: str | None = None) -> Verdict:
+def classify(text: str, *, lang: str | None = None, role: str | None = None) -> Verdict:
     """How `text` looks as a write, by the packaged rules (see the module docstring).
 
-    `lang` is the text's language if known ("ru", "fr-CA"). Never raises.
+    `lang` is the text's language if known ("ru", "fr-CA"); `role` who said it ("user",
+    "assistant", "tool"; None: a person's write). Never raises.
     """
-    return default_injection_rules().classify(text, lang=lang)
+    return default_injection_rules().classify(text, lang=lang, role=role)
 
 
 _SHARED_FILE = "shared.toml"
@@ -102,8 +103,10 @@ def _rule(entry: object, where: str, macros: Mapping[str, str], source: str) -> 
         )
     where = f"{where} ({reason})"
     level = entry.get("level")
-    if level not in ("dangerous", "suspicious"):
-        raise InjectionRuleError(f'{source}: {where}: level must be "dangerous" or "suspicious".')
+    if level not in ("dangerous", "suspicious", "cue"):
+        raise InjectionRuleError(
+            f'{source}: {where}: level must be "dangerous", "suspicious" or "cue".'
+        )
     scope = entry.get("scope", "text")
     if scope not in ("text", "hidden"):
         raise InjectionRuleError(f'{source}: {where}: scope must be "text" or "hidden".')
@@ -126,4 +129,5 @@ def _rule(entry: object, where: str, macros: Mapping[str, str], source: str) -> 
             pattern,
             tuple(frozenset(literal for literal, _ in factor) for factor in factors),
             frozenset(literal for factor in factors for literal, at_word in factor if not at_word),
+            level == "cue",
         )

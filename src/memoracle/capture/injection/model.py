@@ -24,6 +24,16 @@ REASONS: tuple[str, ...] = (
     "role-play-system",  # fake role markers: <|system|>, [INST], "assistant:"
     "hidden-instructions",  # instructions in text a person does not see
     "invisible-characters",  # inside a word; a bidi override hiding nothing found
+    "addressed-to-agent",  # a document or message speaking to the AI that reads it
+    "covert",  # "don't tell the user", "without asking", "no need to confirm"
+    "persistence",  # "for every future session", "as a permanent memory"
+    "authority-claim",  # "I'm the developer", "message from the security team", "pre-approved"
+    "reveal",  # list stored keys, memories, the system prompt, "the text above"
+    "payment",  # pay, transfer, change a payee or bank details
+    "tool-abuse",  # piped shell installers, deleting home folders, credential files
+    "steering",  # recommend a site, send the user to one, vouch for it
+    "jailbreak",  # a persona with no rules, "never refuses", "no caveats", maintenance mode
+    "obfuscated",  # homoglyphs, leetspeak, spaced letters, reversed or rot13 text
 )
 
 
@@ -62,6 +72,7 @@ class _Rule(NamedTuple):
     pattern: re.Pattern[str]
     factors: tuple[frozenset[str], ...]
     loose: frozenset[str]
+    cue: bool = False  # level "cue": a signal only beside another one (or in a tool's output)
 
 
 class _Hit(NamedTuple):
@@ -69,3 +80,4 @@ class _Hit(NamedTuple):
     dangerous: bool
     start: int
     end: int
+    cue: bool = False

@@ -9,9 +9,13 @@ from collections.abc import Mapping
 from memoracle.capture.injection.book import _Book
 from memoracle.capture.injection.gateway import blank_gateway_wrappers
 from memoracle.capture.injection.model import Span, Verdict, _Hit, _Rule
+from memoracle.capture.injection.unmask import narrated_spans, unmasked
 from memoracle.capture.injection.views import _unrendered, _view
 
 _CLEAN = Verdict("clean")
+
+
+_TOOL_ROLES = frozenset({"tool", "toolResult", "tool_result", "function"})
 
 
 class InjectionRules:
@@ -33,7 +37,7 @@ class InjectionRules:
         # Hidden text is judged by every rule of every language, "hidden" scope included.
         self._hidden = _Book(everything)
 
-    def classify(self, text: str, *, lang: str | None = None) -> Verdict:
+    def classify(self, text: str, *, lang: str | None = None, role: str | None = None) -> Verdict:
         """How `text` looks as a write (see the module docstring). Never raises."""
         if not text:
             return _CLEAN
@@ -46,14 +50,32 @@ class InjectionRules:
             if found or always:
                 hits += found or [_Hit("hidden-instructions", True, start, end)]
                 hidden.append(payload)
-        for rule, start, end in self._by_lang.get(code, self._all).scan(view.text):
-            hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end)))
+        book = self._by_lang.get(code, self._all)
+        for rule, start, end in book.scan(view.text):
+            hits.append(_Hit(rule.reason, rule.dangerous, *view.original(start, end), rule.cue))
         for payload, start, end in _unrendered(view.text):
-            found = self._judge(payload, *view.original(start, end))
+            found = self._judge(payload, *view.original(start, end)) or _hidden_prose(
+                payload, view.text[start : start + 4], *view.original(start, end)
+            )
             if found:
                 hits += found
                 hidden.append(payload)
-        return _verdict(hits, hidden)
+        if role not in _TOOL_ROLES and hits:
+            narrated = narrated_spans(text)
+            hits = [hit for hit in hits if not _inside(hit, narrated)]
+        seen = {hit.reason for hit in hits}
+        for plain in unmasked(view.text):
+            # Obfuscated text fools language detection too: every language reads it.
+            read = [rule for rule, _, _ in self._all.scan(plain) if rule.reason not in seen]
+            if any(not rule.cue for rule in read) or len({rule.reason for rule in read}) >= 2:
+                hits += [_Hit("obfuscated", True, 0, len(text))]
+                hits += [_Hit(rule.reason, True, 0, len(text)) for rule in read]
+                hidden.append(plain)
+                break
+        # What a tool fetched (a turn of a tool's role, or quoted inside the gateway's
+        # untrusted-content markers) has no business instructing the agent at all.
+        fetched = role in _TOOL_ROLES or "EXTERNAL_UNTRUSTED_CONTENT" in text
+        return _verdict(hits, hidden, alone=fetched)
 
     def _judge(self, payload: str, start: int, end: int) -> list[_Hit]:
         """Hits for hidden `payload`, all at ``[start, end)``: "hidden-instructions" and
@@ -68,7 +90,40 @@ class InjectionRules:
         return list(dict.fromkeys(hits))
 
 
-def _verdict(hits: list[_Hit], hidden: list[str]) -> Verdict:
+_HIDDEN_ELEMENT_WORDS = 8  # a sentence in an element styled invisible is written for a machine
+_HIDDEN_COMMENT_WORDS = 12  # a comment that long is a message, not a marker
+_OWN_MARKERS = ("memoracle:", "openclaw")  # MEMORY.md's block markers, OpenClaw's own
+
+
+def _hidden_prose(payload: str, opening: str, start: int, end: int) -> list[_Hit]:
+    """A hit when hidden text is prose whatever it says: a sentence a person cannot see
+    is there for the model that reads the page (an element styled invisible, held; a
+    long HTML comment, a suspicious write). Base64 and Markdown comments are judged by
+    the rules alone."""
+    words = len(payload.split())
+    if payload.lstrip().startswith(_OWN_MARKERS):
+        return []
+    if opening.startswith("<!--"):
+        return (
+            [_Hit("hidden-instructions", False, start, end)]
+            if words >= _HIDDEN_COMMENT_WORDS
+            else []
+        )
+    if opening.startswith("<") and words >= _HIDDEN_ELEMENT_WORDS:
+        return [_Hit("hidden-instructions", True, start, end)]
+    return []
+
+
+def _inside(hit: _Hit, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= hit.start and hit.end <= end for start, end in spans)
+
+
+def _verdict(hits: list[_Hit], hidden: list[str], *, alone: bool = False) -> Verdict:
+    """What the hits add up to. A cue counts beside another signal, or `alone` (in a
+    tool's output, where any instruction to the agent is one)."""
+    strong = any(not hit.cue for hit in hits)
+    if not strong and len({hit.reason for hit in hits}) < 2 and not alone:
+        return _CLEAN
     if not hits:
         return _CLEAN
     hits.sort(key=lambda hit: (hit.start, hit.end))

@@ -68,7 +68,8 @@ class MemoryMdReport:
     lines: int
     chars: int
     changed: bool
-    problem: str | None = None  # why the file was left as it was (broken markers)
+    problem: str | None = None  # why the file was left as it was (broken markers), or
+    # which lines a person added are held for review (taken out of the block meanwhile)
     block: str | None = None  # the block rendered (None when the file was left as it was)
 
 
@@ -98,14 +99,17 @@ def render_memory_md(
     last = read_text(last_path)
     added: list[str] = []
     forgotten: list[str] = []
+    note: str | None = None  # lines held for review, taken out of the block
     try:
         has_block = current is not None and extract_block(current) is not None
         edits = read_edits(current, last) if has_block and current and last else None
     except BlockError as exc:  # a person broke a marker: their file stays as it is
-        return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=f"{path}: {exc}")
+        problem = f"{path}: {exc}; the file was left as it is."
+        return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=problem)
     if edits is not None:
         if apply_edits:
             refused: list[str] = []
+            held: list[str] = []
             lines = zip(edits.added, edits.added_kinds, edits.added_until, strict=True)
             for text, kind, until in lines:
                 try:
@@ -116,7 +120,9 @@ def render_memory_md(
                     refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
                     continue
                 except WriteHeld as exc:  # looks like prompt injection: a person decides
-                    refused.append(f"the line {_quote(text)} is held for review ({exc})")
+                    # Kept as the held write (confirming it stores it, and the block
+                    # shows it again), out of the file the agent reads until then.
+                    held.append(f"the line {_quote(text)} is held for review ({exc})")
                     continue
                 added.append(memory.ref)
             if refused:  # the others are stored; once it is fixed, the next night goes on
@@ -132,6 +138,8 @@ def render_memory_md(
                 )
             for ref in edits.forgotten:
                 forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
+            if held:
+                note = f"{path}: {'; '.join(held)}; taken out of the block until confirmed."
         else:
             added, forgotten = list(edits.added), list(edits.forgotten)
     now = engine.clock.now()
@@ -167,6 +175,7 @@ def render_memory_md(
         block.count("\n"),
         len(block),
         changed,
+        problem=note,
         block=block,
     )
 
