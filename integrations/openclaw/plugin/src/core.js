@@ -20,6 +20,7 @@ import { execFile } from "node:child_process";
 import { homedir } from "node:os";
 
 import { flushPlanResolver } from "./flush.js";
+import { inboundWords } from "./inbound.js";
 import { groupsReachMain, ownerIdentities, scopeFlags, turnScope } from "./scope.js";
 import { memoracleHome, SOCKET_NAME, WarmRequestError, WarmServer } from "./warm.js";
 
@@ -539,16 +540,17 @@ export function createHooks(transport, config, log, options = {}) {
 
 /**
  * What to recall for: the current request when the harness gives it (an empty string
- * means no textual request), else the prompt without a block injected earlier.
+ * means no textual request), else the prompt; without a block injected earlier or the
+ * gateway's wrappers.
  * @param {any} event
  * @returns {string | undefined}
  */
 export function queryOf(event) {
   if (typeof event?.currentUserMessage === "string") {
-    return stripRecallBlocks(event.currentUserMessage).trim() || undefined;
+    return inboundWords(stripRecallBlocks(event.currentUserMessage)) || undefined;
   }
   if (typeof event?.prompt === "string") {
-    return stripRecallBlocks(event.prompt).trim() || undefined;
+    return inboundWords(stripRecallBlocks(event.prompt)) || undefined;
   }
   return undefined;
 }
@@ -601,7 +603,9 @@ export function lastTurn(messages) {
     }
   });
   if (userIndex < 0) return undefined;
-  const user = stripRecallBlocks(textOf(messages[userIndex])).trim();
+  // The person's words: no recall block, and none of the gateway's wrappers (a channel
+  // message's Sender block, its time envelope), as ingest stores them.
+  const user = inboundWords(stripRecallBlocks(textOf(messages[userIndex])));
   if (!user) return undefined;
   let assistant = "";
   let assistantMessage;
