@@ -366,7 +366,8 @@ export class ScopeTracker {
 
   /** @param {WireScope} scope */
   note(scope) {
-    this.#seen.set(JSON.stringify(scope), scope);
+    // Two are as good as many: the map stays small on a gateway of many chats.
+    if (this.#seen.size < 2) this.#seen.set(JSON.stringify(scope), scope);
   }
 
   /** The one scope every turn so far had, else undefined (none yet, or several). */
@@ -414,6 +415,7 @@ function registerFlushPlan(api, config, log, scopes) {
   const plain = flushPlanResolver(base);
   const owner = scopeFlags({ agent: config.agent, user_id: config.userId, visibility: "private" });
   const owned = owner.length ? flushPlanResolver([...base, ...owner]) : plain;
+  let said = "";
   /** @param {any} [params] */
   const resolve = (params) => {
     const cfg = params?.cfg ?? /** @type {any} */ (api).config;
@@ -425,13 +427,18 @@ function registerFlushPlan(api, config, log, scopes) {
         only.user_id === config.userId &&
         only.agent === config.agent);
     if (!ownerOnly || channelsConfigured(cfg)) {
-      log.debug(
-        "memoracle: no flush plan: the session being compacted may not be the owner's " +
-          `(${channelsConfigured(cfg) ? "channels are configured" : "turns of other scopes were seen"}); ` +
-          "its turns were captured in their own scope",
-      );
+      // OpenClaw asks at every turn (for its reserve): say it once, not each time.
+      const why = channelsConfigured(cfg) ? "channels are configured" : "turns of other scopes were seen";
+      if (why !== said) {
+        log.debug(
+          `memoracle: no flush plan: the session being compacted may not be the owner's (${why}); ` +
+            "its turns were captured in their own scope",
+        );
+      }
+      said = why;
       return null;
     }
+    said = "";
     return owned(params);
   };
   try {
