@@ -116,6 +116,56 @@ def test_the_request_scope_is_checked_and_kept(server: WarmServer) -> None:
     assert _result(server, op="status", user_id="bob")["scope"]["user"] == "bob"
 
 
+def test_one_server_answers_every_scope(server: WarmServer) -> None:
+    """The owner, another person and a group through one server: each sees its own."""
+    group = {"chat": "telegram:group:-100777", "visibility": "shared"}
+    _result(server, op="capture", turns={"user": "My sister Ada is getting married in June."})
+    _result(server, op="capture", turns={"user": "I live in Oslo."}, user_id="telegram:111")
+    _result(
+        server,
+        op="capture",
+        turns={"user": "The picnic moved to the Vieux Port.", "speaker": "Bob"},
+        user_id="telegram:222",
+        **group,
+    )
+    owner = _result(server, op="recall", message="Ada Oslo picnic")["text"]
+    other = _result(server, op="recall", message="Ada Oslo picnic", user_id="telegram:111")["text"]
+    shared = _result(server, op="recall", message="Ada Oslo picnic", user_id="x", **group)["text"]
+    assert "Ada" in owner and "Oslo" not in owner and "picnic" not in owner
+    assert "Oslo" in other and "Ada" not in other and "picnic" not in other
+    assert "picnic" in shared and "Ada" not in shared and "Oslo" not in shared
+    # The group's capture is stored shared, in that chat, with the sender as speaker.
+    stored = server.engine().store.episodes.get_many(range(1, 10))
+    (episode,) = [e for e in stored if "picnic" in e.text]
+    scope = episode.scope
+    assert (scope.chat, scope.visibility, episode.speaker, scope.user) == (
+        "telegram:group:-100777",
+        "shared",
+        "Bob",
+        "telegram:222",
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"user": "bob"}, "unknown field(s) user for recall"),
+        ({"user_id": ""}, "field 'user_id' is empty"),
+        ({"chat": "  "}, "field 'chat' is empty"),
+        ({"agent": 7}, "field 'agent' must be a string"),
+        ({"visibility": "group"}, "field 'visibility' must be private or shared"),
+    ],
+)
+def test_a_malformed_scope_is_refused_naming_the_field(
+    server: WarmServer, fields: dict[str, Any], error: str
+) -> None:
+    for op, extra in (("recall", {"message": "x"}), ("capture", {"turns": {"user": "hi"}})):
+        reply = _ask(server, op=op, **extra, **fields)
+        assert reply["ok"] is False
+        assert error.replace("for recall", f"for {op}") in reply["error"]
+    assert _result(server, op="status")["stats"]["episodes"] == 0
+
+
 def test_checkpoint_through_the_server(server: WarmServer) -> None:
     reply = _result(server, op="checkpoint", text="- Decided to ship on Monday", session="s")
     assert reply["checkpoints"][0]["episodes"]

@@ -20,7 +20,8 @@ from typing import Any
 
 from toolchain import Toolchain
 
-GATEWAY_LIFETIME = 900.0  # seconds: a gateway left running is killed after this
+GATEWAY_LIFETIME = 1800.0  # seconds: a gateway left running is killed after this (a loaded
+# machine runs the suite in over 20 minutes, the timed turns last)
 GATEWAY_START = 120.0
 TOKEN = "memoracle-e2e-token"  # noqa: S105 - loopback only, a throwaway state dir
 

@@ -259,6 +259,74 @@ def test_ingest_of_the_gateways_store_adds_no_duplicate_episode(world: World) ->
     assert len(said) == len(set(said)), "a message stored twice under two ids"
 
 
+# The session keys openclaw 2026.9.6 builds for a Telegram bot with
+# `session.dmScope: "per-channel-peer"`: two people's direct chats and one group.
+ALICE_DM = "agent:main:telegram:direct:111"
+BOB_DM = "agent:main:telegram:direct:222"
+GROUP = "agent:main:telegram:group:-100777"
+
+
+def _from(name: str, sender_id: str, text: str) -> str:
+    """A message as a channel hands it to the agent: the Sender block, then the words."""
+    sender = {"label": name, "id": sender_id, "name": name}
+    return f"Sender (untrusted metadata):\n```json\n{json.dumps(sender)}\n```\n\n{text}"
+
+
+def _prompt_of(world: World, needle: str) -> str:
+    """Everything the model was sent for the turn holding `needle`."""
+    seen = _requests_with(world, needle)
+    assert seen, f"the model never saw {needle!r}"
+    return json.dumps(seen[-1].get("messages", []))
+
+
+def _block_of(world: World, needle: str) -> str:
+    text = _user_text(_requests_with(world, needle)[-1], needle)
+    return text[text.index(BLOCK) : text.index("</memoracle-recall>")] if BLOCK in text else ""
+
+
+def test_private_words_never_reach_another_persons_session_or_a_group(world: World) -> None:
+    """Two people in their own direct chats and one group, in one gateway: what one
+    said privately, and the owner's memory, reach no one else's prompt; the group's
+    words are stored shared in that chat with the sender as speaker."""
+    home = ("--home", str(world.mhome))
+    world.oc.memoracle(*home, "remember", "The spare house key is with the neighbour Ines")
+    alice_said = "I keep my spare house key under the blue flowerpot (alice private)"
+    world.oc.turn(_from("Alice", "111", alice_said), session_key=ALICE_DM)
+    (alice_episode,) = _wait_for_episodes(world, "(alice private)", count=1)
+    assert (alice_episode["user_id"], alice_episode["visibility"]) == ("telegram:111", "private")
+
+    question = "Where is the spare house key kept?"
+    world.oc.turn(_from("Bob", "222", f"{question} (bob asks)"), session_key=BOB_DM)
+    world.oc.turn(_from("Alice", "111", f"{question} (alice asks)"), session_key=ALICE_DM)
+    world.oc.turn(f"{question} (owner asks)")
+    group_said = f"{question} We meet at the pier on Sunday (group check)"
+    world.oc.turn(_from("Carol", "333", group_said), session_key=GROUP)
+    (group_episode,) = _wait_for_episodes(world, "(group check)", count=1)
+    dave_asks = "Where do we meet on Sunday? (group asks)"
+    world.oc.turn(_from("Dave", "444", dave_asks), session_key=GROUP)
+
+    # Each recall found what its own scope holds: the checks below are not vacuous.
+    assert "flowerpot" in _block_of(world, "(alice asks)")
+    assert "Ines" in _block_of(world, "(owner asks)")
+    assert "pier" in _block_of(world, "(group asks)")
+    # Alice's words and the owner's memory reach neither Bob's prompt nor the group's.
+    for needle in ("(bob asks)", "(group check)", "(group asks)"):
+        prompt = _prompt_of(world, needle)
+        assert "flowerpot" not in prompt and "Ines" not in prompt, needle
+    assert "flowerpot" not in _prompt_of(world, "(owner asks)")
+    # The group's turn is the group's: shared, in its chat, spoken by its sender.
+    assert group_episode["visibility"] == "shared"
+    assert group_episode["chat_id"] == "telegram:group:-100777"
+    assert group_episode["speaker"] == "Carol"
+    assert group_episode["user_id"] != alice_episode["user_id"]
+    answers = [
+        e
+        for e in _episodes(world)
+        if e["session_id"] == group_episode["session_id"] and e["role"] == "assistant"
+    ]
+    assert answers and all(e["visibility"] == "shared" for e in answers)
+
+
 def _plugin_config(world: World, **extra: Any) -> None:
     """Give the plugin this config and wait until the gateway has loaded it (a hot
     reload when the gateway does one within 30 s, else a restart)."""

@@ -22,11 +22,14 @@ TURN_FIELDS = frozenset({"user", "assistant", "at", "session", "turn", "speaker"
 
 def scope_of(item: dict[str, Any], default: Scope, where: str) -> Scope:
     """The scope an object names (agent, user_id, chat, visibility), each field missing
-    taken from `default`; a field that is not a string, or a visibility other than
-    private or shared, is an InvalidInput naming it."""
+    taken from `default`; a field that is not a string, an empty one, or a visibility
+    other than private or shared, is an InvalidInput naming it."""
     for name in SCOPE_FIELDS:
         if item.get(name) is not None and not isinstance(item[name], str):
             raise InvalidInput(f"{where}: field '{name}' must be a string")
+        if isinstance(item.get(name), str) and not item[name].strip():
+            # An empty id would silently mean the owner's: say so instead.
+            raise InvalidInput(f"{where}: field '{name}' is empty; leave it out for the default")
     visibility = item.get("visibility") or default.visibility
     if visibility not in ("private", "shared"):
         raise InvalidInput(f"{where}: field 'visibility' must be private or shared")

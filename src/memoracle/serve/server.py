@@ -36,7 +36,7 @@ from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint
 from memoracle.serialize import records, reports
-from memoracle.serve.protocol import scope_of, turns_of
+from memoracle.serve.protocol import SCOPE_FIELDS, scope_of, turns_of
 from memoracle.types import Scope
 
 __all__ = ["MAX_LINE", "SOCKET_NAME", "WarmServer", "claim_socket", "socket_path"]
@@ -49,6 +49,15 @@ MAX_LINE = 8 * 1024 * 1024
 #: A unix socket path longer than this does not fit `sockaddr_un` (108 bytes on Linux).
 MAX_SOCKET_PATH = 104
 OPS = ("ping", "recall", "capture", "checkpoint", "status")
+#: The fields each op reads besides `op`; any other is refused, so a misspelt scope
+#: field (`user` for `user_id`) is an error, not a request in the server's own scope.
+FIELDS: dict[str, frozenset[str]] = {
+    "ping": frozenset(),
+    "recall": frozenset({"message", "budget", *SCOPE_FIELDS}),
+    "capture": frozenset({"turns", *SCOPE_FIELDS}),
+    "checkpoint": frozenset({"text", "session_file", "session", *SCOPE_FIELDS}),
+    "status": frozenset(SCOPE_FIELDS),
+}
 
 
 def socket_path(settings: Settings, given: Path | None = None) -> Path:
@@ -157,6 +166,15 @@ class WarmServer:
         }.get(op if isinstance(op, str) else "")
         if handler is None:
             return {"ok": False, "error": f"request: field 'op' must be one of {', '.join(OPS)}"}
+        fields = FIELDS[str(op)]
+        unknown = set(request) - fields - {"op"}
+        if unknown:
+            known = ", ".join(sorted(fields)) or "none"
+            return {
+                "ok": False,
+                "error": f"request: unknown field(s) {', '.join(sorted(unknown))} for {op}; "
+                f"known: {known}",
+            }
         try:
             return {"ok": True, "result": handler(request)}
         except EngineError as exc:

@@ -20,6 +20,8 @@ import { execFile } from "node:child_process";
 import { homedir } from "node:os";
 
 import { flushPlanResolver } from "./flush.js";
+import { inboundWords } from "./inbound.js";
+import { groupsReachMain, ownerIdentities, scopeFlags, turnScope } from "./scope.js";
 import { memoracleHome, SOCKET_NAME, WarmRequestError, WarmServer } from "./warm.js";
 
 import {
@@ -85,8 +87,9 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {number} captureTimeoutMs
  * @property {boolean} autoRecall
  * @property {boolean} autoCapture
- * @property {string | undefined} agent memoracle --agent (CLI only)
- * @property {string | undefined} userId memoracle --user-id (CLI only)
+ * @property {string | undefined} agent the owner's memoracle --agent
+ * @property {string | undefined} userId the owner's memoracle --user-id
+ * @property {string[]} ownerPeers the owner's ids on the channels (`telegram:123`)
  * @property {boolean} warm talk to `memoracle serve` (started when needed), the CLI as fallback
  * @property {string | undefined} socket the warm server's socket (default: HOME/serve.sock)
  */
@@ -119,9 +122,13 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
 /**
  * @typedef {object} Transport
  * @property {string} describe
- * @property {(query: string, budget: number) => Promise<RecallReply>} recall
- * @property {(turns: CaptureTurn[]) => Promise<CaptureReply>} capture
+ * @property {(query: string, budget: number, scope: WireScope) => Promise<RecallReply>} recall
+ * @property {(turns: CaptureTurn[], scope: WireScope) => Promise<CaptureReply>} capture
+ * @property {boolean} [fixedScope] the server fixes the scope (MCP over HTTP): only the
+ *   owner's turns may use it
  */
+
+/** @typedef {import("./scope.js").WireScope} WireScope */
 
 /** @type {MemoracleConfig} */
 export const DEFAULTS = Object.freeze({
@@ -136,6 +143,7 @@ export const DEFAULTS = Object.freeze({
   autoCapture: true,
   agent: undefined,
   userId: undefined,
+  ownerPeers: [],
   warm: true,
   socket: undefined,
 });
@@ -197,12 +205,18 @@ export const CONFIG_JSON_SCHEMA = Object.freeze({
     agent: {
       type: "string",
       minLength: 1,
-      description: "memoracle --agent for recall and capture (default: workspace.agent). CLI only.",
+      description: "The owner's memoracle --agent (default: workspace.agent); other people's and groups' turns get their own scope.",
     },
     userId: {
       type: "string",
       minLength: 1,
-      description: "memoracle --user-id for recall and capture (default: workspace.user). CLI only.",
+      description: "The owner's memoracle --user-id (default: workspace.user); other people's and groups' turns get their own scope.",
+    },
+    ownerPeers: {
+      type: "array",
+      items: { type: "string", minLength: 1 },
+      description:
+        'The owner\'s ids on the channels, e.g. ["telegram:123456789"] (OpenClaw\'s commands.ownerAllowFrom counts too): their direct chats get the owner\'s memory.',
     },
     warm: {
       type: "boolean",
@@ -249,13 +263,13 @@ const BOOLEAN_KEYS = ["autoRecall", "autoCapture", "warm"];
  * @returns {MemoracleConfig}
  */
 export function parseConfig(raw) {
-  if (raw === undefined || raw === null) return { ...DEFAULTS, commandArgs: [] };
+  if (raw === undefined || raw === null) return { ...DEFAULTS, commandArgs: [], ownerPeers: [] };
   if (typeof raw !== "object" || Array.isArray(raw)) {
     throw new Error("config must be an object");
   }
   const given = /** @type {Record<string, unknown>} */ (raw);
   /** @type {Record<string, unknown>} */
-  const out = { ...DEFAULTS, commandArgs: [] };
+  const out = { ...DEFAULTS, commandArgs: [], ownerPeers: [] };
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
     if (STRING_KEYS.includes(key)) {
@@ -272,6 +286,11 @@ export function parseConfig(raw) {
         throw new Error(`config ${key} must be an integer from ${low} to ${high}`);
       }
       out[key] = value;
+    } else if (key === "ownerPeers") {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v.trim() !== "")) {
+        throw new Error("config ownerPeers must be a list of non-empty strings");
+      }
+      out[key] = [...value];
     } else if (key === "commandArgs") {
       if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
         throw new Error("config commandArgs must be a list of strings");
@@ -313,12 +332,15 @@ export function registerMemoracle(api, options = {}) {
   }
   if (config.endpoint && (config.agent || config.userId || config.home)) {
     log.warn(
-      "memoracle: home, agent and userId apply to the CLI only; with an endpoint, the " +
-        "server's own --home and scope flags decide whose memory it is",
+      "memoracle: home, agent and userId apply to the warm server and the CLI only; with an " +
+        "endpoint, the server's own --home and scope flags decide whose memory it is, and " +
+        "only the owner's turns use it",
     );
   }
-  registerFlushPlan(api, config, log);
-  const hooks = createHooks(transport, config, log);
+  const hostConfig = /** @type {any} */ (api).config;
+  const scopes = new ScopeTracker();
+  registerFlushPlan(api, config, log, scopes);
+  const hooks = createHooks(transport, config, log, { hostConfig, scopes });
   if (config.autoRecall) {
     api.on("before_prompt_build", hooks.beforePromptBuild, {
       timeoutMs: config.recallTimeoutMs + 1000,
@@ -335,19 +357,92 @@ export function registerMemoracle(api, options = {}) {
 }
 
 /**
+ * The scopes of the turns the hooks have seen since the gateway started. OpenClaw asks
+ * for the flush plan without saying for which session (2026.9.6 passes only its config),
+ * so the plan can name a scope only when every turn so far had one and the same.
+ */
+export class ScopeTracker {
+  /** @type {Map<string, WireScope>} */ #seen = new Map();
+
+  /** @param {WireScope} scope */
+  note(scope) {
+    // Two are as good as many: the map stays small on a gateway of many chats.
+    if (this.#seen.size < 2) this.#seen.set(JSON.stringify(scope), scope);
+  }
+
+  /** The one scope every turn so far had, else undefined (none yet, or several). */
+  get only() {
+    return this.#seen.size === 1 ? [...this.#seen.values()][0] : undefined;
+  }
+
+  get size() {
+    return this.#seen.size;
+  }
+}
+
+/**
+ * Whether OpenClaw's config enables any message channel (Telegram, Discord, Slack, …):
+ * then sessions of other people and groups may come, and a flush cannot be placed.
+ * @param {any} cfg
+ */
+export function channelsConfigured(cfg) {
+  const channels = cfg?.channels;
+  if (!channels || typeof channels !== "object") return false;
+  return Object.entries(channels).some(
+    ([name, value]) => name !== "defaults" && value && typeof value === "object" && value.enabled !== false,
+  );
+}
+
+/**
  * Give OpenClaw the pre-compaction flush plan (./flush.js), where the host takes one:
  * the flush turn then runs `memoracle checkpoint` instead of writing memory files.
+ *
+ * The host asks for the plan with no word of the session being compacted, and runs the
+ * flush before that session's next turn reaches the hooks. So the plan is given only
+ * while that session cannot be anyone else's: no channel is configured and every turn
+ * seen since the gateway started was the owner's; its command then carries that scope.
+ * Otherwise there is no plan (a debug line says why): OpenClaw compacts without a flush
+ * turn, and every turn was captured already by `agent_end` in its own scope.
  * @param {PluginApiLike} api
  * @param {MemoracleConfig} config
  * @param {Required<PluginLogger>} log
+ * @param {ScopeTracker} scopes
  */
-function registerFlushPlan(api, config, log) {
+function registerFlushPlan(api, config, log, scopes) {
   if (typeof api.registerMemoryFlushPlan !== "function") return;
   const home = config.home ? ["--home", resolver(api)(config.home)] : [];
+  const base = [config.command, ...config.commandArgs, ...home, "checkpoint"];
+  const plain = flushPlanResolver(base);
+  const owner = scopeFlags({ agent: config.agent, user_id: config.userId, visibility: "private" });
+  const owned = owner.length ? flushPlanResolver([...base, ...owner]) : plain;
+  let said = "";
+  /** @param {any} [params] */
+  const resolve = (params) => {
+    const cfg = params?.cfg ?? /** @type {any} */ (api).config;
+    const only = scopes.only;
+    const ownerOnly =
+      scopes.size === 0 ||
+      (only !== undefined &&
+        only.visibility === "private" &&
+        only.user_id === config.userId &&
+        only.agent === config.agent);
+    if (!ownerOnly || channelsConfigured(cfg)) {
+      // OpenClaw asks at every turn (for its reserve): say it once, not each time.
+      const why = channelsConfigured(cfg) ? "channels are configured" : "turns of other scopes were seen";
+      if (why !== said) {
+        log.debug(
+          `memoracle: no flush plan: the session being compacted may not be the owner's (${why}); ` +
+            "its turns were captured in their own scope",
+        );
+      }
+      said = why;
+      return null;
+    }
+    said = "";
+    return owned(params);
+  };
   try {
-    api.registerMemoryFlushPlan(
-      flushPlanResolver([config.command, ...config.commandArgs, ...home, "checkpoint"]),
-    );
+    api.registerMemoryFlushPlan(resolve);
   } catch (error) {
     log.warn(`memoracle: no flush plan (${messageOf(error)}); compaction flushes as OpenClaw does`);
   }
@@ -356,14 +451,39 @@ function registerFlushPlan(api, config, log) {
 /**
  * The hook handlers over one transport; they never throw and never reject.
  * @param {Transport} transport
- * @param {Pick<MemoracleConfig, "budget">} config
+ * @param {Pick<MemoracleConfig, "budget"> & Partial<Pick<MemoracleConfig, "agent" | "userId" | "ownerPeers">>} config
  * @param {Required<PluginLogger>} log
- * @param {{ now?: () => Date, env?: Record<string, string | undefined> }} [options]
+ * @param {{ now?: () => Date, env?: Record<string, string | undefined>, hostConfig?: any, scopes?: ScopeTracker }} [options]
  */
 export function createHooks(transport, config, log, options = {}) {
   const now = options.now ?? (() => new Date());
   const reported = new Set();
   const marks = new TranscriptMarks();
+  const settings = {
+    agent: config.agent,
+    userId: config.userId,
+    owners: ownerIdentities(config.ownerPeers, options.hostConfig),
+    groupsInMain: groupsReachMain(options.hostConfig),
+  };
+
+  /**
+   * This turn's scope (./scope.js), noted for the flush plan; undefined when the
+   * transport cannot serve it (an MCP server fixes its own scope: the owner's).
+   * @param {any} ctx
+   * @param {string} what
+   */
+  function scopeFor(ctx, what) {
+    const found = turnScope(ctx, settings);
+    options.scopes?.note(found.scope);
+    if (found.kind === "failsafe" || found.kind === "group") {
+      log.debug(`memoracle: ${what} in scope ${JSON.stringify(found.scope)}: ${found.reason}`);
+    }
+    if (transport.fixedScope && found.kind !== "owner") {
+      log.debug(`memoracle: no ${what}: ${found.reason}, and the MCP endpoint serves the owner's scope only`);
+      return undefined;
+    }
+    return found;
+  }
 
   /**
    * `before_prompt_build`: the recall block for this message, prepended to the prompt.
@@ -376,7 +496,9 @@ export function createHooks(transport, config, log, options = {}) {
       if (NO_RECALL_TRIGGERS.has(ctx?.trigger)) return undefined;
       const query = queryOf(event);
       if (!query) return undefined;
-      const reply = await transport.recall(query.slice(0, MAX_QUERY_CHARS), config.budget);
+      const found = scopeFor(ctx, "recall");
+      if (!found) return undefined;
+      const reply = await transport.recall(query.slice(0, MAX_QUERY_CHARS), config.budget, found.scope);
       if (reply.degraded && !reported.has(reply.degraded)) {
         reported.add(reply.degraded);
         log.warn(`memoracle: recall is partial: ${reply.degraded}`);
@@ -402,8 +524,12 @@ export function createHooks(transport, config, log, options = {}) {
       if (typeof ctx?.trigger === "string" && ctx.trigger !== "user") return;
       const last = lastTurn(event?.messages);
       if (!last) return;
+      const found = scopeFor(ctx, "capture");
+      if (!found) return;
       const turns = captureTurns(last, ctx, now(), options.env, marks);
-      const reply = await transport.capture(turns);
+      // In a group the speaker is the sender: the Sender block's name, else their id.
+      if (found.kind === "group" && !turns[0].speaker && found.sender) turns[0].speaker = found.sender;
+      const reply = await transport.capture(turns, found.scope);
       const [first] = turns;
       for (const problem of reply.problems) log.warn(`memoracle: capture: ${problem}`);
       log.debug(
@@ -421,16 +547,17 @@ export function createHooks(transport, config, log, options = {}) {
 
 /**
  * What to recall for: the current request when the harness gives it (an empty string
- * means no textual request), else the prompt without a block injected earlier.
+ * means no textual request), else the prompt; without a block injected earlier or the
+ * gateway's wrappers.
  * @param {any} event
  * @returns {string | undefined}
  */
 export function queryOf(event) {
   if (typeof event?.currentUserMessage === "string") {
-    return stripRecallBlocks(event.currentUserMessage).trim() || undefined;
+    return inboundWords(stripRecallBlocks(event.currentUserMessage)) || undefined;
   }
   if (typeof event?.prompt === "string") {
-    return stripRecallBlocks(event.prompt).trim() || undefined;
+    return inboundWords(stripRecallBlocks(event.prompt)) || undefined;
   }
   return undefined;
 }
@@ -483,7 +610,9 @@ export function lastTurn(messages) {
     }
   });
   if (userIndex < 0) return undefined;
-  const user = stripRecallBlocks(textOf(messages[userIndex])).trim();
+  // The person's words: no recall block, and none of the gateway's wrappers (a channel
+  // message's Sender block, its time envelope), as ingest stores them.
+  const user = inboundWords(stripRecallBlocks(textOf(messages[userIndex])));
   if (!user) return undefined;
   let assistant = "";
   let assistantMessage;
@@ -592,23 +721,21 @@ export function warmTransport(config, resolvePath, log, options = {}) {
   if (home) base.push("--home", home);
   const server = new WarmServer({ command: config.command, args: base, socket });
   const cli = cliTransport(config, resolvePath);
-  /** @type {Record<string, string>} */
-  const scope = {};
-  if (config.agent) scope.agent = config.agent;
-  if (config.userId) scope.user_id = config.userId;
   let warmLost = false;
 
   /**
    * @template T
    * @param {Record<string, unknown>} message
+   * @param {WireScope} scope
    * @param {number} timeoutMs
    * @param {(result: Record<string, any>) => T} shape
    * @param {() => Promise<T>} fallback
    * @returns {Promise<T>}
    */
-  async function call(message, timeoutMs, shape, fallback) {
+  async function call(message, scope, timeoutMs, shape, fallback) {
     let result;
     try {
+      // The scope in full, visibility included: the server's own default is the owner's.
       result = await server.call({ ...message, ...scope }, timeoutMs);
     } catch (error) {
       if (error instanceof WarmRequestError) throw error;
@@ -632,23 +759,25 @@ export function warmTransport(config, resolvePath, log, options = {}) {
   return {
     describe: `the warm server at ${socket} (the CLI when it cannot be reached)`,
     server,
-    recall(query, budget) {
+    recall(query, budget, scope) {
       return call(
         { op: "recall", message: query, budget },
+        scope,
         config.recallTimeoutMs,
         (reply) => {
           if (typeof reply.text !== "string") throw new Error("recall answered no text field");
           return { text: reply.text, degraded: typeof reply.degraded === "string" ? reply.degraded : null };
         },
-        () => cli.recall(query, budget),
+        () => cli.recall(query, budget, scope),
       );
     },
-    capture(turns) {
+    capture(turns, scope) {
       return call(
         { op: "capture", turns },
+        scope,
         config.captureTimeoutMs,
         (reply) => captureReply(reply),
-        () => cli.capture(turns),
+        () => cli.capture(turns, scope),
       );
     },
   };
@@ -681,19 +810,15 @@ function captureReply(reply) {
 export function cliTransport(config, resolvePath) {
   const base = [...config.commandArgs];
   if (config.home) base.push("--home", resolvePath(config.home));
-  /** @type {string[]} */
-  const scope = [];
-  if (config.agent) scope.push("--agent", config.agent);
-  if (config.userId) scope.push("--user-id", config.userId);
   const run = (/** @type {string[]} */ args, /** @type {string} */ input, /** @type {number} */ timeoutMs) =>
     runCommand(config.command, [...base, ...args], input, timeoutMs);
 
   return {
     describe: `the CLI (${[config.command, ...base].join(" ")})`,
-    async recall(query, budget) {
+    async recall(query, budget, scope) {
       // `--` so a message that starts with a dash is a message, not an option.
       const out = await run(
-        ["recall", "--json", "--budget", String(budget), ...scope, "--", query],
+        ["recall", "--json", "--budget", String(budget), ...scopeFlags(scope), "--", query],
         "",
         config.recallTimeoutMs,
       );
@@ -704,9 +829,9 @@ export function cliTransport(config, resolvePath) {
         degraded: typeof reply.degraded === "string" ? reply.degraded : null,
       };
     },
-    async capture(turns) {
+    async capture(turns, scope) {
       const out = await run(
-        ["capture", "--json", ...scope],
+        ["capture", "--json", ...scopeFlags(scope)],
         JSON.stringify(turns),
         config.captureTimeoutMs,
       );
@@ -777,6 +902,7 @@ export function httpTransport(endpoint, options = {}) {
   const client = new McpHttpClient(loopbackUrl(endpoint), options.fetch);
   return {
     describe: `MCP at ${client.url.href}`,
+    fixedScope: true,
     async recall(query, budget) {
       const result = await client.callTool(
         "memory_recall",

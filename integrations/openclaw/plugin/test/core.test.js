@@ -48,6 +48,8 @@ process.stdin.on("end", () => {
 `;
 
 const NOW = new Date("2026-05-14T09:30:00.000Z");
+/** The owner's main session, as the gateway names it. */
+const MAIN = { sessionKey: "agent:main:main" };
 let dir = "";
 let script = "";
 let logPath = "";
@@ -210,7 +212,7 @@ describe("recall through the CLI", () => {
     const { hooks } = fakeApi(cli({ budget: 1500 }));
     const result = await hooks.before_prompt_build(
       { prompt: "Where do I live?", messages: [] },
-      { sessionId: "s1", trigger: "user" },
+      { ...MAIN, sessionId: "s1", trigger: "user" },
     );
     assert.deepEqual(calls().map((c) => c.argv), [
       ["--home", "/h", "recall", "--json", "--budget", "1500", "--", "Where do I live?"],
@@ -238,20 +240,20 @@ describe("recall through the CLI", () => {
 
   test("a block injected earlier is not searched for; a dash is not an option", async () => {
     const { hooks } = fakeApi(cli());
-    await hooks.before_prompt_build({ prompt: `${recallBlock("- [m_3] x")}\n-h`, messages: [] }, {});
+    await hooks.before_prompt_build({ prompt: `${recallBlock("- [m_3] x")}\n-h`, messages: [] }, MAIN);
     assert.deepEqual(calls()[0].argv.slice(-2), ["--", "-h"]);
   });
 
   test("home, agent and user id reach the CLI; ~ is the home directory", async () => {
     const { hooks } = fakeApi(cli({ home: "~/mem", agent: "main", userId: "alice" }));
-    await hooks.before_prompt_build({ prompt: "q", messages: [] }, {});
+    await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN);
     assert.deepEqual(calls()[0].argv.slice(0, 2), ["--home", join(homedir(), "mem")]);
     assert.deepEqual(calls()[0].argv.slice(-6), [
       "--agent", "main", "--user-id", "alice", "--", "q",
     ]); // prettier-ignore
     writeFileSync(logPath, "");
     const resolved = fakeApi(cli({ home: "mem" }), { resolvePath: (p) => `/cfg/${p}` });
-    await resolved.hooks.before_prompt_build({ prompt: "q", messages: [] }, {});
+    await resolved.hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN);
     assert.equal(calls()[0].argv[1], "/cfg/mem");
   });
 
@@ -260,14 +262,14 @@ describe("recall through the CLI", () => {
     assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, { trigger: "heartbeat" }), undefined);
     assert.deepEqual(calls(), []);
     process.env.FAKE_MEMORACLE_MODE = "empty";
-    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, {}), undefined);
+    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN), undefined);
   });
 
   test("a partial answer is still used, and said once", async () => {
     process.env.FAKE_MEMORACLE_MODE = "degraded";
     const { hooks, warnings } = fakeApi(cli());
-    assert.ok((await hooks.before_prompt_build({ prompt: "q", messages: [] }, {})).prependContext);
-    await hooks.before_prompt_build({ prompt: "q", messages: [] }, {});
+    assert.ok((await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN)).prependContext);
+    await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN);
     assert.deepEqual(warnings(), ["memoracle: recall is partial: lexical only: no vectors yet"]);
   });
 });
@@ -456,8 +458,8 @@ describe("MCP over HTTP", () => {
 
   test("recall: initialize once, then tools/call memory_recall", async () => {
     const { hooks } = fakeApi({ endpoint, budget: 700 });
-    const first = await hooks.before_prompt_build({ prompt: "Where do I live?", messages: [] }, {});
-    await hooks.before_prompt_build({ prompt: "And my rules?", messages: [] }, {});
+    const first = await hooks.before_prompt_build({ prompt: "Where do I live?", messages: [] }, MAIN);
+    await hooks.before_prompt_build({ prompt: "And my rules?", messages: [] }, MAIN);
     assert.match(first.prependContext, /Lyon/);
     assert.deepEqual(seen.map((s) => s.method), [
       "initialize", "notifications/initialized", "tools/call", "tools/call",
@@ -470,7 +472,7 @@ describe("MCP over HTTP", () => {
 
   test("capture: memory_checkpoint with one user line and one assistant line", async () => {
     const { hooks, logs } = fakeApi({ endpoint });
-    await hooks.agent_end({ messages: SESSION, success: true }, { sessionId: "sess-9" });
+    await hooks.agent_end({ messages: SESSION, success: true }, { ...MAIN, sessionId: "sess-9" });
     const call = seen.find((s) => s.method === "tools/call");
     assert.deepEqual(call?.params, {
       name: "memory_checkpoint",
@@ -484,10 +486,10 @@ describe("MCP over HTTP", () => {
 
   test("a lost session is opened again, once", async () => {
     const { hooks } = fakeApi({ endpoint });
-    await hooks.before_prompt_build({ prompt: "q", messages: [] }, {});
+    await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN);
     const before = sessions;
     live = "restarted"; // the server forgot every session
-    const result = await hooks.before_prompt_build({ prompt: "q", messages: [] }, {});
+    const result = await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN);
     assert.match(result.prependContext, /Lyon/);
     assert.equal(sessions, before + 1);
   });
@@ -495,9 +497,9 @@ describe("MCP over HTTP", () => {
   test("tool and protocol errors are warnings", async () => {
     const { hooks, warnings } = fakeApi({ endpoint });
     mode = "tool-error";
-    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, {}), undefined);
+    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN), undefined);
     mode = "rpc-error";
-    assert.equal(await hooks.agent_end({ messages: SESSION, success: true }, {}), undefined);
+    assert.equal(await hooks.agent_end({ messages: SESSION, success: true }, MAIN), undefined);
     assert.match(warnings()[0], /memory_recall: No memory store/);
     assert.match(warnings()[1], /memory_checkpoint: Invalid params/);
   });
@@ -509,12 +511,12 @@ describe("MCP over HTTP", () => {
     assert.ok(address && typeof address === "object");
     await new Promise((resolve) => closed.close(() => resolve(undefined)));
     const { hooks, warnings } = fakeApi({ endpoint: `http://127.0.0.1:${address.port}/mcp` });
-    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, {}), undefined);
+    assert.equal(await hooks.before_prompt_build({ prompt: "q", messages: [] }, MAIN), undefined);
     assert.match(warnings()[0], /recall failed/);
   });
 
-  test("home, agent and userId are said to be CLI-only", () => {
+  test("home, agent and userId are said not to reach the endpoint", () => {
     const { warnings } = fakeApi({ endpoint, agent: "main" });
-    assert.match(warnings()[0], /apply to the CLI only/);
+    assert.match(warnings()[0], /apply to the warm server and the CLI only/);
   });
 });

@@ -19,7 +19,7 @@ const root = scratch("memoracle-e2e-");
  */
 async function captureThenRecall(config) {
   const { hooks, logs, warnings } = plugin(config);
-  const ctx = { sessionId: "e2e-session", trigger: "user" };
+  const ctx = { sessionId: "e2e-session", sessionKey: "agent:main:main", trigger: "user" };
   await hooks.agent_end(TURN, ctx);
   await hooks.agent_end(TURN, ctx);
   const result = await hooks.before_prompt_build({ prompt: "Where do I live?", messages: [] }, ctx);

@@ -79,7 +79,8 @@ test("the entry ids, session, speaker and times of a turn come from the transcri
     assert.ok(last);
     const turns = captureTurns(last, { sessionFile: path, sessionId: "ctx-id" }, new Date(0));
     assert.deepEqual(turns, [
-      { user: SENDER, session: "sess-uuid", turn: "u1", at: "2026-05-14T08:02:09.187Z", speaker: "Lena" },
+      // The person's words, without the channel's wrappers, as ingest stores them.
+      { user: "I moved to Lyon.", session: "sess-uuid", turn: "u1", at: "2026-05-14T08:02:09.187Z", speaker: "Lena" },
       { assistant: "Noted.", session: "sess-uuid", turn: "a1", at: "2026-05-14T08:02:21.343Z" },
     ]);
     // A later user message without a Sender block is from the last sender named.

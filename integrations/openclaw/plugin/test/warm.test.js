@@ -29,7 +29,7 @@ after(() => {
 });
 const root = scratch("memoracle-warm-"); // removed after the servers are stopped
 
-const CTX = { sessionId: "warm-session", trigger: "user" };
+const CTX = { sessionId: "warm-session", sessionKey: "agent:main:main", trigger: "user" };
 const QUESTION = { prompt: "Where do I live?", messages: [] };
 
 /** @param {string} name */
