@@ -151,8 +151,12 @@ def load_cases(path: Path) -> list[Case]:
 
 
 def redact_turns(texts: Sequence[str]) -> list[str]:
-    """The turns of one conversation redacted as capture redacts them, in order."""
-    return [redact(text).text for text in texts]
+    """The turns of one conversation redacted as capture redacts them, in order: each
+    with the one before it as stored (redacted), for a secret it left open."""
+    out: list[str] = []
+    for text in texts:
+        out.append(redact(text, previous=out[-1] if out else None).text)
+    return out
 
 
 def leaked(text: str, needles: Iterable[str]) -> list[str]:
