@@ -26,8 +26,9 @@ JSONL, MCP remember and checkpoint (`memoracle.mcp_server.tools`); then a backup
 nightly run and an export. Every file under the home and the workspace is scanned for
 the needles — as bytes, the SQLite files (the database, its WAL, the backups) also
 through SQL (every table, the FTS tables' content and their terms), zstd or gzip files
-decompressed — and so are the doors' own outputs and a search and a recall for each
-case. Leaks are counted by door, by place and by shape; a benign case is altered at a
+decompressed — and so are the doors' own outputs and, in the capture door's store, a
+search and a recall for each case (the stores hold the same texts; one is searched to
+keep the run short). Leaks are counted by door, by place and by shape; a benign case is altered at a
 door when what the door stored or returned for it holds a "[REDACTED:" marker.
 
     python bench/redaction_set.py PATH [--doors] [--show N] [--limit N]
@@ -376,9 +377,13 @@ DOORS: dict[str, Callable[[Door, Sequence[Case]], None]] = {
 }
 
 
-def _afterwards(door: Door, cases: Sequence[Case]) -> None:
-    """A backup, the nightly run, an export; a search and a recall for each case, and
-    the episodes of each case's session as stored, into the door's outputs."""
+QUERIED = "capture"  # the door whose store is searched and recalled for every case
+
+
+def _afterwards(door: Door, cases: Sequence[Case], *, queries: bool) -> None:
+    """A backup, the nightly run, an export; the episodes of each case's session as
+    stored, and with `queries` a search and a recall for each case, into the door's
+    outputs."""
     from memoracle.jobs import transfer
     from memoracle.jobs.nightly import run_nightly
     from memoracle.serialize import records
@@ -394,7 +399,7 @@ def _afterwards(door: Door, cases: Sequence[Case]) -> None:
                 case_id = by_session.get(episode.session_id or "")
                 if case_id is not None:
                     door.outputs[case_id].append(episode.text)
-        for case in cases:
+        for case in cases if queries else ():
             query = case.texts[0][:300]
             hits = engine.search(query).hits
             door.outputs[f"search:{case.id}"].append(
@@ -541,7 +546,7 @@ def run_doors(cases: Sequence[Case], workdir: Path) -> DoorScore:
         snapshot = {  # before the nightly run checkpoints the WAL into the database
             rel: text for rel, text in scan_files(door.home).items()
         }
-        _afterwards(door, cases)
+        _afterwards(door, cases, queries=name == QUERIED)
         _scan_door(door, cases, score, snapshot)
     return score
 

@@ -22,7 +22,8 @@ Span = tuple[int, int, str]
 
 # A turn that speaks of a password, a login or a PIN: its made-up tokens are secrets.
 SECRET_TALK = re.compile(
-    r"(?<!\w)(?i:pass(?:word|wd|phrase|code)?|пасс|кодов\w+|вайфа\w*|pwd|pw|mdp|mot\s+de\s+passe|contrase[ñn]a|cl@?ve(?:\s*[úu]nica)?"
+    r"(?<!\w)(?i:pass(?:word|wd|phrase|code)?|пасс|кодов\w+|вайфа\w*|pwd|pw|mdp|mot\s+de\s+passe"
+    r"|contrase[ñn]a|cl[a@]ve\w*"
     r"|пароль|пароля|паролем|parol|логин|login|log\s+in|sign\s+in|credentials?|identifiants?"
     r"|credenciales|wi-?fi|вайфай|hint|indice|pista|подсказк|secret|секрет|token|токен"
     r"|api[\s_-]?key|ключ|clé|llave|pin|nip|пин|код|code|c[óo]digo|usuario|user(?:name)?)"
@@ -32,7 +33,7 @@ _WORD = re.compile(r"(?<![^\s\"'«“`])[^\s\"'«»“”`(),;<>\[\]{}]{6,64}(?=
 _DIGIT = re.compile(r"\d")
 _SIGN = set("!@#$%^&*+=?~|\\/_.-")
 _NOT_WORD = re.compile(
-    r"^\$|@\w+\.\w|^[\w.-]+@[\w.-]+$|[:=(){}'’]|--|^-|^[A-Za-z_]\w*(?:\.\w+)+$"
+    r"^\$|@\w+\.\w|^[\w.-]+@[A-Za-z][\w.-]+$|[:=(){}'’]|--|^-|^[A-Za-z_]\w*(?:\.\w+)+$"
     r"|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z]{2,6}-\d+$|^\d+[-.]?[a-zа-яё]+$"
     r"|^(?:AAAA|ssh-|ecdsa-|sha\d|pk_)|^[0-9a-fA-F-]{16,}$|^[A-Za-z0-9+/]{40,}={0,2}$|://"
     r"|(?i:^www\.|\.(?:com|org|net|ru|fr|es|io|py|js|md|txt|json|pdf|jpe?g|png|zip|exe|csv|log"
@@ -245,11 +246,11 @@ _ID = re.compile(
 
 # Identity numbers published for everyone's use (Mexico's generic RFCs).
 _PUBLIC_IDS = frozenset(("XAXX010101000", "XEXX010101000"))
-_FIVE_DIGITS = re.compile(r"\d(?:[ .-]?\d){4}")
+_TWO_DIGITS = re.compile(r"\d\D*\d")
 
 
 def id_after_name(text: str, low: str) -> Iterator[Span]:
-    if _FIVE_DIGITS.search(text) is None and len(_DIGIT.findall(text)) < 5:
+    if _TWO_DIGITS.search(text) is None:
         return
     for v in _ID.finditer(text):
         value = v["value"].rstrip(" .-/")

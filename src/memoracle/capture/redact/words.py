@@ -147,6 +147,8 @@ def plausible(value: str) -> bool:
         return False
     if value[:1] in "\"'«“`":
         return True
+    if not any(c.isalnum() for c in v):
+        return False
     return v.lower() not in STOP and not v.startswith(("[REDACTED", "http"))
 
 
