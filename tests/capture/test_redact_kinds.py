@@ -67,6 +67,19 @@ PROSE = [
     ("curl -u admin:Zq7marmot https://api.example.com", "Zq7marmot"),
     ('{"api_key": "x", "password": "Zq7marmot"}', "Zq7marmot"),
     ("username: bob\nZq7!marmot", "Zq7!marmot"),
+    ("is Pl4net!Moss strong enough for my bank?", "Pl4net!Moss"),
+    ("I changed my mail password to Ci7der$Hill last night", "Ci7der$Hill"),
+    ("la pista es 'gato + año', o sea Minino2011", "Minino2011"),
+    ("gate code at the cottage is 5512# then push", "5512"),
+    ("код подтверждения из банка 604213, скажи мне", "604213"),
+    ("dejé 0472 en la caja fuerte del hotel", "0472"),
+    ("le code reçu par SMS : 381992", "381992"),
+    ("ACME_APIKEY_PRIVATE=" + "c0ffee" * 5 + "42", "c0ffee"),
+    ("GET /v2/weather?q=oslo&appid=" + "9a8b7c6d5e4f" * 2 + " HTTP/1.1", "9a8b7c6d5e4f"),
+    ("<server><password>Wr3n-Tide-0</password></server>", "Wr3n-Tide-0"),
+    ("numéro de passeport 19XK27731 pour le visa", "19XK27731"),
+    ("my social without dashes is 512449871", "512449871"),
+    ("phrase secrète du coffre : le hibou boit du thé vert — tout en minuscules", "hibou boit"),
 ]
 
 
@@ -166,6 +179,19 @@ BENIGN = [
     "I changed my password yesterday and it works now",
     "Пароль я поменял вчера, всё работает",
     "what is your wifi password?",
+    "set the oven to 200C, 35 min, then rest",
+    "the log shows password=******** so it is masked",
+    "the README says API_KEY=your_api_key_here in .env",
+    "sshpass -e ssh deploy@bastion reads $SSHPASS",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk3Zt9q2Lr8vX1 kira@laptop",
+    'integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"',
+    "I noticed a spiderman pin on your bag. Is Spider-Man your favourite?",
+    "exciting things are happening--I'm starting a new job",
+    "The product code is QXT-5521-904, batch 118273.",
+    "Mon code postal est 69003, c'est Lyon.",
+    "code APE 6201Z, programmation",
+    "in test mode 4242 4242 4242 4242 works",
+    "my locker is #214 next to the fountain",
 ]
 
 
