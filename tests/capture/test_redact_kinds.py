@@ -74,6 +74,7 @@ PROSE = [
     ("код подтверждения из банка 604213, скажи мне", "604213"),
     ("dejé 0472 en la caja fuerte del hotel", "0472"),
     ("le code reçu par SMS : 381992", "381992"),
+    ("account recovery code QWERT-Z1X2C-V3B4N-M5L6K", "M5L6K"),
     ("ACME_APIKEY_PRIVATE=" + "c0ffee" * 5 + "42", "c0ffee"),
     ("GET /v2/weather?q=oslo&appid=" + "9a8b7c6d5e4f" * 2 + " HTTP/1.1", "9a8b7c6d5e4f"),
     ("<server><password>Wr3n-Tide-0</password></server>", "Wr3n-Tide-0"),
@@ -192,6 +193,8 @@ BENIGN = [
     "code APE 6201Z, programmation",
     "in test mode 4242 4242 4242 4242 works",
     "my locker is #214 next to the fountain",
+    "the code in commit 9fceb02d0ae5 broke the settings page for user Anna2",
+    "the api returns iPhone15Pro as the model for that user",
 ]
 
 

@@ -26,7 +26,7 @@ SECRET_TALK = re.compile(
     r"|contrase[ñn]a|cl[a@]ve\w*"
     r"|пароль|пароля|паролем|parol|логин|login|log\s+in|sign\s+in|credentials?|identifiants?"
     r"|credenciales|wi-?fi|вайфай|hint|indice|pista|подсказк|secret|секрет|token|токен"
-    r"|api[\s_-]?key|ключ|clé|llave|pin|nip|пин|код|code|c[óo]digo|usuario|user(?:name)?)"
+    r"|api[\s_-]?key|ключ|clé|llave|pin|nip|пин)"
     r"(?!\w)"
 )
 _WORD = re.compile(r"(?<![^\s\"'«“`])[^\s\"'«»“”`(),;<>\[\]{}]{6,64}(?=$|[\s\"'»”`),;!?.])")
@@ -35,7 +35,7 @@ _SIGN = set("!@#$%^&*+=?~|\\/_.-")
 _NOT_WORD = re.compile(
     r"^\$|@\w+\.\w|^[\w.-]+@[A-Za-z][\w.-]+$|[:=(){}'’]|--|^-|^[A-Za-z_]\w*(?:\.\w+)+$"
     r"|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z]{2,6}-\d+$|^\d+[-.]?[a-zа-яё]+$"
-    r"|^(?:AAAA|ssh-|ecdsa-|sha\d|pk_)|^[0-9a-fA-F-]{16,}$|^[A-Za-z0-9+/]{40,}={0,2}$|://"
+    r"|^(?:AAAA|ssh-|ecdsa-|sha\d|pk_)|^[0-9a-fA-F-]{16,}$|^[0-9a-f]{7,40}$|^[A-Za-z0-9+/]{40,}={0,2}$|://"
     r"|(?i:^www\.|\.(?:com|org|net|ru|fr|es|io|py|js|md|txt|json|pdf|jpe?g|png|zip|exe|csv|log"
     r"|html?|yml|yaml|toml|sh|conf)$)|^\d+(?:[.,:/-]\d+)*$|^v?\d+(?:\.\d+)+|^\[REDACTED"
 )
