@@ -14,8 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
+import redaction_doors  # noqa: E402
 import redaction_set  # noqa: E402
-from redaction_set import CorpusError, load_cases, run_doors, score_texts  # noqa: E402
+from redaction_doors import run_doors  # noqa: E402
+from redaction_set import CorpusError, leaked, load_cases, score_texts  # noqa: E402
 
 FOUND = "Zq7marmot41"
 UNFOUND = "tarantula"  # an ordinary word: no rule may ever take it from this sentence
@@ -76,6 +78,12 @@ def test_a_bad_line_names_file_line_and_field(tmp_path: Path, line: str, message
         load_cases(path)
 
 
+def test_a_short_needle_counts_only_as_a_token_of_its_own() -> None:
+    assert leaked("hash ab4821cd, id 14821", ["4821"]) == []
+    assert leaked("code 4821#", ["4821"]) == ["4821"]
+    assert leaked("the key Kx9pel!x", ["Kx9pel!x"]) == ["Kx9pel!x"]
+
+
 @pytest.mark.slow
 def test_the_doors_find_what_redaction_missed(tmp_path: Path) -> None:
     cases = load_cases(_corpus(tmp_path, CASES))
@@ -83,7 +91,7 @@ def test_the_doors_find_what_redaction_missed(tmp_path: Path) -> None:
     leaked = {case for _, _, case in score.leaks}
     assert leaked == {"s2"}
     doors = {door for door, _, _ in score.leaks}
-    assert doors == set(redaction_set.DOORS)
+    assert doors == set(redaction_doors.DOORS)
     places = {place for _, place, _ in score.leaks}
     assert {"database", "database (sql)", "backup", "export", "search"} <= places
     assert score.altered == set()

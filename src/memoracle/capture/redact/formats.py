@@ -116,10 +116,22 @@ _PLACEHOLDER = re.compile(
 )
 
 
+# Public by design: an SSH public key, a fingerprint or an integrity hash.
+_PUBLIC_VALUE = re.compile(
+    r"^(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2|AAAA[A-Za-z0-9+/]{16}|sha\d{3}-|SHA256:)"
+)
+
+
 def is_code(value: str) -> bool:
-    """Code, a reference or a placeholder ("your_api_key_here", "********"), not a value."""
+    """Code, a reference, a placeholder ("your_api_key_here", "********"), the next
+    setting's name ("KEY=") or a public key, not a value."""
     bare = value.strip("\"'")
-    return _CODE_VALUE.search(bare) is not None or _PLACEHOLDER.match(bare) is not None
+    return (
+        _CODE_VALUE.search(bare) is not None
+        or _PLACEHOLDER.match(bare) is not None
+        or _PUBLIC_VALUE.match(bare) is not None
+        or bare.endswith(("=", ":"))
+    )
 
 
 def _setting_value(value: str) -> bool:
