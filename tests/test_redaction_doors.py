@@ -128,3 +128,46 @@ def test_no_secret_gets_past_any_door(tmp_path: Path) -> None:
     found += _leaked("export", export.read_text(encoding="utf-8"), planted)
     found += _scan_tree(home, planted) + _scan_tree(other, planted)
     assert found == []
+
+
+def _engine(tmp_path: Path) -> tuple[Engine, object]:
+    settings = load(tmp_path / "home", env=ENV)
+    clock = FixedClock(datetime.fromisoformat(NOW))
+    Engine.init(settings, clock=clock)
+    return Engine.open(settings, clock=clock), settings
+
+
+def _stored(engine: Engine) -> str:
+    return "\n".join(e.text for episodes in engine.turns() for e in episodes)
+
+
+def test_a_secret_over_two_captured_turns_is_not_stored(tmp_path: Path) -> None:
+    """The write path hands `redact` the session's previous turn: the value said alone
+    after "what's the wifi password?" is not stored, in another session it is."""
+    engine, _ = _engine(tmp_path)
+    at = datetime(2026, 5, 14, 9, tzinfo=UTC)
+    with engine:
+        for i, text in enumerate(["what's the wifi password again?", "Tournesol88"]):
+            engine.capture([Turn(role="user", text=text, session_id="s1", turn_id=f"t{i}", at=at)])
+        engine.capture(
+            [Turn(role="user", text="Tournesol88", session_id="s2", turn_id="t0", at=at)]
+        )
+        stored = [e.text for episodes in engine.turns() for e in episodes]
+    assert stored[1].startswith("[REDACTED:")
+    assert stored.count("Tournesol88") == 1  # the other session's turn says nothing secret
+
+
+def test_a_private_key_with_blank_lines_in_a_checkpoint_is_not_stored(tmp_path: Path) -> None:
+    """checkpoint cuts its text at blank lines: the key is redacted whole before."""
+    from memoracle.jobs import checkpoint
+
+    body = "\n\n".join(["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "Bq" * 16] * 3)
+    key = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
+    engine, settings = _engine(tmp_path)
+    clock = FixedClock(datetime.fromisoformat(NOW))
+    with engine:
+        checkpoint.save(settings, f"the deploy key:\n{key}", engine=lambda: engine, clock=clock)
+        stored = _stored(engine)
+    notes = "\n".join(p.read_text() for p in (tmp_path / "home").rglob("*.md"))
+    assert "MIIEvQIBADAN" not in stored + notes
+    assert "[REDACTED:private_key]" in stored

@@ -52,9 +52,10 @@ class Proposals:
     skipped: tuple[str, ...]
 
 
-def prepare(text: str) -> Prepared:
-    """Repair, redact, and classify noise."""
-    safe = redact(clean(text))
+def prepare(text: str, *, previous: str | None = None) -> Prepared:
+    """Repair, redact, and classify noise. `previous`: the turn before it in the same
+    session, as stored, for a secret it left open (`redact`)."""
+    safe = redact(clean(text), previous=previous)
     return Prepared(safe.text, safe.kinds, is_noise(safe.text))
 
 

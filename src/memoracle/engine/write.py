@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
@@ -100,11 +101,41 @@ def check_size(st: EngineState, turn: Turn, *, origin: str) -> None:
         )
 
 
+# The last turn stored of each session, as stored (redacted), per engine: a secret said
+# over two turns ("the wifi password?" / "Tournesol88", a key pasted in two messages)
+# is found only with the turn before it (`redact(previous=…)`). A new process starts
+# without it; a long-running host (serve, MCP, the gateway plugin) and a batch (ingest,
+# a transcript) have it.
+_LAST_TURNS: WeakKeyDictionary[EngineState, dict[tuple[str, str], str]] = WeakKeyDictionary()
+_LAST_TURNS_KEPT = 512
+
+
+def _session_key(turn: Turn, scope: Scope) -> tuple[str, str] | None:
+    return (repr(scope), turn.session_id) if turn.session_id else None
+
+
+def _previous_turn(st: EngineState, turn: Turn, scope: Scope) -> str | None:
+    key = _session_key(turn, scope)
+    return _LAST_TURNS.get(st, {}).get(key) if key else None
+
+
+def _remember_turn(st: EngineState, turn: Turn, scope: Scope, stored: str) -> None:
+    key = _session_key(turn, scope)
+    if key is None:
+        return
+    last = _LAST_TURNS.setdefault(st, {})
+    last.pop(key, None)
+    last[key] = stored
+    if len(last) > _LAST_TURNS_KEPT:
+        del last[next(iter(last))]  # the session not heard from longest
+
+
 def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outcome:
     now = st.clock.now()
-    prepared = prepare(turn.text)
+    prepared = prepare(turn.text, previous=_previous_turn(st, turn, scope))
     if prepared.noise is not None:
         return _Outcome(skipped=(f"noise:{prepared.noise}",))
+    _remember_turn(st, turn, scope, prepared.text)
     stored = replace(
         turn,
         text=prepared.text,

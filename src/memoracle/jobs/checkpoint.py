@@ -160,7 +160,9 @@ def save(
     local = _local_now(settings, clock, problems)
     session = (session or "").strip() or f"checkpoint-{local.date().isoformat()}"
     report = CheckpointReport(session=session, problems=problems)
-    items = items_of(text)
+    # Redacted whole before it is cut into items: a private key pasted with blank lines,
+    # or a label on one line and its value on the next, is one secret, not two items.
+    items = items_of(redact(text).text)
     report.items = len(items)
     if not items:
         report.problems.append("Nothing to save: the checkpoint text has no words.")

@@ -19,20 +19,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Redaction", "redact"]
+__all__ = ["FORMATS", "Format", "is_code", "luhn"]
 
 
 @dataclass(frozen=True)
-class Redaction:
-    """`text` with each secret replaced by "[REDACTED:<kind>]"; `kinds` found, in text
-    order, each once (e.g. ("openai_key", "password")). No secret: the text unchanged."""
-
-    text: str
-    kinds: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Format:
+class Format:
     kind: str
     pattern: re.Pattern[str]
     # Lower-case substrings, one of which must occur for the pattern to run; empty: none.
@@ -56,6 +47,7 @@ _NOT_PASSWORDS = frozenset(
     encrypted long short different also still now being been generated sent shown hidden
     secure in on at for of and or to my your his her our their this that it here there
     below above simple easy hard known unknown mandatory optional case-sensitive please
+    none null nil true false undefined и а но или да нет потом после ничего et ou y o
     неверный неправильный верный правильный не слишком такой тот же пустой изменён изменен
     сброшен нужен обязателен был в на от для ниже выше мой твой
     incorrect correct invalide requis obligatoire trop pas le la les un une mon ton son vide
@@ -73,7 +65,18 @@ _NOT_SETTINGS = frozenset(
 )
 
 
-def _luhn(candidate: str) -> bool:
+# Card numbers the payment services publish for tests ("4242 4242 4242 4242 works in
+# test mode"): not anyone's card.
+_TEST_CARDS = frozenset(
+    "4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210"
+    " 4000000000000002 4000000000009995 4000000000000069 4000000000000127 4000000000000119"
+    " 4000002500003155 4000000000003220 4000000000000077".split()
+)
+
+
+def luhn(candidate: str) -> bool:
+    if "".join(c for c in candidate if c.isdigit()) in _TEST_CARDS:
+        return False
     digits = [int(c) for c in candidate if c.isdigit()]
     if not 13 <= len(digits) <= 19 or digits[0] not in (2, 3, 4, 5, 6):
         return False
@@ -95,8 +98,40 @@ def _iban(candidate: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+_CONJUNCTIONS = frozenset("and or but и а но или et ou mais y o pero".split())
+
+
 def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
+
+
+# Code, not a value: a call ("getpass.getpass()", "input(...)"), an attribute or item
+# ("self.password", "form['pw']"), a reference ("${VAR}", "%(pw)s").
+_CODE_VALUE = re.compile(r"^[A-Za-z_][\w.]*\(|^[a-z_]\w*(?:\.[a-z_]\w*)+$|[\[\]]|^[$<{%(]")
+
+
+_PLACEHOLDER = re.compile(
+    r"^(?:[*•x#.]{3,}|\**|\.{3}|.*(?:your|here|example|placeholder|changeme|redacted).*)$",
+    re.IGNORECASE,
+)
+
+
+# Public by design: an SSH public key, a fingerprint or an integrity hash.
+_PUBLIC_VALUE = re.compile(
+    r"^(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2|AAAA[A-Za-z0-9+/]{16}|sha\d{3}-|SHA256:)"
+)
+
+
+def is_code(value: str) -> bool:
+    """Code, a reference, a placeholder ("your_api_key_here", "********"), the next
+    setting's name ("KEY=") or a public key, not a value."""
+    bare = value.strip("\"'")
+    return (
+        _CODE_VALUE.search(bare) is not None
+        or _PLACEHOLDER.match(bare) is not None
+        or _PUBLIC_VALUE.match(bare) is not None
+        or bare.endswith(("=", ":"))
+    )
 
 
 def _setting_value(value: str) -> bool:
@@ -105,13 +140,13 @@ def _setting_value(value: str) -> bool:
     bare = value.strip("\"'")
     if len(bare) < 3 or bare[0] in "$<{%[(" or bare.startswith(("os.", "env.", "process.")):
         return False
-    return bare.lower() not in _NOT_SETTINGS
+    return bare.lower() not in _NOT_SETTINGS and not is_code(bare)
 
 
 def _plausible_password(value: str) -> bool:
     if value[0] in "\"'«“":
-        return True
-    return value.lower().rstrip(".,;:!?)") not in _NOT_PASSWORDS
+        return not is_code(value)
+    return value.lower().rstrip(".,;:!?)") not in _NOT_PASSWORDS and not is_code(value)
 
 
 def _plausible_phrase(value: str) -> bool:
@@ -138,7 +173,7 @@ _PASSPHRASE = (
 # A setting named like a secret: "DATABASE_PASSWORD=", "smtp.pass:", "\"client_secret\": ".
 # The name is upper case or has a separator, so prose ("the token: none") is not one.
 _SETTING_VALUE = (
-    r"[\"']?\s*[:=]\s*(?P<secret>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"',;&]{1,256})"
+    r"[\"']?[ \t]*[:=][ \t]*(?P<secret>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"',;&]{1,256})"
 )
 
 
@@ -146,7 +181,7 @@ def _setting(names: str) -> str:
     """The pattern of a setting whose name ends in one of `names` (lower case, no
     escapes): "smtp_password:" or "DB_PASS=", not "password:" alone (prose's)."""
     return (
-        rf"(?<![\w.-])(?:(?:[A-Za-z0-9]+[_.-])+(?i:{names})|(?:[A-Z0-9]+_)*(?:{names.upper()}))"
+        rf"(?<![\w.-])(?:(?:[A-Za-z0-9]+[_.-])+(?i:{names})|(?:[A-Z0-9]+_)*(?:PG|MYSQL_?|SSH|SMB|REDIS)?(?:{names.upper()}))"
         + _SETTING_VALUE
     )
 
@@ -166,8 +201,8 @@ _CODE_LABELS = (
 )
 _FOR_SOMETHING = r"(?:\s+(?:for|to|of|on|от|для|к|de|du|pour|del|para)\s+[\w.@-]+)?"
 
-_FORMATS: tuple[_Format, ...] = (
-    _Format(
+FORMATS: tuple[Format, ...] = (
+    Format(
         "private_key",
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -176,12 +211,12 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("private key",),
     ),
-    _Format(
+    Format(
         "anthropic_key",
         re.compile(rf"{_START}sk-ant-[A-Za-z0-9_-]{{20,}}{_END}"),
         ("sk-ant-",),
     ),
-    _Format(
+    Format(
         "openai_key",
         re.compile(
             rf"{_START}sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*\d)"
@@ -189,75 +224,75 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("sk-",),
     ),
-    _Format(
+    Format(
         "github_token",
         re.compile(
             rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}){_END}"
         ),
         ("ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"),
     ),
-    _Format(
+    Format(
         "gitlab_token",
         re.compile(rf"{_START}glpat-[A-Za-z0-9_-]{{20,}}{_END}"),
         ("glpat-",),
     ),
-    _Format(
+    Format(
         "slack_token",
         re.compile(rf"{_START}xox[abprs]-(?:[A-Za-z0-9]+-)+[A-Za-z0-9]+{_END}"),
         ("xox",),
     ),
-    _Format(
+    Format(
         "stripe_key",
         re.compile(rf"{_START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_END}"),
         ("_live_", "_test_"),
     ),
-    _Format(
+    Format(
         "google_api_key",
         re.compile(rf"{_START}AIza[A-Za-z0-9_-]{{35}}{_END}"),
         ("aiza",),
     ),
-    _Format(
+    Format(
         "huggingface_token",
         re.compile(rf"{_START}hf_[A-Za-z0-9]{{30,}}{_END}"),
         ("hf_",),
     ),
-    _Format(
+    Format(
         "npm_token",
         re.compile(rf"{_START}npm_[A-Za-z0-9]{{36}}{_END}"),
         ("npm_",),
     ),
-    _Format(
+    Format(
         "sendgrid_key",
         re.compile(rf"{_START}SG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
         ("sg.",),
     ),
-    _Format(
+    Format(
         "twilio_key",
         re.compile(rf"{_START}(?:SK|AC)[0-9a-f]{{32}}{_END}"),
         ("sk", "ac"),
         check=_has_digit,
     ),
-    _Format(
+    Format(
         "mailgun_key",
         re.compile(rf"{_START}key-[0-9a-f]{{32}}{_END}"),
         ("key-",),
     ),
-    _Format(
+    Format(
         "digitalocean_token",
         re.compile(rf"{_START}do[opr]_v1_[0-9a-f]{{64}}{_END}"),
         ("_v1_",),
     ),
-    _Format(
+    Format(
         "shopify_token",
         re.compile(rf"{_START}shp(?:at|ca|pa|ss)_[0-9a-fA-F]{{32}}{_END}"),
         ("shp",),
     ),
-    _Format(
+    Format(
         "pypi_token",
         re.compile(rf"{_START}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{{40,}}{_END}"),
         ("pypi-",),
     ),
-    _Format(
+    Format(
         "discord_token",
         re.compile(
             rf"{_START}[MNO][A-Za-z0-9_-]{{23,27}}\.[A-Za-z0-9_-]{{6}}\.[A-Za-z0-9_-]{{27,40}}{_END}"
@@ -265,7 +300,7 @@ _FORMATS: tuple[_Format, ...] = (
         (".",),
         check=_mixed,
     ),
-    _Format(
+    Format(
         "webhook_url",
         re.compile(
             r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
@@ -274,14 +309,14 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("hooks.slack", "webhooks/", "webhookb2"),
     ),
-    _Format(
+    Format(
         "azure_key",
         re.compile(
             r"(?i:accountkey|sharedaccesskey|accesskey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"
         ),
         ("accountkey", "accesskey"),
     ),
-    _Format(
+    Format(
         "url_signature",
         re.compile(
             r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)="
@@ -290,19 +325,19 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("sig",),
     ),
-    _Format(
+    Format(
         "jwt",
         re.compile(
             rf"{_START}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{16,}}{_END}"
         ),
         ("eyj",),
     ),
-    _Format(
+    Format(
         "aws_access_key_id",
         re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
         ("akia", "asia", "abia", "acca"),
     ),
-    _Format(
+    Format(
         "aws_secret_key",
         re.compile(
             r"(?i:aws_secret_access_key|aws_secret_key|secret_access_key|secretaccesskey)"
@@ -310,18 +345,18 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("secret_access_key", "aws_secret", "secretaccesskey"),
     ),
-    _Format(
+    Format(
         "telegram_bot_token",
         re.compile(r"(?<![\w:])\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
         (":",),
         digits=True,
     ),
-    _Format(
+    Format(
         "url_password",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^\s:/@]*@)?[^\s:/@]*:(?P<secret>[^\s/@]+)@"),
         ("://",),
     ),
-    _Format(
+    Format(
         "auth_header",
         re.compile(
             r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token|digest)\s+"
@@ -329,19 +364,19 @@ _FORMATS: tuple[_Format, ...] = (
         ),
         ("authorization",),
     ),
-    _Format(
+    Format(
         "bearer_token",
         re.compile(r"(?<!\w)(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]{20,})"),
         ("bearer",),
         check=_mixed,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(_setting("pass(?:word|wd|phrase|code)?|pwd|pw")),
         ("pass", "pwd", "pw"),
         check=_setting_value,
     ),
-    _Format(
+    Format(
         "secret",
         re.compile(
             _setting(
@@ -353,19 +388,19 @@ _FORMATS: tuple[_Format, ...] = (
         ("secret", "token", "key", "credential"),
         check=_setting_value,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<!\w)(?i:passphrase|pass\s+phrase|ключевая\s+фраза|кодовая\s+фраза"
             r"|фраза-пароль|phrase\s+secr[èe]te|phrase\s+de\s+passe"
             r"|frase\s+(?:de\s+contrase[ñn]a|secreta|de\s+paso))"
-            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*)"
+            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)(?!\w)\s*:?\s*)"
             rf"{_PASSPHRASE}"
         ),
         ("phrase", "фраза"),
         check=_plausible_phrase,
     ),
-    _Format(
+    Format(
         "secret",
         re.compile(
             r"(?i:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token"
@@ -375,32 +410,33 @@ _FORMATS: tuple[_Format, ...] = (
         ("key", "secret", "token"),
         check=_mixed,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<!\w)(?i:"
             rf"(?:password|passwd|passcode|passphrase|pwd|пароль|mot\s+de\s+passe|mdp"
-            rf"|contraseña|contrasena|clave){_FOR_SOMETHING}"
-            r"(?:\s+(?:is|was|это|est|es))?\s*[:=]\s*"
+            rf"|contraseña|contrasena){_FOR_SOMETHING}"
+            r"(?:\s+(?:is|was|это|est|es)(?!\w))?\s*[:=]\s*"
             rf"){_PASSPHRASE}"
         ),
-        ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena", "clave"),
+        ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena"),
+        check=lambda v: not is_code(v.split()[0]) and v.split()[0].lower() not in _CONJUNCTIONS,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<!\w)(?i:"
             rf"(?:password|passwd|passcode|passphrase|pwd){_FOR_SOMETHING}"
-            r"(?:\s*[:=]\s*|\s+(?:is|was)\s*:?\s*)"
-            rf"|пароль{_FOR_SOMETHING}(?:\s*[:=—–-]\s*|\s+это\s*:?\s*)"
-            rf"|(?:mot\s+de\s+passe|mdp){_FOR_SOMETHING}(?:\s*[:=]\s*|\s+est\s*:?\s*)"
-            rf"|(?:contraseña|contrasena|clave){_FOR_SOMETHING}(?:\s*[:=]\s*|\s+es\s*:?\s*)"
+            r"(?:\s*[:=]\s*|\s+(?:is|was)(?!\w)\s*:?\s*)"
+            rf"|пароль{_FOR_SOMETHING}(?:\s*[:=—–-]\s*|\s+это(?!\w)\s*:?\s*)"
+            rf"|(?:mot\s+de\s+passe|mdp){_FOR_SOMETHING}(?:\s*[:=]\s*|\s+est(?!\w)\s*:?\s*)"
+            rf"|(?:contraseña|contrasena){_FOR_SOMETHING}(?:\s*[:=]\s*|\s+es(?!\w)\s*:?\s*)"
             rf"){_PASSWORD_VALUE}"
         ),
-        ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena", "clave"),
+        ("pass", "pwd", "пароль", "mot de passe", "mdp", "contraseña", "contrasena"),
         check=_plausible_password,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<!\w)(?i:password|passwd|passcode|пароль|mot\s+de\s+passe|contraseña|contrasena)"
@@ -410,19 +446,19 @@ _FORMATS: tuple[_Format, ...] = (
         ("pass", "пароль", "mot de passe", "contrase"),
         check=lambda v: _has_digit(v) and _plausible_password(v),
     ),
-    _Format(
+    Format(
         "password",
         re.compile(r"(?<![\w-])(?i:pw)\s*[:=]\s*" + _PASSWORD_VALUE),
         ("pw",),
         check=_plausible_password,
     ),
-    _Format(  # "pass: " alone is also a boarding pass's: only a value with a digit or sign
+    Format(  # "pass: " alone is also a boarding pass's: only a value with a digit or sign
         "password",
         re.compile(r"(?<![\w-])(?i:pass)\s*[:=]\s*" + _PASSWORD_VALUE),
         ("pass",),
         check=lambda v: _plausible_password(v) and not v.isalpha(),
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<![\w-])(?i:pw|pwd)\s+(?P<secret>[^\s\"'«“,;]{3,128}?)(?=[.,;:!?)]?(?:\s|$))"
@@ -430,7 +466,7 @@ _FORMATS: tuple[_Format, ...] = (
         ("pw",),
         check=_mixed,
     ),
-    _Format(
+    Format(
         "password",
         re.compile(
             r"(?<!\S)--(?:password|passwd|pass|token|api-key|secret)(?:=|\s+)"
@@ -439,24 +475,24 @@ _FORMATS: tuple[_Format, ...] = (
         ("--pass", "--token", "--api-key", "--secret"),
         check=lambda v: not v.startswith("-") and _plausible_password(v),
     ),
-    _Format(
+    Format(
         "password",
         re.compile(r"(?:(?<!\S)-u\s*\S+\s+-p\s?|(?<!\S)-p)(?P<secret>[^\s\"'-][^\s\"']{2,127})"),
         ("-p",),
         check=lambda v: _mixed(v) and ":" not in v,
     ),
-    _Format(
+    Format(
         "code",
         re.compile(
             r"(?<![\w-])(?i:"
-            rf"(?:{_CODE_LABELS})(?:\s+[^\W\d]+)?(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*|\s+)"
+            rf"(?:{_CODE_LABELS})(?:\s+[^\W\d]+)?(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)(?!\w)\s*:?\s*|\s+)"
             r"|(?:pin|пин)(?:\s+(?:de|of|for|от|du|del|para)\s+(?:la\s+|the\s+|my\s+|mi\s+|ma\s+)?[^\W\d]+)?"
-            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)\s*:?\s*)"
+            r"(?:\s*[:=—–-]\s*|\s+(?:is|was|это|est|es)(?!\w)\s*:?\s*)"
             r")(?P<secret>\d{3,10})(?![\d]|[.,]\d)"
         ),
         ("code", "pin", "пин", "код", "código", "codigo"),
     ),
-    _Format(
+    Format(
         "iban",
         re.compile(
             r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?"
@@ -466,45 +502,11 @@ _FORMATS: tuple[_Format, ...] = (
         digits=True,
         check=_iban,
     ),
-    _Format(
+    Format(
         "card_number",
         re.compile(r"(?<![\d.-])\d(?:[ -]?\d){12,18}(?![\d-]|[.,]\d)"),
         (),
         digits=True,
-        check=_luhn,
+        check=luhn,
     ),
 )
-
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(f.kind for f in _FORMATS))
-
-
-def redact(text: str) -> Redaction:
-    """Replace every secret in `text` by "[REDACTED:<kind>]", keeping the text around it."""
-    low = text.lower()
-    has_digits: bool | None = None
-    found: list[tuple[int, int, str]] = []
-    for fmt in _FORMATS:
-        if fmt.hints and not any(h in low for h in fmt.hints):
-            continue
-        if fmt.digits:
-            if has_digits is None:
-                has_digits = _DIGITS4.search(text) is not None
-            if not has_digits:
-                continue
-        for match in fmt.pattern.finditer(text):
-            group = "secret" if "secret" in fmt.pattern.groupindex else 0
-            start, end = match.span(group)
-            if fmt.check is not None and not fmt.check(match[group]):
-                continue
-            if all(end <= s or start >= e for s, e, _ in found):
-                found.append((start, end, fmt.kind))
-    if not found:
-        return Redaction(text, ())
-    found.sort()
-    parts: list[str] = []
-    last = 0
-    for start, end, kind in found:
-        parts += [text[last:start], f"[REDACTED:{kind}]"]
-        last = end
-    parts.append(text[last:])
-    return Redaction("".join(parts), tuple(dict.fromkeys(kind for _, _, kind in found)))
