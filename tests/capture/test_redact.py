@@ -5,6 +5,8 @@ looks like a leaked credential to a secret scanner."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoracle.capture.redact import KINDS, Redaction, redact
 
@@ -257,3 +259,23 @@ def test_covers_at_least_fifteen_kinds() -> None:
 )
 def test_password_values_with_symbols_and_passphrases(text: str, kept: str) -> None:
     assert redact(text).text == kept
+
+
+# Pieces the finders key on, with the spaces, line breaks and quotes around values that
+# once made one of them read an empty value ("passphrase is" and only spaces after it).
+_PIECES = st.sampled_from(
+    [
+        "passphrase is", "frase secreta es", "ключевая фраза это", "password", "mdp",
+        "contraseña", "пароль", "PIN", "code", "token", "wifi", "=", ":", "—", " ", "   ",
+        "\n", "\n\n", '"', "«", "“", "-----BEGIN RSA PRIVATE KEY-----", "otpauth://",
+        "AKIA", "sk-", "4111 1111 1111 1111", "cvv", "12345678", "est", "es",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=14), st.booleans())
+def test_redact_never_raises_whatever_the_text(pieces: list[str], with_previous: bool) -> None:
+    text = "".join(pieces)
+    out = redact(text, previous=text[::-1] if with_previous else None)
+    assert isinstance(out.text, str)

@@ -276,6 +276,9 @@ def passphrases(text: str, low: str) -> Iterator[Span]:
     if "phrase" not in low and "фраза" not in low and "frase" not in low:
         return
     for m in _PHRASE.finditer(text):
+        words = m["value"].split()
+        if not words:  # only spaces after the link: nothing said
+            continue
         start, end = m.span("value")
         if m["value"][:1] in '“"«':
             start, end = start + 1, end - 1
@@ -283,14 +286,18 @@ def passphrases(text: str, low: str) -> Iterator[Span]:
         if (
             not linked_by_verb
             or m["value"][:1] in '“"«'
-            or m["value"].split()[0].lower() not in STOP
+            or words[0].lower() not in STOP
         ):
             yield start, end, "password"
 
 
 # A wallet's words: twelve or more short lower-case words on a line, hardly any of them
-# a word of a sentence.
-_WORD_RUN = re.compile(r"(?m)^(?:\s*(?:\d{1,2}[.)]\s*)?[a-zà-ÿа-яё]{3,10}[\s,]*){12,24}$")
+# a word of a sentence. Each word is a whole run of letters and owns the separators after
+# it, so a text can be cut into words one way only (a run of letters that could be cut
+# anywhere made this pattern backtrack for seconds on a line of glued words).
+_WORD_RUN = re.compile(
+    r"(?m)^[ \t]*(?:(?:\d{1,2}[.)]\s*)?[a-zà-ÿа-яё]{3,10}(?![a-zà-ÿа-яё])[\s,]*){12,24}$"
+)
 _SENTENCE_WORDS = frozenset(
     "the and for with that this you are was have not but from they will what when your "
     "les des une est pour dans que qui pas sur avec son les del los las por con para una "
