@@ -15,7 +15,7 @@ from typing import Any
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
-from memoracle.capture.injection import classify
+from memoracle.capture.injection.learned import audit
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
@@ -126,7 +126,9 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
             detail={"episode": episode_id, "kinds": list(prepared.redacted)},
         )
     if stored.kind == "message":
-        verdict = classify(stored.text, role=stored.role)  # a tool's output is read as one
+        verdict = audit(
+            stored.text, role=stored.role, head=st.injection_head
+        )  # a tool's output is read as one
         if verdict.level != "clean":  # kept as an episode, out of search and memory
             held = hold(st, 
                 stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,
