@@ -247,7 +247,7 @@ def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | No
     details = {"heading": note.heading} if note.heading else {}
     # Kept as written, even when already past: the nightly archives it as expired.
     expiry = memories.expiry_of(st, now, expires_at=note.until, past_ok=True)
-    verdict = audit(text, head=st.injection_head)
+    verdict = audit(text, head=lambda: st.injection_head)
     if verdict.level != "clean":
         held = write.hold(st, 
             text, level=verdict.level, reasons=verdict.reasons, kind=note.kind,

@@ -157,7 +157,7 @@ def remember(
         st, said, kind=kind, source=source, observed_at=now, scope=fill_scope(st.settings, scope)
     )
     new = replace(new, expires_at=expiry)
-    verdict = audit(said, lang=new.lang, head=st.injection_head)
+    verdict = audit(said, lang=new.lang, head=lambda: st.injection_head)
     if verdict.level != "clean":
         with st.store.transaction():
             held = write.hold(st, 

@@ -126,9 +126,8 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
             detail={"episode": episode_id, "kinds": list(prepared.redacted)},
         )
     if stored.kind == "message":
-        verdict = audit(
-            stored.text, role=stored.role, head=st.injection_head
-        )  # a tool's output is read as one
+        # a tool's output is read as one; the head is loaded only for a text it is asked
+        verdict = audit(stored.text, role=stored.role, head=lambda: st.injection_head)
         if verdict.level != "clean":  # kept as an episode, out of search and memory
             held = hold(st, 
                 stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -84,13 +85,21 @@ def gate(text: str, role: str | None) -> bool:
 
 
 def audit(
-    text: str, *, lang: str | None = None, role: str | None = None, head: Head | None = None
+    text: str,
+    *,
+    lang: str | None = None,
+    role: str | None = None,
+    head: Head | Callable[[], Head | None] | None = None,
 ) -> Verdict:
-    """The write audit: `classify` by the rules, then, for a text they leave clean, the
-    head (when given): held as ``suspicious`` for the reason `REASON` when it passes
-    the `gate` and scores at or above the shipped threshold. Never raises on text."""
+    """The write audit: `classify` by the rules, then, for a text they leave clean that
+    passes the `gate`, the head (when given; a callable is asked for it only then, so
+    the embedder is not loaded for a text the gate lets by): held as ``suspicious`` for
+    the reason `REASON` when it scores at or above the shipped threshold."""
     verdict = classify(text, lang=lang, role=role)
-    if verdict.level != "clean" or head is None or not head.holds(text, role):
+    if verdict.level != "clean" or head is None or not gate(text, role):
+        return verdict
+    judge = head if isinstance(head, Head) else head()
+    if judge is None or judge.score(text, role) < judge.model.threshold:
         return verdict
     return Verdict("suspicious", (REASON,), (Span(REASON, 0, len(text)),))
 
