@@ -7,12 +7,14 @@ before this message has lapsed") slips past them. What attacks share shows in th
 meaning, so the head reads the text's embedding. Embedding costs milliseconds, and most
 of what people say is plainly not addressed to a machine, so the head is asked only
 when the text carries a cheap intent cue (`gate`): it comes from a tool or is an
-assistant's, names the assistant or its instructions ("AI", "model", "bot", "system",
-"prompt", "instructions" in en/ru/fr/es), holds a URL or an e-mail address, or a role
-marker ("system:", ``<|im_start|>``, ``[INST]``, ``###``). On LoCoMo's 5,882 chat turns
-fewer than one in a hundred carries one. A text the rules read as narration (an attack
-quoted in a question about attacks, `unmask.narrated_spans`) is not asked either: its
-meaning is the attack's, its intent is not.
+assistant's, names the assistant or its instructions ("AI", "model", "bot", "prompt",
+"instructions" in en/ru/fr/es) or what an attack is after (guardrails, credentials,
+passwords, configuration), holds a URL, a domain name or an e-mail address, or a role
+marker ("system:", ``<|im_start|>``, ``[INST]``, ``###``). Of the repository's benign
+corpora (8,002 texts with LoCoMo's chat turns) 109 that the rules leave clean carry one.
+A text the rules read as narration (an attack quoted in a question about attacks,
+`unmask.narrated_spans`) is not asked either: its meaning is the attack's, its intent is
+not.
 
 The weights ship in ``memoracle/data`` (`WEIGHTS`, `META`), trained by
 ``bench/train_injection.py``; the metadata names the embedder and the threshold chosen
@@ -51,13 +53,24 @@ Floats = npt.NDArray[np.float32]
 
 _ADDRESS = re.compile(
     r"\b(?:assistants?|ai|a\.i\.|models?|bots?|chatbots?|agents?|llms?|gpt|claude|copilot"
-    r"|system|prompts?|instructions?|guidelines|"
-    r"ассистент\w*|модел\w*|бот\w*|агент\w*|ии|нейросет\w*|инструкци\w*|систем\w*|промпт\w*"
-    r"|ia|modèles?|consignes|système|assistante?s?|"
-    r"modelos?|asistentes?|agentes?|instrucciones|sistema)\b",
+    r"|prompts?|instructions?|guidelines|"
+    r"ассистент\w*|модел\w*|бот\w*|агент\w*|ии|нейросет\w*|инструкци\w*|промпт\w*"
+    r"|ia|modèles?|consignes|assistante?s?|"
+    r"modelos?|asistentes?|agentes?|instrucciones)\b",
     re.IGNORECASE,
 )
-_URL = re.compile(r"https?://|www\.|\b[\w.+-]+@[\w-]+\.\w|\]\(", re.IGNORECASE)
+_URL = re.compile(
+    r"https?://|www\.|\b[\w.+-]+@[\w-]+\.\w|\]\(|\b[\w-]+\."
+    r"(?:com|net|org|io|dev|app|example|ru|fr|es|co|info|xyz)\b",
+    re.IGNORECASE,
+)
+# What an attack is after, beside the assistant's own rules: its guardrails, credentials.
+_ASSETS = re.compile(
+    r"\b(?:guardrails?|restrictions?|credentials?|passwords?|configuration|config"
+    r"|garde-fous|identifiants|mots? de passe|limites|contraseñas?|credenciales"
+    r"|configuración|límites|пароль\w*|учётн\w*|настройк\w*|ограничени\w*)\b",
+    re.IGNORECASE,
+)
 _MARKER = re.compile(
     r"^\s*(?:system|assistant|user|human|developer)\s*:|<\|?/?\w+\|?>|\[/?INST\]|###",
     re.IGNORECASE | re.MULTILINE,
@@ -72,6 +85,7 @@ def cues(text: str, role: str | None) -> list[float]:
         float(_ADDRESS.search(text) is not None),
         float(_URL.search(text) is not None),
         float(_MARKER.search(text) is not None),
+        float(_ASSETS.search(text) is not None),
     ]
 
 
@@ -79,7 +93,7 @@ def gate(text: str, role: str | None) -> bool:
     """True when the text carries a cue that makes it worth asking the head, and is not
     narration (an attack quoted in a question about attacks)."""
     cued = role in ("tool", "assistant") or any(
-        p.search(text) is not None for p in (_ADDRESS, _URL, _MARKER)
+        p.search(text) is not None for p in (_ADDRESS, _URL, _MARKER, _ASSETS)
     )
     return cued and not narrated_spans(text)
 
