@@ -45,7 +45,7 @@ def test_the_shipped_head_loads_for_its_embedder_only() -> None:
     model = read_head()
     assert model.embedder == UseEmbedder().model_id
     assert 0.5 <= model.threshold < 1.0
-    assert model.w.shape == (UseEmbedder().dim + 5,)
+    assert model.w.shape == (UseEmbedder().dim + 6,)
     assert load(HashEmbedder()) is None and load(None) is None
 
 
