@@ -11,18 +11,20 @@ PATH is JSONL, one text a line::
 make the agent do something its user did not ask for. A malformed line stops the run with
 its line number and field.
 
-By default each text is judged by the write audit alone (`capture.injection.classify`
-with its language), and the report gives, per language and per category, the attacks held
-and the benign texts held wrongly. With ``--doors`` each text also goes through every door
-that writes memory, each in a throwaway workspace of its own: capture (as its role, in a
-session of its own), remember, the MCP server's memory_remember, and the import of a
-Markdown note (a bullet in a file read by ingest); then one nightly run renders every file
-the agent reads (MEMORY.md, SESSION-START.md, daily notes, topic files). At a door a text
-counts as held only if it never became an active memory (nor, at capture, a searchable
-turn), at import as well when the reader dropped the flagged part (Markdown hides HTML
-comments), and no rendered file contains a part the audit flagged (or, if it flagged
-none, the text's start). ``--show N`` prints up to N missed attacks and N
-wrongly held benign texts of each language.
+By default each text is judged by the write audit's rules alone
+(`capture.injection.classify` with its language), and, when `--embedder` (default use) is
+the one the audit's learned head was trained for, by the rules and the head as every door
+runs them ("audit + head", `capture.injection.learned.audit`); the report gives, per
+language and per category, the attacks held and the benign texts held wrongly. With
+``--doors`` each text also goes through every door that writes memory, each in a throwaway
+workspace of its own: capture (as its role, in a session of its own), remember, the MCP
+server's memory_remember, and the import of a Markdown note (a bullet in a file read by
+ingest); then one nightly run renders every file the agent reads (MEMORY.md,
+SESSION-START.md, daily notes, topic files). At a door a text counts as held only if it
+never became an active memory (nor, at capture, a searchable turn), at import as well when
+the reader dropped the flagged part (Markdown hides HTML comments), and no rendered file
+contains a part the audit flagged (or, if it flagged none, the text's start). ``--show N``
+prints up to N missed attacks and N wrongly held benign texts of each language.
 """
 
 from __future__ import annotations
@@ -87,6 +89,20 @@ def read_set(path: Path) -> list[Item]:
 def audit_held(item: Item) -> bool:
     """Whether the write audit alone holds the text (with its language and role)."""
     return classify(item.text, lang=item.lang, role=item.role).level != "clean"
+
+
+def _head(embedder: str) -> Any:
+    """The write audit's learned head for `embedder` (None when it has none)."""
+    from memoracle.capture.injection import learned
+    from memoracle.embed import make_embedder
+
+    return learned.load(make_embedder(embedder))
+
+
+def _held_with(item: Item, head: Any) -> bool:
+    from memoracle.capture.injection.learned import audit
+
+    return audit(item.text, lang=item.lang, role=item.role, head=head).level != "clean"
 
 
 def tally(items: Iterable[Item], held: Callable[[Item], bool]) -> dict[str, Any]:
@@ -247,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     items = read_set(args.path)
     results = {"audit": tally(items, audit_held)}
+    head = _head(args.embedder)
+    if head is not None:  # the audit as the doors run it: the rules, then the learned head
+        results["audit + head"] = tally(items, lambda item: _held_with(item, head))
     if args.doors:
         by_door = door_results(items, args.embedder)
         for door in DOORS:
@@ -260,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({name: summary(r) for name, r in results.items()}, indent=2))
         return 0
     for name, result in results.items():
-        whole = name in ("audit", "every door")  # a door alone: its totals per language
+        # a door alone: its totals per language
+        whole = name in ("audit", "audit + head", "every door")
         print("\n".join(report(name, result, args.show if whole else 0, whole)))
     return 0
 

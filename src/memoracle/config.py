@@ -139,6 +139,12 @@ class CaptureSettings:
         "decision says is worth remembering (needs the embedder it was trained for: use; "
         "with another, capture is rules only).",
     )
+    injection_model: bool = _opt(
+        True,
+        "Beside the write audit's rules, ask the learned decision over a text's meaning "
+        "about a write they leave clean but that carries an intent cue (needs the embedder "
+        "it was trained for: use; with another, the audit is rules only).",
+    )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, time
 from pathlib import Path
 
 from memoracle import ingest as readers
-from memoracle.capture.injection import classify
+from memoracle.capture.injection.learned import audit
 from memoracle.capture.pipeline import prepare
 from memoracle.engine import memories, write
 from memoracle.engine.scope import fill_scope
@@ -247,7 +247,7 @@ def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | No
     details = {"heading": note.heading} if note.heading else {}
     # Kept as written, even when already past: the nightly archives it as expired.
     expiry = memories.expiry_of(st, now, expires_at=note.until, past_ok=True)
-    verdict = classify(text)
+    verdict = audit(text, head=lambda: st.injection_head)
     if verdict.level != "clean":
         held = write.hold(st, 
             text, level=verdict.level, reasons=verdict.reasons, kind=note.kind,

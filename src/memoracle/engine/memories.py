@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 
-from memoracle.capture.injection import classify
+from memoracle.capture.injection.learned import audit
 from memoracle.capture.pipeline import prepare
 from memoracle.clock import LAST_YEAR
 from memoracle.engine import settle, write
@@ -157,7 +157,7 @@ def remember(
         st, said, kind=kind, source=source, observed_at=now, scope=fill_scope(st.settings, scope)
     )
     new = replace(new, expires_at=expiry)
-    verdict = classify(said, lang=new.lang)
+    verdict = audit(said, lang=new.lang, head=lambda: st.injection_head)
     if verdict.level != "clean":
         with st.store.transaction():
             held = write.hold(st, 

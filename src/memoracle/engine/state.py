@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from memoracle.capture.classify import Classifier
 from memoracle.capture.classify import load as load_classifier
+from memoracle.capture.injection import learned
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, make_embedder
@@ -63,6 +64,7 @@ class EngineState:
         self._embedder_made = False
         self._embedder_one: Embedder | None = None
         self._classifier: Classifier | None | bool = False  # False: not asked yet
+        self._injection_head: learned.Head | None | bool = False  # likewise
         # The vectors this store's engine embedded to compare by meaning (`near`), by
         # (model, content hash): a long-running process (a server, an import) embeds
         # each text once. Per store: two stores in one process never share it.
@@ -133,6 +135,22 @@ class EngineState:
                     self._classifier = load_classifier(embedder)
         assert not isinstance(self._classifier, bool)
         return self._classifier
+
+    @property
+    def injection_head(self) -> learned.Head | None:
+        """The write audit's learned decision, when `capture.injection_model` is on and
+        the store's embedder is the one it was trained for (else None: rules only)."""
+        if self._injection_head is False:
+            self._injection_head = None
+            if self.settings.capture.injection_model:
+                try:
+                    embedder = self._embedder()
+                except EngineError as exc:  # e.g. the model's package is missing
+                    log.warning("injection head off (%s): rules only", exc)
+                else:
+                    self._injection_head = learned.load(embedder)
+        assert not isinstance(self._injection_head, bool)
+        return self._injection_head
 
     @property
     def token_counter(self) -> TokenCounter:

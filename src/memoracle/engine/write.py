@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 
 from memoracle.capture.dates import find_dates
 from memoracle.capture.extract import extract
-from memoracle.capture.injection import classify
+from memoracle.capture.injection.learned import audit
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
 from memoracle.engine import graph
@@ -157,7 +157,8 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
             detail={"episode": episode_id, "kinds": list(prepared.redacted)},
         )
     if stored.kind == "message":
-        verdict = classify(stored.text, role=stored.role)  # a tool's output is read as one
+        # a tool's output is read as one; the head is loaded only for a text it is asked
+        verdict = audit(stored.text, role=stored.role, head=lambda: st.injection_head)
         if verdict.level != "clean":  # kept as an episode, out of search and memory
             held = hold(st, 
                 stored.text, level=verdict.level, reasons=verdict.reasons, kind=None,

@@ -65,7 +65,9 @@ blanked first, so an answer quoting a tool result is judged by what it quotes.
 The parts: `model` (verdicts, rules as data), `views` (the texts the rules read),
 `unmask` (obfuscated text read plainly, narration), `gateway` (OpenClaw's wrapper,
 blanked), `book` (literal gates), `ruleset` (matching, the verdict), `classify` (and the
-rule files).
+rule files), `learned` (the write audit as the doors run it, `learned.audit`: the rules,
+then, for a clean text with an intent cue, a logistic head over its embedding, reason
+``meaning``).
 """
 
 from memoracle.capture.injection.classify import (
