@@ -70,6 +70,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "search",
         "memories",
         "write",
+        "forgetting",
         "settle",
         "near",
         "graph",

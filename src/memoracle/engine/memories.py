@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from memoracle.capture.injection.learned import audit
 from memoracle.capture.pipeline import prepare
 from memoracle.clock import LAST_YEAR
-from memoracle.engine import settle, write
+from memoracle.engine import forgetting, settle, write
 from memoracle.engine.scope import can_see, fill_scope, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import InvalidInput, NotFound, WriteHeld
@@ -242,7 +242,7 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
         return memory
     now = st.clock.now()
     with st.store.transaction():
-        write.set_forgotten(
+        forgetting.set_forgotten(
             st, memory, now=now, actor=actor, detail={"reason": reason} if reason else {}
         )
     settle.write_forgotten_marks(st)
@@ -318,6 +318,6 @@ def forget_matching(
     now = st.clock.now()
     with st.store.transaction():
         for memory in found:
-            write.set_forgotten(st, memory, now=now, actor=actor, detail={"query": query})
+            forgetting.set_forgotten(st, memory, now=now, actor=actor, detail={"query": query})
     settle.write_forgotten_marks(st)
     return st.store.memories.get_many([m.id for m in found])

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from memoracle.capture.pipeline import prepare
 from memoracle.embed import from_blob
-from memoracle.engine import settle, write
+from memoracle.engine import forgetting, settle, write
 from memoracle.engine.near import slots_agree
 from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState, parse_ref
@@ -379,7 +379,9 @@ def _answer(
     with st.store.transaction():
         if forget:
             asked: dict[str, Any] = {"asked": True}
-            write.set_forgotten(st, memory, now=now, actor=actor, detail=asked, said_in=said_in)
+            forgetting.set_forgotten(
+                st, memory, now=now, actor=actor, detail=asked, said_in=said_in
+            )
         else:
             kept: dict[str, Any] = {"decision": "confirm", "asked": "forget"}
             st.store.audit.append(

@@ -283,11 +283,7 @@ def passphrases(text: str, low: str) -> Iterator[Span]:
         if m["value"][:1] in '“"«':
             start, end = start + 1, end - 1
         linked_by_verb = not re.search(r"[:=—–]\s*$", text[: m.start("value")])
-        if (
-            not linked_by_verb
-            or m["value"][:1] in '“"«'
-            or words[0].lower() not in STOP
-        ):
+        if not linked_by_verb or m["value"][:1] in '“"«' or words[0].lower() not in STOP:
             yield start, end, "password"
 
 
