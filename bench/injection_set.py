@@ -156,6 +156,16 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
 def door_results(items: list[Item], embedder: str) -> dict[str, dict[str, bool]]:
     """{door: {id: held}}, each door in a workspace of its own, then rendered files
     checked: an item found in one is not held at that door."""
+    quiet = logging.getLogger("memoracle")  # one line per hold otherwise
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        return _door_results(items, embedder)
+    finally:
+        quiet.setLevel(level)  # a caller's logging (a test's caplog) as it was
+
+
+def _door_results(items: list[Item], embedder: str) -> dict[str, dict[str, bool]]:
     from memoracle.config import load
     from memoracle.engine import Engine
     from memoracle.errors import EngineError, WriteHeld
@@ -163,7 +173,6 @@ def door_results(items: list[Item], embedder: str) -> dict[str, dict[str, bool]]
     from memoracle.mcp_server import MemoryTools
     from memoracle.types import Turn
 
-    logging.getLogger("memoracle").setLevel(logging.ERROR)  # one line per hold otherwise
     # What of each text, found in a rendered file, shows it got there: the parts the
     # audit flagged (else its start), but none that another text of the set says too.
     folded = {item.id: " ".join(item.text.split()) for item in items}

@@ -49,7 +49,7 @@ def test_json_lines_keep_their_bytes_and_tags_their_place() -> None:
     assert cleaner.clean_json(untouched).text == untouched
     line = "- Wifi: Tr0ub4dor9x <!-- m_12 --> <!-- until 2026-12-11 -->"
     assert cleaner.clean_line(line).text == (
-        "- Wifi: [REDACTED:password] <!-- m_12 --> <!-- until 2026-12-11 -->"
+        "- Wifi: [REDACTED:secret] <!-- m_12 --> <!-- until 2026-12-11 -->"
     )
 
 

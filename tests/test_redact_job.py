@@ -37,7 +37,7 @@ NEEDLES = (TOKEN.encode(), TOKEN[4:].encode(), TOKEN[4:].lower().encode(), WIFI.
 NEEDLES += (WIFI.lower().encode(),)
 
 
-def _no_redaction(text: str) -> Redaction:
+def _no_redaction(text: str, previous: str | None = None) -> Redaction:
     return Redaction(text, ())
 
 
