@@ -145,6 +145,8 @@ def _ingest_jsonl(door: Door, cases: Sequence[Case]) -> None:
 
 
 def _mcp(door: Door, cases: Sequence[Case]) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
     from memoracle.mcp_server.tools import MemoryTools
 
     settings, clock, _ = _open(door.home)
@@ -152,7 +154,10 @@ def _mcp(door: Door, cases: Sequence[Case]) -> None:
     try:
         for case in cases:
             for text in case.texts:
-                door.outputs[case.id].append(str(tools.memory_remember(text=text)))
+                try:
+                    door.outputs[case.id].append(str(tools.memory_remember(text=text)))
+                except ToolError as refused:  # held by the write audit (scanned as held)
+                    door.outputs[case.id].append(str(refused))
             result = tools.memory_checkpoint(text=_checkpoint_text(case), session=_session(case))
             door.outputs[case.id].append(str(result))
     finally:
