@@ -7,7 +7,9 @@ settings, a turn's time in the workspace zone, a run recorded. `parse_ref` reads
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from memoracle.capture.classify import Classifier
 from memoracle.capture.classify import load as load_classifier
@@ -30,6 +32,7 @@ from memoracle.types import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ONTOLOGY_FILE = "ontology.yaml"  # in HOME: the user's entity and relation types, added
 
@@ -125,14 +128,8 @@ class EngineState:
         """Capture's learned decision, when `capture.classifier` is on and the store's
         embedder is the one it was trained for (else None, said once in the log)."""
         if self._classifier is False:
-            self._classifier = None
-            if self.settings.capture.classifier:
-                try:
-                    embedder = self._embedder()
-                except EngineError as exc:  # e.g. the model's package is missing
-                    log.warning("capture classifier off (%s): rules only", exc)
-                else:
-                    self._classifier = load_classifier(embedder)
+            on = self.settings.capture.classifier
+            self._classifier = self._learned(on, load_classifier, "capture classifier")
         assert not isinstance(self._classifier, bool)
         return self._classifier
 
@@ -141,16 +138,24 @@ class EngineState:
         """The write audit's learned decision, when `capture.injection_model` is on and
         the store's embedder is the one it was trained for (else None: rules only)."""
         if self._injection_head is False:
-            self._injection_head = None
-            if self.settings.capture.injection_model:
-                try:
-                    embedder = self._embedder()
-                except EngineError as exc:  # e.g. the model's package is missing
-                    log.warning("injection head off (%s): rules only", exc)
-                else:
-                    self._injection_head = learned.load(embedder)
+            on = self.settings.capture.injection_model
+            self._injection_head = self._learned(on, learned.load, "injection head")
         assert not isinstance(self._injection_head, bool)
         return self._injection_head
+
+    def _learned(
+        self, on: bool, load: Callable[[Embedder | None], T | None], what: str
+    ) -> T | None:
+        """A learned decision over the store's embedder, when `on` (None when off, or when
+        the embedder cannot be made: said once in the log, rules only)."""
+        if not on:
+            return None
+        try:
+            embedder = self._embedder()
+        except EngineError as exc:  # e.g. the model's package is missing
+            log.warning("%s off (%s): rules only", what, exc)
+            return None
+        return load(embedder)
 
     @property
     def token_counter(self) -> TokenCounter:

@@ -87,8 +87,9 @@ function skipBlock(text) {
 /**
  * Where the JSON value that opens `text` ends, or 0 when it is not one.
  * @param {string} text
+ * @returns {number}
  */
-function jsonEnd(text) {
+export function jsonEnd(text) {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {

@@ -36,6 +36,8 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { homedir } from "node:os";
 import { join } from "node:path";
 
+import { jsonEnd } from "./inbound.js";
+
 /** Transcripts above this are not read for ids (the fallback id is used). */
 const MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024;
 const SENDER_HEADER = /Sender\s*\(untrusted[^)\n]*\):[ \t]*/gi;
@@ -482,26 +484,8 @@ function safeName(value) {
  * @returns {Record<string, unknown> | undefined}
  */
 function parseFirstObject(text) {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === "\\") i += 1;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === "{") depth += 1;
-    else if (ch === "}") {
-      depth -= 1;
-      if (depth === 0) {
-        try {
-          const value = JSON.parse(text.slice(0, i + 1));
-          return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-        } catch {
-          return undefined;
-        }
-      }
-    }
-  }
-  return undefined;
+  const end = text.startsWith("{") ? jsonEnd(text) : 0;
+  if (end === 0) return undefined;
+  const value = JSON.parse(text.slice(0, end));
+  return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
 }
