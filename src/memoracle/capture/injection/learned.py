@@ -5,16 +5,16 @@ clean.
 The rules read wording; an attack said in other words ("the guidance you were handed
 before this message has lapsed") slips past them. What attacks share shows in their
 meaning, so the head reads the text's embedding. Embedding costs milliseconds, and most
-of what people say is plainly not addressed to a machine, so the head is asked only
-when the text carries a cheap intent cue (`gate`): it comes from a tool or is an
-assistant's, names the assistant or its instructions ("AI", "model", "bot", "prompt",
-"instructions" in en/ru/fr/es) or what an attack is after (guardrails, credentials,
-passwords, configuration), holds a URL, a domain name or an e-mail address, or a role
-marker ("system:", ``<|im_start|>``, ``[INST]``, ``###``). Of the repository's benign
-corpora (8,002 texts with LoCoMo's chat turns) 109 that the rules leave clean carry one.
-A text the rules read as narration (an attack quoted in a question about attacks,
-`unmask.narrated_spans`) is not asked either: its meaning is the attack's, its intent is
-not.
+of what people say is plainly not addressed to a machine, so the head is asked only when
+the text carries a cheap intent cue (`gate`): it comes from a tool or is an assistant's,
+names the assistant or its instructions ("AI", "model", "bot", "prompt", "instructions"
+in en/ru/fr/es; not French "j'ai", not Home or Google Assistant) or what an attack is
+after (guardrails, credentials, passwords, configuration), holds a URL, a domain name or
+an e-mail address, or a role marker ("system:", ``<|im_start|>``, ``[INST]``, ``###``).
+Of the repository's benign corpora (8,002 texts with LoCoMo's chat turns) 70 that the
+rules leave clean carry one. A text the rules read as narration (an attack quoted in a
+question about attacks, `unmask.narrated_spans`) is not asked either: its meaning is the
+attack's, its intent is not.
 
 The weights ship in ``memoracle/data`` (`WEIGHTS`, `META`), trained by
 ``bench/train_injection.py``; the metadata names the embedder and the threshold chosen
@@ -52,7 +52,8 @@ REASON = "meaning"  # the reason a write the head held gives (not a rule's)
 Floats = npt.NDArray[np.float32]
 
 _ADDRESS = re.compile(
-    r"\b(?:assistants?|ai|a\.i\.|models?|bots?|chatbots?|agents?|llms?|gpt|claude|copilot"
+    r"\b(?<!home )(?<!google )(?:assistants?|(?<!['’])ai|a\.i\.|models?|bots?|chatbots?"
+    r"|agents?|llms?|gpt|claude|copilot"
     r"|prompts?|instructions?|guidelines|"
     r"ассистент\w*|модел\w*|бот\w*|агент\w*|ии|нейросет\w*|инструкци\w*|промпт\w*"
     r"|ia|modèles?|consignes|assistante?s?|"
