@@ -5,8 +5,10 @@
  *
  * OpenClaw 2026.9.x hands `agent_end` the session's messages, each assistant message
  * with the `usage` of the model call that wrote it (`input`, `output`, `cacheRead`,
- * `cacheWrite`, `totalTokens`), and its context the turn's `contextTokenBudget` (the
- * effective context window after the model's, the config's and the agent's caps). The
+ * `cacheWrite`, `totalTokens`), and its context the run's context window:
+ * `modelContextWindowTokens` (the run's effective budget after the model's, the config's
+ * and the agent's caps, else the model's window; other hooks name it
+ * `contextTokenBudget`, which is read first). The
  * last call's tokens over that budget is how full the context is now. When it passes a
  * share in `checkpointAt` (default 50 % and 80 %) for the first time in a session, the
  * plugin checkpoints the live session (./core.js): once per share per session, however
@@ -21,11 +23,11 @@ export const DEFAULT_CHECKPOINT_AT = Object.freeze([0.5, 0.8]);
  * How full the context is after the turn in `messages` (0.52 = 52 %), or undefined when
  * the host gives no budget or no usage.
  * @param {unknown} messages agent_end's `messages`
- * @param {any} ctx agent_end's context (`contextTokenBudget`)
+ * @param {any} ctx agent_end's context (`contextTokenBudget`, else `modelContextWindowTokens`)
  * @returns {number | undefined}
  */
 export function contextFill(messages, ctx) {
-  const budget = ctx?.contextTokenBudget;
+  const budget = ctx?.contextTokenBudget ?? ctx?.modelContextWindowTokens;
   if (typeof budget !== "number" || !Number.isFinite(budget) || budget <= 0) return undefined;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i -= 1) {

@@ -18,6 +18,8 @@ describe("context fill", () => {
     assert.equal(contextFill(messages, { contextTokenBudget: 1000 }), 0.64);
     const parts = [{ role: "assistant", content: "x", usage: { input: 300, output: 20, cacheRead: 180 } }];
     assert.equal(contextFill(parts, { contextTokenBudget: 1000 }), 0.5);
+    // agent_end's own name for it on 2026.9.6
+    assert.equal(contextFill(parts, { modelContextWindowTokens: 2000 }), 0.25);
   });
 
   test("no budget or no usage: unknown, no checkpoint", () => {

@@ -151,7 +151,7 @@ describe("the warm server", { skip, concurrency: false }, () => {
     const socket = join(sockets, "f.sock");
     const folder = await home("f");
     const { hooks, logs, warnings } = plugin({ command, commandArgs, home: folder, socket });
-    const ctx = { sessionId: "s-long", sessionKey: "agent:main:main", trigger: "user", contextTokenBudget: 1000 };
+    const ctx = { sessionId: "s-long", sessionKey: "agent:main:main", trigger: "user", modelContextWindowTokens: 1000 };
     /** @type {any[]} */
     const messages = [];
     /** @param {string} text @param {number} tokens */
