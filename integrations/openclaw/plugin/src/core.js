@@ -142,8 +142,8 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {string} describe
  * @property {(query: string, budget: number, scope: WireScope) => Promise<RecallReply>} recall
  * @property {(turns: CaptureTurn[], scope: WireScope) => Promise<CaptureReply>} capture
- * @property {(turns: CaptureTurn[], scope: WireScope) => Promise<CheckpointReply>} checkpoint
- *   a checkpoint of a live session's turns (heartbeat checkpoints)
+ * @property {(turns: CaptureTurn[], scope: WireScope) => Promise<CheckpointReply>} [checkpoint]
+ *   a checkpoint of a live session's turns (heartbeat checkpoints; none without it)
  * @property {(query: string, limit: number, scope: WireScope) => Promise<Record<string, any>>} [search]
  * @property {(ids: string[], scope: WireScope) => Promise<Record<string, any>[]>} [get]
  * @property {boolean} [fixedScope] the server fixes the scope (MCP over HTTP): only the
@@ -155,6 +155,11 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  * @property {number} items messages sent (a user message and an answer each count)
  * @property {number} stored messages stored now (the others were stored before)
  * @property {string | null} section the daily note's heading appended, if one was
+ */
+
+/**
+ * The CLI's transport: every part, the slot's search and get included.
+ * @typedef {Transport & Required<Pick<Transport, "checkpoint" | "search" | "get">>} CliTransport
  */
 
 /** @typedef {import("./scope.js").WireScope} WireScope */
@@ -175,7 +180,7 @@ export const DEFAULTS = Object.freeze({
   ownerPeers: [],
   warm: true,
   socket: undefined,
-  checkpointAt: DEFAULT_CHECKPOINT_AT,
+  checkpointAt: [...DEFAULT_CHECKPOINT_AT],
   sessionStart: true,
 });
 
@@ -632,8 +637,8 @@ export function createHooks(transport, config, log, options = {}) {
       if (!last) return;
       const found = scopeFor(ctx, "capture");
       if (!found) return;
-      const share = heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx));
-      if (share !== undefined) {
+      const share = transport.checkpoint && heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx));
+      if (share) {
         await checkpointSession(event, ctx, found, share);
         return;
       }
@@ -670,6 +675,7 @@ export function createHooks(transport, config, log, options = {}) {
       for (const turn of turns) if (turn.user !== undefined && !turn.speaker && found.sender) turn.speaker = found.sender;
     }
     if (turns.length === 0) return;
+    if (!transport.checkpoint) return;
     const reply = await transport.checkpoint(turns, found.scope);
     log.info(
       `memoracle: checkpoint at ${percent(share)} of the context window, session ${turns[0].session}: ` +
@@ -687,7 +693,7 @@ export function createHooks(transport, config, log, options = {}) {
  */
 export function firstTurn(event) {
   const messages = Array.isArray(event?.messages) ? event.messages : [];
-  return !messages.some((message) => roleOf(message) === "assistant");
+  return !messages.some((/** @type {unknown} */ message) => roleOf(message) === "assistant");
 }
 
 /**
@@ -1058,7 +1064,7 @@ function captureReply(reply) {
  * as JSON on stdin.
  * @param {MemoracleConfig} config
  * @param {(path: string) => string} resolvePath
- * @returns {Transport}
+ * @returns {CliTransport}
  */
 export function cliTransport(config, resolvePath) {
   const base = [...config.commandArgs];
@@ -1066,7 +1072,7 @@ export function cliTransport(config, resolvePath) {
   const run = (/** @type {string[]} */ args, /** @type {string} */ input, /** @type {number} */ timeoutMs) =>
     runCommand(config.command, [...base, ...args], input, timeoutMs);
 
-  /** @type {Transport} */
+  /** @type {CliTransport} */
   const transport = {
     describe: `the CLI (${[config.command, ...base].join(" ")})`,
     async recall(query, budget, scope) {
