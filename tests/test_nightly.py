@@ -129,6 +129,28 @@ def test_old_notes_move_and_the_snapshot_and_exports_are_written(
     assert nightly.hot_topics(engine)[0] == ("Lyon", 400)  # a sentence's first word is no name
 
 
+def test_the_session_start_snapshot_is_memory_md_whole_and_invites_no_edit(
+    engine: Engine, clock: FixedClock
+) -> None:
+    """SESSION-START.md holds the person's own MEMORY.md text (outside memoracle's
+    block) and the block's lines, but not the block's markers: their "add a line to
+    remember it" is true of MEMORY.md only; its header says edits here are overwritten."""
+    clock.set(AT)
+    path = _memory_md(engine)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# My notes\n\n- The boat is moored at slip 14\n")
+    engine.remember("Never deploy on Fridays.", kind="guardrail")
+    report = nightly.run_nightly(engine)
+    assert report.snapshot is not None
+    snapshot = report.snapshot.read_text()
+    assert "The boat is moored at slip 14" in snapshot and "Never deploy" in snapshot
+    assert "memoracle:begin" not in snapshot and "memoracle:end" not in snapshot
+    assert "add a line to remember" not in snapshot
+    assert "overwritten" in snapshot.splitlines()[2]
+    assert "Never deploy" in path.read_text()  # MEMORY.md keeps its block and markers
+    assert "memoracle:begin" in path.read_text()
+
+
 def test_nightly_merges_duplicates_and_settles_older_memories(
     engine: Engine, clock: FixedClock
 ) -> None:

@@ -113,9 +113,16 @@ def test_the_agents_block_names_the_tools_as_the_gateway_exposes_them(spaced: Se
     block = openclaw.snippets(spaced, env={}).agents_md
     for tool in ("memory_search", "memory_remember", "memory_forget", "memory_checkpoint"):
         assert f"memoracle__{tool}" in block
-    # A bare memory_search is only ever named as OpenClaw's own tool, not memoracle's.
+    # A bare memory_search is the gateway's tool: memoracle's only with its plugin in the slot.
     bare = block.replace("memoracle__memory_search", "")
     assert "`memory_search` and `memory_get` without the `memoracle__` prefix" in bare
+    assert "memoracle's too when its plugin owns OpenClaw's memory slot" in bare
+
+
+def test_the_agents_block_has_the_agent_read_the_session_start_snapshot(spaced: Settings) -> None:
+    block = openclaw.snippets(spaced, env={}).agents_md
+    assert "At a session's start, read SESSION-START.md" in block
+    assert "<memoracle-session-start>" in block
 
 
 def test_state_dir_and_config_follow_openclaws_environment(tmp_path: Path) -> None:

@@ -95,7 +95,11 @@ def test_capture_then_recall(server: WarmServer) -> None:
         ('{"op": "capture", "turns": {"user": "hi", "colour": 1}}', "unknown field(s) colour"),
         ('{"op": "capture", "turns": [{"user": "hi", "at": "soon"}]}', "item 0: field 'at'"),
         ('{"op": "capture", "turns": {"user": 5}}', "field 'user' must be a string"),
-        ('{"op": "checkpoint"}', "needs 'text' and/or 'session_file'"),
+        ('{"op": "checkpoint"}', "needs 'text', 'session_file' and/or 'turns'"),
+        ('{"op": "search"}', "field 'query' must be a non-empty string"),
+        ('{"op": "search", "query": "x", "limit": 0}', "field 'limit' must be an integer"),
+        ('{"op": "get", "ids": "m_1"}', "field 'ids' must be a list of 1 to 100 ids"),
+        ('{"op": "get", "ids": []}', "field 'ids' must be a list of 1 to 100 ids"),
     ],
 )
 def test_bad_requests_are_one_line_naming_the_field(
@@ -164,6 +168,44 @@ def test_a_malformed_scope_is_refused_naming_the_field(
         assert reply["ok"] is False
         assert error.replace("for recall", f"for {op}") in reply["error"]
     assert _result(server, op="status")["stats"]["episodes"] == 0
+
+
+def test_search_and_get_answer_in_the_requests_scope(server: WarmServer) -> None:
+    """What the OpenClaw gateway's own memory tools ask: a group's search finds the
+    group's words and never a private item; `get` leaves out what the scope does not
+    see, as if it did not exist."""
+    group = {"chat": "telegram:group:-100777", "visibility": "shared"}
+    _result(server, op="capture", turns={"user": "My sister Ada swims at the pier every morning."})
+    _result(server, op="capture", turns={"user": "We meet at the pier on Sunday."}, **group)
+    owner = _result(server, op="search", query="pier", limit=10)["hits"]
+    shared = _result(server, op="search", query="pier", **group)["hits"]
+    assert any("Ada" in h["text"] for h in owner)
+    assert shared and all("Ada" not in h["text"] for h in shared)
+    assert any("Sunday" in h["text"] for h in shared)
+    ids = [h["id"] for h in owner + shared]
+    seen = {i["id"] for i in _result(server, op="get", ids=ids, **group)["items"]}
+    private = {h["id"] for h in owner if "Ada" in h["text"]}
+    assert seen and not seen & private
+    assert {i["id"] for i in _result(server, op="get", ids=ids)["items"]} >= private
+    assert _result(server, op="get", ids=["m_999", "e_999", "nonsense"])["items"] == []
+
+
+def test_a_checkpoint_of_a_live_sessions_turns(server: WarmServer, settings: Settings) -> None:
+    """The plugin's heartbeat checkpoint: the session's turns with their transcript ids;
+    those captured before change nothing, a new one is stored tagged as a checkpoint and
+    its memories go to today's note."""
+    first = {"user": "I live in Lyon.", "session": "s1", "turn": "u1"}
+    _result(server, op="capture", turns=first)
+    later = {"user": "I decided to rent the cabin in Tromso.", "session": "s1", "turn": "u2"}
+    reply = _result(server, op="checkpoint", turns=[first, later])["checkpoints"][0]
+    assert (reply["items"], reply["already_stored"], len(reply["episodes"])) == (2, 1, 1)
+    assert str(reply["note"]["section"]).startswith("## Checkpoint [")
+    note = Path(reply["note"]["path"]).read_text()
+    assert "cabin in Tromso" in note and "Lyon" not in note
+    again = _result(server, op="checkpoint", turns=[first, later])["checkpoints"][0]
+    assert again["already_stored"] == 2 and not again["episodes"]
+    stored = server.engine().store.episodes.get_many(range(1, 10))
+    assert {e.origin for e in stored if "Tromso" in e.text} == {"checkpoint"}
 
 
 def test_checkpoint_through_the_server(server: WarmServer) -> None:

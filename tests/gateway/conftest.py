@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_model import MODEL_ID, FakeModel
+from fake_model import CONTEXT_WINDOW, MODEL_ID, FakeModel
 from harness import TOKEN, OpenClaw, first_json, memoracle_shim, stop_servers
 from toolchain import RegistryUnreachable, Toolchain, ToolchainError, ensure
 
@@ -75,7 +75,7 @@ def provider_config(model: FakeModel) -> dict[str, Any]:
                 "reasoning": False,
                 "input": ["text"],
                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                "contextWindow": 64000,
+                "contextWindow": CONTEXT_WINDOW,
                 "maxTokens": 1024,
             }
         ],

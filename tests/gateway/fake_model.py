@@ -1,33 +1,56 @@
 """A fake OpenAI-compatible model on loopback, for the gateway suite.
 
 It records every request (so a test reads what the model saw: the recall block, the flush
-prompt), answers with deterministic text made from the last user message, and streams
-`chat.completion.chunk` events ending in `data: [DONE]` when asked (the gateway always
-asks). Runs in a daemon thread of the test process: it ends with the session's finalizer.
+prompt, a tool's result), answers with deterministic text made from the last user
+message, and streams `chat.completion.chunk` events ending in `data: [DONE]` when asked
+(the gateway always asks). Two markers in the person's message make it act as a model
+would: `[call TOOL: WORDS]` makes it call the tool TOOL with `{"query": WORDS}` (once: the
+request after the tool's result gets text), and `[context N%]` makes it report a prompt
+of N % of the 64000-token window the suite gives it (the usage a long session reports).
+Runs in a daemon thread of the test process: it ends with the session's finalizer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL_ID = "fake-model"
+CONTEXT_WINDOW = 64000  # tokens: the window conftest gives this model
+_CALL = re.compile(r"\[call (\w+): ([^\]]+)\]")
+_CONTEXT = re.compile(r"\[context (\d{1,3})%\]")
 
 
-def answer_for(messages: list[dict[str, Any]]) -> str:
-    """The reply to a conversation: the same words always give the same answer."""
+def _person_said(messages: list[dict[str, Any]]) -> str:
     said = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
     # The gateway appends its own context as a user message: answer the person's words.
     said = [t for t in said if not t.startswith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT")]
-    text = said[-1] if said else ""
+    return said[-1] if said else ""
+
+
+def answer_for(messages: list[dict[str, Any]]) -> str | dict[str, Any]:
+    """The reply to a conversation: the same words always give the same answer; a
+    `[call TOOL: WORDS]` in them, not answered by a tool result yet, is a tool call."""
+    text = _person_said(messages)
     if "memory flush" in text.lower() or "NO_REPLY" in text:
         return "NO_REPLY"
+    call = _CALL.search(text)
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if call and not any(m.get("role") == "tool" for m in messages[last_user + 1 :]):
+        return {"name": call.group(1), "arguments": {"query": call.group(2).strip()}}
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"Noted ({digest}): I will keep that in mind."
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The prompt's size the model reports: `[context N%]` of the window, else 10."""
+    found = _CONTEXT.search(_person_said(messages))
+    return int(found.group(1)) * CONTEXT_WINDOW // 100 if found else 10
 
 
 def content_text(content: Any) -> str:
@@ -44,7 +67,9 @@ def content_text(content: Any) -> str:
 class FakeModel:
     """The server and what it has seen; `requests` is appended to under a lock."""
 
-    def __init__(self, reply: Callable[[list[dict[str, Any]]], str] = answer_for) -> None:
+    def __init__(
+        self, reply: Callable[[list[dict[str, Any]]], str | dict[str, Any]] = answer_for
+    ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.reply = reply
@@ -90,11 +115,15 @@ class FakeModel:
                 request["_path"] = self.path
                 with model.lock:
                     model.requests.append(request)
-                text = model.reply(list(request.get("messages") or []))
-                if request.get("stream"):
-                    self._stream(text)
+                messages = list(request.get("messages") or [])
+                answer = model.reply(messages)
+                usage = _usage(prompt_tokens(messages))
+                if isinstance(answer, dict):
+                    self._stream_call(answer, usage)
+                elif request.get("stream"):
+                    self._stream(answer, usage)
                 else:
-                    self._json(200, _completion(text))
+                    self._json(200, _completion(answer, usage))
 
             def _json(self, status: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()
@@ -104,17 +133,33 @@ class FakeModel:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, text: str) -> None:
+            def _start_stream(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
+
+            def _stream(self, text: str, usage: dict[str, int]) -> None:
+                self._start_stream()
                 words = text.split(" ")
                 for n, word in enumerate(words):
                     piece = word if n == 0 else " " + word
                     role = {"role": "assistant"} if n == 0 else {}
                     self._event(_chunk({**role, "content": piece}, None))
-                self._event(_chunk({}, "stop"))
+                self._event(_chunk({}, "stop", usage))
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+            def _stream_call(self, call: dict[str, Any], usage: dict[str, int]) -> None:
+                self._start_stream()
+                tool_call = {
+                    "index": 0,
+                    "id": "call_fake_1",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+                }
+                self._event(_chunk({"role": "assistant", "tool_calls": [tool_call]}, None))
+                self._event(_chunk({}, "tool_calls", usage))
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
@@ -125,11 +170,11 @@ class FakeModel:
         return Handler
 
 
-def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+def _usage(prompt: int = 10) -> dict[str, int]:
+    return {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}
 
 
-def _completion(text: str) -> dict[str, Any]:
+def _completion(text: str, usage: dict[str, int]) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -138,11 +183,13 @@ def _completion(text: str) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         ],
-        "usage": _usage(),
+        "usage": usage,
     }
 
 
-def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+def _chunk(
+    delta: dict[str, Any], finish: str | None, usage: dict[str, int] | None = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": "chatcmpl-fake",
         "object": "chat.completion.chunk",
@@ -151,5 +198,5 @@ def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
     if finish:
-        body["usage"] = _usage()
+        body["usage"] = usage or _usage()
     return body

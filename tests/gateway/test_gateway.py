@@ -94,14 +94,23 @@ def test_snippets_pass_the_gateways_config_validation(world: World) -> None:
     assert "<!-- memoracle-agents:begin -->" in agents
 
 
-def test_plugin_loads_with_its_hooks(world: World) -> None:
+def test_plugin_loads_with_its_hooks_and_tools_not_hook_only(world: World) -> None:
     report = first_json(
         world.oc.run("plugins", "inspect", "memoracle", "--runtime", "--json").stdout
     )
     assert report["plugin"]["status"] == "loaded", report["plugin"]
     assert {h["name"] for h in report["typedHooks"]} == {"before_prompt_build", "agent_end"}
     assert report["policy"]["allowConversationAccess"] is True
-    assert "memoracle: recall and capture via" in world.oc.tail(400)
+    # The memory slot whole: the gateway's memory tools are memoracle's, and inspect no
+    # longer calls it hook-only (it printed "has not migrated to explicit capability
+    # registration yet" while the plugin registered a flush plan alone).
+    tools = json.dumps(report["tools"])
+    assert "memory_search" in tools and "memory_get" in tools, report["tools"]
+    assert report["shape"] != "hook-only"
+    assert not [c for c in report["compatibility"] if c.get("code") == "hook-only"]
+    assert "memoracle: recall, capture" in world.oc.tail(400)
+    # Nothing to deny by hand: no tool policy was set for memoracle to work.
+    assert "deny" not in world.oc.config().get("tools", {})
 
 
 def test_recall_is_in_what_the_model_receives(world: World) -> None:
@@ -325,6 +334,100 @@ def test_private_words_never_reach_another_persons_session_or_a_group(world: Wor
         if e["session_id"] == group_episode["session_id"] and e["role"] == "assistant"
     ]
     assert answers and all(e["visibility"] == "shared" for e in answers)
+
+
+def _tool_results(world: World, needle: str) -> str:
+    """What the gateway's tools answered in the turn holding `needle`: the `tool`
+    messages of the model's request after the tool call ('' if there were none)."""
+    found = []
+    for request in _requests_with(world, needle):
+        found += [
+            content_text(m.get("content"))
+            for m in request.get("messages", [])
+            if m.get("role") == "tool"
+        ]
+    return "\n".join(found)
+
+
+def test_the_gateways_memory_search_answers_from_memoracle_in_the_sessions_scope(
+    world: World,
+) -> None:
+    """A turn whose model calls the gateway's own `memory_search` gets memoracle's hits,
+    each a memoracle id; a group's call never returns a private item, the owner's
+    finds it."""
+    world.oc.memoracle(
+        "--home",
+        str(world.mhome),
+        "remember",
+        "My kayak is kept in the red boathouse (slot private)",
+    )
+    group_said = "The kayak race starts at the red boathouse on Saturday (slot group)"
+    world.oc.turn(_from("Carol", "333", group_said), session_key=GROUP)
+    _wait_for_episodes(world, "(slot group)", count=1)
+    call = "[call memory_search: kayak red boathouse]"
+    world.oc.turn(
+        _from("Dave", "444", f"Where is the kayak? {call} (slot group asks)"), session_key=GROUP
+    )
+    world.oc.turn(f"Where is my kayak? {call} (slot owner asks)")
+    in_group = _tool_results(world, "(slot group asks)")
+    of_owner = _tool_results(world, "(slot owner asks)")
+    assert '"path": "memoracle/' in in_group and "race starts" in in_group, in_group[-2000:]
+    assert "slot private" not in in_group
+    assert "slot private" in of_owner and "race starts" not in of_owner, of_owner[-2000:]
+
+
+def test_heartbeat_checkpoints_and_the_session_start_snapshot(world: World) -> None:
+    """One owner's session (a Control UI thread) whose model reports its prompt at 30,
+    55, 60 and 85 % of the window: the plugin checkpoints the live session at 50 % and at
+    80 %, once each, into today's daily note. Its first turn, and only that one, opens
+    with SESSION-START.md."""
+    snapshot = world.oc.workspace / "SESSION-START.md"
+    snapshot.write_text("# Session start\n\n- The harbour office opens at seven (start check)\n")
+    key = "agent:main:dashboard:heartbeat-check"
+    said_in_turns = (
+        "I live near the old harbour",
+        "I decided to take the night ferry to Bergen",
+        "My brother Tom will bring the tent",
+        "I decided to rent a car in Tromso",
+    )
+    offset = world.oc.log.stat().st_size
+    try:
+        for words, share in zip(said_in_turns, (30, 55, 60, 85), strict=True):
+            world.oc.turn(f"{words} [context {share}%] (heartbeat check)", session_key=key)
+    finally:
+        snapshot.unlink()
+    deadline = time.monotonic() + 30
+    said: list[str] = []
+    while len(said) < 2 and time.monotonic() < deadline:
+        log = world.oc.log.read_bytes()[offset:].decode(errors="replace")
+        said = [line for line in log.splitlines() if "memoracle: checkpoint at" in line]
+        time.sleep(0.5)
+    assert len(said) == 2, said
+    assert "checkpoint at 50 % of the context window" in said[0]
+    assert "checkpoint at 80 % of the context window" in said[1]
+    notes = "\n".join(p.read_text() for p in (world.oc.workspace / "memory").glob("*.md"))
+    assert "## Checkpoint [" in notes and "night ferry to Bergen" in notes
+    # Each turn's own message (the last user message of its request; the history holds
+    # the person's words alone): the first opens with the snapshot, no later one does.
+    asked = [
+        _last_user_text(r, "(heartbeat check)") for r in _requests_with(world, "(heartbeat check)")
+    ]
+    asked = [t for t in asked if t]
+    first = [t for t in asked if said_in_turns[0] in t]
+    later = [t for t in asked if said_in_turns[0] not in t]
+    assert first and all("<memoracle-session-start>" in t and "(start check)" in t for t in first)
+    assert len(later) >= 3 and not [t for t in later if "(start check)" in t]
+
+
+def _last_user_text(request: dict[str, Any], needle: str) -> str:
+    """The last user message of a request, if it holds `needle` ('' otherwise)."""
+    users = [
+        content_text(m.get("content"))
+        for m in request.get("messages", [])
+        if m.get("role") == "user"
+    ]
+    users = [t for t in users if not t.startswith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT")]
+    return users[-1] if users and needle in users[-1] else ""
 
 
 def _plugin_config(world: World, **extra: Any) -> None:

@@ -42,7 +42,15 @@ from memoracle.render.memory_md import one_line
 from memoracle.types import CaptureResult, IngestWarning, Memory, Scope, Turn
 from memoracle.workspace import NOTES_DIR, note_lock
 
-__all__ = ["CheckpointItem", "CheckpointReport", "describe", "items_of", "save", "save_session"]
+__all__ = [
+    "CheckpointItem",
+    "CheckpointReport",
+    "describe",
+    "items_of",
+    "save",
+    "save_session",
+    "save_turns",
+]
 
 ORIGIN = "checkpoint"  # the episodes' origin: what tags a turn as a checkpoint
 ACTOR = "checkpoint"
@@ -228,6 +236,48 @@ def save_session(
         report.problems.append(f"{path}: no turns to save.")
         return report
     results = _capture(settings, engine, [([t], scope) for t in fits], report, clock.now(), "")
+    if results is None:
+        return report
+    for result in results:
+        _record(report, result)
+    noted = [CheckpointItem("user", m.text) for m in report.added]
+    _append_note(settings, scope, report, noted, local)
+    return report
+
+
+def save_turns(
+    settings: Settings,
+    batches: Sequence[tuple[Sequence[Turn], Scope | None]],
+    *,
+    engine: Callable[[], Engine],
+    clock: Clock,
+    scope: Scope | None = None,
+) -> CheckpointReport:
+    """Capture the turns a host hands over from its live session (each with the id its
+    transcript gives it, as `capture` reads them), tagged as a checkpoint, and append the
+    memories found to today's daily note (when the owner sees `scope`: as `save`). A turn
+    already stored (the host's per-turn capture, an earlier checkpoint) changes nothing:
+    the OpenClaw plugin's heartbeat checkpoints send the whole session each time. Never
+    raises: see `CheckpointReport.problems`."""
+    problems: list[str] = []
+    local = _local_now(settings, clock, problems)
+    tagged = [
+        ([replace(t, origin=ORIGIN) for t in turns], where) for turns, where in batches if turns
+    ]
+    sessions = {t.session_id for turns, _ in tagged for t in turns if t.session_id}
+    report = CheckpointReport(session=", ".join(sorted(sessions)), problems=problems)
+    limit = settings.capture.max_turn_chars
+    fits = [(turns, where) for turns, where in tagged if all(len(t.text) <= limit for t in turns)]
+    if len(fits) < len(tagged):
+        report.problems.append(
+            f"{len(tagged) - len(fits)} turn(s) over capture.max_turn_chars ({limit:,}) were"
+            " not saved."
+        )
+    report.items = sum(len(turns) for turns, _ in fits)
+    if not fits:
+        report.problems.append("Nothing to save: no turns were given.")
+        return report
+    results = _capture(settings, engine, fits, report, clock.now(), "")
     if results is None:
         return report
     for result in results:

@@ -128,6 +128,9 @@ def _agents_md(command: str) -> str:
             " rules from past conversations, in one local store. It captures what is said by"
             " itself; you do not need to write memory files for it.",
             "",
+            "- At a session's start, read SESSION-START.md in the workspace: memoracle"
+            " rewrites it each night from MEMORY.md and the latest notes. With memoracle's"
+            " memory plugin it is already in your context (`<memoracle-session-start>`).",
             "- Before a turn, what memoracle recalls for it may already be in your context."
             " Follow its guardrails; check anything old or surprising before relying on it.",
             f'- Look something up: `{command} search "what you need"` (`--json` adds ids and'
@@ -144,8 +147,9 @@ def _agents_md(command: str) -> str:
             " adds there is remembered, a line deleted is forgotten. Do not edit its markers.",
             f"- If memoracle's MCP tools ({', '.join(MCP_TOOLS)}) are available, use them"
             " instead of these commands. `memory_search` and `memory_get` without the"
-            " `memoracle__` prefix are OpenClaw's own tools over the memory files, not"
-            " memoracle.",
+            " `memoracle__` prefix are the gateway's memory tools: memoracle's too when its"
+            " plugin owns OpenClaw's memory slot (they see only what this conversation may"
+            " see), else OpenClaw's own over the memory files.",
             AGENTS_END,
             "",
         ]

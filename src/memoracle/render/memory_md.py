@@ -69,6 +69,7 @@ __all__ = [
     "SECTION_TITLES",
     "BlockEdits",
     "BlockError",
+    "block_body",
     "extract_block",
     "line_ending",
     "one_line",
@@ -76,6 +77,7 @@ __all__ = [
     "read_edits",
     "render_block",
     "tagged_line",
+    "without_block",
 ]
 
 FORMAT_VERSION = 1
@@ -265,6 +267,22 @@ def extract_block(text: str) -> str | None:
     """
     span = _find(text, "MEMORY.md")
     return None if span is None else text[span.begin.start : span.end.end]
+
+
+def without_block(text: str) -> str:
+    """`text` (MEMORY.md's) with memoracle's block cut out: what the person wrote
+    around it. Raises `BlockError` when the markers are damaged, doubled or unpaired."""
+    span = _find(text, "MEMORY.md")
+    if span is None:
+        return text
+    return text[: span.begin.start] + text[span.end.end :]
+
+
+def block_body(block: str) -> str:
+    """The block's lines without its begin and end markers (a copy of it elsewhere, where
+    the markers' "add a line to remember it" would promise what does not happen)."""
+    lines = block.splitlines()
+    return "\n".join(x for x in lines if not (_BEGIN.match(x) or _END.match(x))).strip()
 
 
 # -- rendering -------------------------------------------------------------------------

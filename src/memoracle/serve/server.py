@@ -32,8 +32,9 @@ from memoracle import outbox
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
+from memoracle.engine import memories as engine_memories
 from memoracle.engine.scope import fill_scope
-from memoracle.errors import EngineError, InvalidInput, StoreError, WorkspaceError
+from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint
 from memoracle.serialize import records, reports
 from memoracle.serve.protocol import SCOPE_FIELDS, scope_of, turns_of
@@ -48,16 +49,32 @@ SOCKET_NAME = "serve.sock"
 MAX_LINE = 8 * 1024 * 1024
 #: A unix socket path longer than this does not fit `sockaddr_un` (108 bytes on Linux).
 MAX_SOCKET_PATH = 104
-OPS = ("ping", "recall", "capture", "checkpoint", "status")
+OPS = ("ping", "recall", "search", "get", "capture", "checkpoint", "status")
+#: The most hits one `search` returns, and the most ids one `get` reads.
+MAX_HITS = 100
 #: The fields each op reads besides `op`; any other is refused, so a misspelt scope
 #: field (`user` for `user_id`) is an error, not a request in the server's own scope.
 FIELDS: dict[str, frozenset[str]] = {
     "ping": frozenset(),
     "recall": frozenset({"message", "budget", *SCOPE_FIELDS}),
+    "search": frozenset({"query", "limit", *SCOPE_FIELDS}),
+    "get": frozenset({"ids", *SCOPE_FIELDS}),
     "capture": frozenset({"turns", *SCOPE_FIELDS}),
-    "checkpoint": frozenset({"text", "session_file", "session", *SCOPE_FIELDS}),
+    "checkpoint": frozenset({"text", "session_file", "session", "turns", *SCOPE_FIELDS}),
     "status": frozenset(SCOPE_FIELDS),
 }
+
+
+def _visible(engine: Engine, ref: str, scope: Scope) -> dict[str, Any] | None:
+    """The JSON of the memory or turn `ref` names, if `scope` sees it; else None."""
+    try:
+        if ref.lower().startswith("e_"):
+            episode = engine_memories.get_episode(engine, ref, scope=scope)
+            return {"id": episode.ref, "episode": records.episode(episode)}
+        memory = engine.get(ref, scope=scope)
+    except (NotFound, InvalidInput):
+        return None
+    return {"id": memory.ref, "memory": records.memory(memory)}
 
 
 def socket_path(settings: Settings, given: Path | None = None) -> Path:
@@ -160,6 +177,8 @@ class WarmServer:
         handler: Callable[[dict[str, Any]], dict[str, Any]] | None = {
             "ping": self._ping,
             "recall": self._recall,
+            "search": self._search,
+            "get": self._get,
             "capture": self._capture,
             "checkpoint": self._checkpoint,
             "status": self._status,
@@ -187,7 +206,9 @@ class WarmServer:
         return scope_of(request, self.scope, "request")
 
     def _ping(self, _request: dict[str, Any]) -> dict[str, Any]:
-        return records.envelope(pid=os.getpid(), home=str(self.settings.home))
+        return records.envelope(
+            pid=os.getpid(), home=str(self.settings.home), files_dir=str(self.settings.files_dir)
+        )
 
     def _recall(self, request: dict[str, Any]) -> dict[str, Any]:
         message = request.get("message")
@@ -208,6 +229,49 @@ class WarmServer:
                 self.settings, message, budget=budget, scope=scope, clock=self.clock
             )
         return records.recall_block(block)
+
+    def _search(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The hits `search --json` gives, in the request's scope (the OpenClaw gateway's
+        own `memory_search` tool asks through this)."""
+        query = request.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("request: field 'query' must be a non-empty string")
+        limit = request.get("limit")
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_HITS
+        ):
+            raise InvalidInput(f"request: field 'limit' must be an integer from 1 to {MAX_HITS}")
+        scope = self._scope(request)
+        with self._call() as engine:
+            outcome = engine.search(query, k=limit, scope=scope)
+        return records.envelope(
+            mode=outcome.mode,
+            note=outcome.note,
+            no_match=outcome.no_match,
+            hits=[records.hit(h) for h in outcome.hits],
+        )
+
+    def _get(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The memories (m_…) and turns (e_…) of `ids` the request's scope sees, in the
+        order asked; an id it does not see is left out, exactly as one that does not
+        exist (docs/scopes.md): a host filters hits by asking which are still visible."""
+        ids = request.get("ids")
+        if (
+            not isinstance(ids, list)
+            or not 1 <= len(ids) <= MAX_HITS
+            or not all(isinstance(i, str) and i.strip() for i in ids)
+        ):
+            raise InvalidInput(
+                f"request: field 'ids' must be a list of 1 to {MAX_HITS} ids (m_12, e_7)"
+            )
+        scope = self._scope(request)
+        found: list[dict[str, Any]] = []
+        with self._call() as engine:
+            for ref in ids:
+                item = _visible(engine, ref.strip(), scope)
+                if item is not None:
+                    found.append(item)
+        return records.envelope(items=found)
 
     def _capture(self, request: dict[str, Any]) -> dict[str, Any]:
         if "turns" not in request:
@@ -233,11 +297,20 @@ class WarmServer:
         for name, value in (("text", text), ("session_file", file), ("session", session)):
             if value is not None and not isinstance(value, str):
                 raise InvalidInput(f"request: field '{name}' must be a string")
-        if text is None and file is None:
-            raise InvalidInput("request: checkpoint needs 'text' and/or 'session_file'")
+        if text is None and file is None and "turns" not in request:
+            raise InvalidInput("request: checkpoint needs 'text', 'session_file' and/or 'turns'")
         scope = self._scope(request)
+        batches = None
+        if "turns" in request:
+            batches = turns_of(request["turns"], scope, "request field 'turns'")
         done = []
         with self._lock:
+            if batches is not None:
+                done.append(
+                    checkpoint.save_turns(
+                        self.settings, batches, engine=self.engine, clock=self.clock, scope=scope
+                    )
+                )
             if file is not None:
                 done.append(
                     checkpoint.save_session(

@@ -300,7 +300,7 @@ export function readStoreTranscript(path, sessionId, mark) {
     if (!existsSync(path)) return undefined;
     db = new sqlite.DatabaseSync(path, { readOnly: true });
     const columns = new Set(
-      db.prepare("PRAGMA table_info(transcript_events)").all().map((row) => row.name),
+      db.prepare("PRAGMA table_info(transcript_events)").all().map((/** @type {any} */ row) => row.name),
     );
     if (!columns.has("event_json") || !columns.has("session_id")) return undefined;
     const blob = columns.has("event_zstd") ? "event_zstd" : "NULL AS event_zstd";

@@ -177,8 +177,14 @@ describe("config", () => {
     assert.deepEqual(Object.keys(both.hooks).sort(), ["agent_end", "before_prompt_build"]);
     assert.deepEqual(both.hookOptions.before_prompt_build, { timeoutMs: 16000 });
     assert.deepEqual(both.hookOptions.agent_end, { timeoutMs: 26000 });
-    assert.deepEqual(Object.keys(fakeApi(cli({ autoRecall: false })).hooks), ["agent_end"]);
-    assert.deepEqual(Object.keys(fakeApi(cli({ autoCapture: false })).hooks), [
+    // before_prompt_build also gives the session-start snapshot, agent_end the heartbeat
+    // checkpoints: each hook goes only when every part that needs it is off.
+    const noPrompt = fakeApi(cli({ autoRecall: false, sessionStart: false }));
+    assert.deepEqual(Object.keys(noPrompt.hooks), ["agent_end"]);
+    const noEnd = fakeApi(cli({ autoCapture: false, checkpointAt: [] }));
+    assert.deepEqual(Object.keys(noEnd.hooks), ["before_prompt_build"]);
+    assert.deepEqual(Object.keys(fakeApi(cli({ autoRecall: false })).hooks).sort(), [
+      "agent_end",
       "before_prompt_build",
     ]);
   });

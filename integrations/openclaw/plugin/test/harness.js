@@ -36,12 +36,27 @@ export function scratch(prefix) {
 }
 
 /**
- * The plugin registered with `config` on an API that records its hooks and logs.
+ * The plugin registered with `config` on an API that records its hooks and logs; with
+ * `slot`, the API is a 2026.9.x one (registerMemoryCapability, registerTool) and the
+ * capability and tool factories are recorded too.
  * @param {Record<string, unknown>} config
+ * @param {{ slot?: boolean }} [options]
  */
-export function plugin(config) {
+export function plugin(config, options = {}) {
   /** @type {Record<string, Function>} */
   const hooks = {};
+  /** @type {Record<string, any>} */
+  const capability = {};
+  /** @type {Record<string, Function>} */
+  const tools = {};
+  const slot = options.slot
+    ? {
+        registerMemoryCapability: (/** @type {any} */ given) => Object.assign(capability, given),
+        registerTool: (/** @type {Function} */ factory, /** @type {any} */ opts) => {
+          tools[opts.names[0]] = factory;
+        },
+      }
+    : {};
   /** @type {{ level: string, message: string }[]} */
   const logs = [];
   registerMemoracle({
@@ -55,9 +70,10 @@ export function plugin(config) {
     on: (/** @type {string} */ name, /** @type {Function} */ handler) => {
       hooks[name] = handler;
     },
+    ...slot,
   });
   const warnings = () => logs.filter((l) => l.level === "warn" || l.level === "error").map((l) => l.message);
-  return { hooks, logs, warnings };
+  return { hooks, logs, warnings, capability, tools };
 }
 
 /**

@@ -5,7 +5,7 @@
 // Skipped unless MEMORACLE_E2E_COMMAND names a memoracle to run (MEMORACLE_E2E_ARGS: a
 // JSON list before memoracle's own; tests/test_serve_plugin.py sets both).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -106,5 +106,72 @@ describe("the warm server", { skip, concurrency: false }, () => {
     assert.equal(warnings().length, 2, warnings().join("\n"));
     assert.match(warnings()[0], /recall failed.*not found.*the warm server too: memoracle serve did not start/);
     assert.match(warnings()[1], /capture failed.*not found.*the warm server too: memoracle serve is not running/);
+  });
+
+  test("the gateway's memory_search and memory_get answer from memoracle, in the session's scope", async () => {
+    const socket = join(sockets, "e.sock");
+    const { hooks, tools, capability, warnings } = plugin(
+      { command, commandArgs, home: await home("e"), socket },
+      { slot: true },
+    );
+    const owner = { sessionId: "s-owner", sessionKey: "agent:main:main", trigger: "user" };
+    const group = { sessionId: "s-group", sessionKey: "agent:main:telegram:group:-1007", senderId: "333", channel: "telegram", trigger: "user" };
+    /** @param {string} text */
+    const said = (text) => ({ success: true, messages: [{ role: "user", content: text }, { role: "assistant", content: "Noted." }] });
+    await hooks.agent_end(said("I keep the spare house key under the blue flowerpot."), owner);
+    await hooks.agent_end(said("We meet at the pier on Sunday, near the house."), group);
+    await serverPid(socket);
+    const query = { query: "house key flowerpot pier Sunday" };
+    /** @param {any} ctx */
+    const search = async (ctx) => JSON.parse((await tools.memory_search(ctx).execute("t1", query)).content[0].text);
+    const asGroup = await search({ sessionKey: group.sessionKey, agentId: "main", messageChannel: "telegram", requesterSenderId: "333" });
+    const asOwner = await search({ sessionKey: owner.sessionKey, agentId: "main" });
+    const text = (/** @type {any} */ r) => r.results.map((/** @type {any} */ h) => h.snippet).join("\n");
+    assert.match(text(asOwner), /flowerpot/);
+    assert.match(text(asGroup), /pier/);
+    assert.doesNotMatch(text(asGroup), /flowerpot/);
+    // The host's own check of hits it holds: the group's session sees none of the owner's.
+    const allowed = await capability.runtime.authorizeSearchHits({ agentId: "main", requesterSessionKey: group.sessionKey, hits: asOwner.results });
+    assert.ok(asOwner.results.length > 0);
+    assert.deepEqual(allowed, []);
+    // memory_get opens a hit by its path, in the same scope.
+    const hit = asOwner.results.find((/** @type {any} */ h) => /flowerpot/.test(h.snippet));
+    const get = async (/** @type {any} */ ctx) => JSON.parse((await tools.memory_get(ctx).execute("t2", { path: hit.path })).content[0].text);
+    assert.match((await get({ sessionKey: owner.sessionKey })).text, /flowerpot/);
+    assert.equal((await get({ sessionKey: group.sessionKey })).status, "not_found");
+    // The manager the gateway asks for: a lookup with no session is the operator's only for its CLI.
+    const { manager } = await capability.runtime.getMemorySearchManager({ cfg: {}, agentId: "main", purpose: "cli" });
+    assert.match((await manager.search("flowerpot")).map((/** @type {any} */ h) => h.snippet).join(" "), /flowerpot/);
+    const { manager: bare } = await capability.runtime.getMemorySearchManager({ cfg: {}, agentId: "main" });
+    assert.deepEqual(await bare.search("flowerpot"), []);
+    assert.deepEqual(warnings(), []);
+  });
+
+  test("heartbeat checkpoints: the live session at 50 % and 80 % of the context, once each", async () => {
+    const socket = join(sockets, "f.sock");
+    const folder = await home("f");
+    const { hooks, logs, warnings } = plugin({ command, commandArgs, home: folder, socket });
+    const ctx = { sessionId: "s-long", sessionKey: "agent:main:main", trigger: "user", modelContextWindowTokens: 1000 };
+    /** @type {any[]} */
+    const messages = [];
+    /** @param {string} text @param {number} tokens */
+    const turn = async (text, tokens) => {
+      messages.push({ role: "user", content: text, timestamp: Date.UTC(2026, 11, 7, 9, messages.length) });
+      messages.push({ role: "assistant", content: "Noted.", usage: { input: tokens - 5, output: 5, totalTokens: tokens } });
+      await hooks.agent_end({ success: true, messages: [...messages] }, ctx);
+    };
+    await turn("I live in Lyon.", 300);
+    await turn("I decided to rent the cabin in Tromso for the winter.", 550);
+    await turn("The ferry leaves at nine.", 600);
+    await turn("I decided to sell the old bicycle.", 850);
+    const said = logs.map((l) => l.message).filter((m) => m.includes("checkpoint at"));
+    assert.equal(said.length, 2, said.join("\n"));
+    assert.match(said[0], /checkpoint at 50 % of the context window, session s-long: 4 messages, 2 stored now/);
+    assert.match(said[1], /checkpoint at 80 % of the context window, session s-long: 8 messages, 2 stored now/);
+    const notes = join(folder, "workspace", "memory");
+    const note = readdirSync(notes).map((name) => readFileSync(join(notes, name), "utf8")).join("\n");
+    assert.match(note, /## Checkpoint \[\d\d:\d\d\]/);
+    assert.match(note, /cabin in Tromso/);
+    assert.deepEqual(warnings(), []);
   });
 });

@@ -17,13 +17,12 @@ from memoracle.files import read_text, write_atomically
 from memoracle.jobs.nightly.memory_md import FileChange
 from memoracle.jobs.nightly.notes import FILE_UNSAFE
 from memoracle.lifecycle.scoring import NAME as _NAME
-from memoracle.render.memory_md import (
-    tagged_line,
-)
+from memoracle.render.memory_md import BlockError, block_body, tagged_line, without_block
 from memoracle.serialize import records
 from memoracle.store.archive import ArchivedMemory
 from memoracle.workspace import (
     LAST_BLOCK,
+    MEMORY_FILE,
     NOTES_DIR,
     SNAPSHOT_FILE,
 )
@@ -33,6 +32,11 @@ log = logging.getLogger(__name__)
 TOPIC_MIN_MEMORIES = 5  # live memories naming an entity before it gets a topic file
 TOPICS_SHOWN = 10  # topic files written (and pointed to from MEMORY.md), most named first
 TOPIC_MEMORIES = 50  # memories listed in a topic file, newest first
+SNAPSHOT_HEADER = (
+    "_Written by memoracle each night for the agent to read at a session's start: a copy"
+    " of MEMORY.md and the latest notes. An edit here is overwritten tonight: change"
+    " MEMORY.md, or ask the agent to remember or forget._"
+)
 
 
 def write_snapshot(
@@ -42,19 +46,25 @@ def write_snapshot(
     preview: list[FileChange] | None = None,
     block: str | None = None,
 ) -> Path:
-    """`SESSION-START.md` in the workspace folder: memoracle's MEMORY.md block, today's
-    and yesterday's notes and the week's hot topics, cut to `render.snapshot_bytes`
-    (8 KB) — what an agent reads first in a new session. (Not BOOTSTRAP.md: that is
-    OpenClaw's first-run file.) `block` is the block just rendered (by default, the
-    last one written), and a note changed in `preview` is read as changed: so a dry
-    run, which writes neither, shows the snapshot the real run writes."""
+    """`SESSION-START.md` in the workspace folder: a line saying what it is, the
+    person's own MEMORY.md text (outside memoracle's block), memoracle's block (without
+    its markers, whose "add a line to remember it" holds in MEMORY.md only), today's and
+    yesterday's notes and the week's hot topics, cut to `render.snapshot_bytes` (8 KB) —
+    what an agent reads first in a new session (the OpenClaw plugin hands it over at a
+    session's first turn). (Not BOOTSTRAP.md: that is OpenClaw's first-run file.)
+    `block` is the block just rendered (by default, the last one written), and a file
+    changed in `preview` is read as changed: so a dry run, which writes neither, shows
+    the snapshot the real run writes."""
     files = engine.settings.files_dir
     today = engine.clock.now().astimezone(engine.zone).date()
-    parts: list[str] = [f"# Session start — {today:%Y-%m-%d}"]
+    parts: list[str] = [f"# Session start — {today:%Y-%m-%d}", SNAPSHOT_HEADER]
+    own = _own_memory_text(files / MEMORY_FILE, preview)
+    if own:
+        parts.append(own)
     if block is None:
         block = read_text(engine.settings.home / LAST_BLOCK)
-    if block:
-        parts.append(block.strip())
+    if block and (body := block_body(block)):
+        parts.append(body)
     for day in (today, today - timedelta(days=1)):
         try:
             note = _as_changed(files / NOTES_DIR / f"{day:%Y-%m-%d}.md", preview)
@@ -70,6 +80,17 @@ def write_snapshot(
     path = files / SNAPSHOT_FILE
     _write(path, text, dry_run=dry_run, preview=preview)
     return path
+
+
+def _own_memory_text(path: Path, preview: list[FileChange] | None) -> str:
+    """What the person wrote in MEMORY.md, outside memoracle's block ("" when there is
+    no file, or it cannot be read: the snapshot goes without it, the reason logged)."""
+    try:
+        text = _as_changed(path, preview) or ""
+        return without_block(text).strip()
+    except (WorkspaceError, BlockError) as exc:
+        log.warning("%s: left out of %s: %s", path.name, SNAPSHOT_FILE, exc)
+        return ""
 
 
 def _as_changed(path: Path, preview: list[FileChange] | None) -> str | None:
