@@ -63,6 +63,7 @@ ORDER = (
 INSIDE: dict[str, tuple[str, ...]] = {
     "memoracle.engine": (
         "core",
+        "completion",
         "guard",
         "replay",
         "upkeep",
@@ -91,6 +92,8 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "pointers",
         "transfer",
         "graph_log",
+        "cron",
+        "advise",
     ),
     "memoracle.language": ("words", "kit", "datafiles", "prefilter"),
 }
@@ -234,7 +237,11 @@ def test_doors_hold_no_store_or_capture() -> None:
 def test_only_store_opens_our_database() -> None:
     # ingest/openclaw_sqlite.py reads a *copy* of OpenClaw's own database, not ours;
     # the benchmark builds its BM25 baseline in a throwaway in-memory database.
-    allowed = {"memoracle.ingest.openclaw_sqlite", "memoracle.jobs.bench.baseline"}
+    allowed = {
+        "memoracle.ingest.openclaw_sqlite",
+        "memoracle.ingest.openclaw_cron",  # its cron jobs, from the same kind of copy
+        "memoracle.jobs.bench.baseline",
+    }
     users = {
         _name(p)
         for p in MODULES
@@ -289,6 +296,8 @@ WORKSPACE_FILES = frozenset(
         "BOOTSTRAP.md",
         "HEARTBEAT.md",
         "IDENTITY.md",
+        "INDEX.md",
+        "CRON-HEALTH.md",
         "MEMORY.md",
         "SESSION-START.md",
         "SKILL.md",

@@ -30,22 +30,14 @@ from memoracle.config import Settings, installed_version
 from memoracle.engine import Engine
 from memoracle.errors import EngineError, StoreError, WorkspaceError
 from memoracle.files import tree_bytes, write_atomically
-from memoracle.jobs import canary, pointers
+from memoracle.jobs import canary, cron, pointers
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.types import STATUSES
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
-__all__ = [
-    "HEALTH_FILE",
-    "HISTORY_FILE",
-    "HealthReport",
-    "HealthWarning",
-    "check",
-    "exit_code",
-    "unopened",
-    "write",
-]
+__all__ = ["HEALTH_FILE", "HISTORY_FILE", "HealthReport", "HealthWarning", "check", "exit_code",
+           "unopened", "write"]  # fmt: skip
 
 HEALTH_FILE = "health.json"
 HISTORY_FILE = "health-history.jsonl"  # under HOME, one report a line
@@ -61,7 +53,7 @@ _EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
 # health.json's measurements, in its order: `check` takes each, `unopened` none but two.
 FIELDS = tuple(
     "memoracle_version disk memories average_activation files index index_bytes last_nightly"
-    " database pointers canary graph duplicates duplicate_rate drift queue".split()
+    " database pointers canary graph duplicates duplicate_rate drift queue cron".split()
 )
 
 _T = TypeVar("_T")
@@ -147,6 +139,9 @@ def check(
     warnings = tuple(checks.warnings)
     fields["drift"] = checks.run("drift", lambda: _drift(engine, fields, warnings))
     fields["queue"] = queue
+    fields["cron"] = checks.run(
+        "cron health", lambda: cron.check(engine.settings, engine.store, now, checks.warn)
+    )
     warnings = tuple(checks.warnings)
     if any(w.severity == FAILING for w in warnings):
         status = FAILING
@@ -185,6 +180,7 @@ def write(where: Engine | Path, report: HealthReport, *, output_dir: Path | None
     body = report.to_json()
     path = (output_dir or home) / HEALTH_FILE
     write_atomically(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    cron.write(home, report.fields.get("cron"), report.checked_at)  # CRON-HEALTH.md
     history = home / HISTORY_FILE
     try:
         with open(history, "a", encoding="utf-8") as f:

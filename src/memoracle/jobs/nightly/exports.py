@@ -16,8 +16,9 @@ from memoracle.errors import WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.jobs.nightly.memory_md import FileChange
 from memoracle.jobs.nightly.notes import FILE_UNSAFE
+from memoracle.jobs.nightly.topics import topic_texts
 from memoracle.lifecycle.scoring import NAME as _NAME
-from memoracle.render.memory_md import BlockError, block_body, tagged_line, without_block
+from memoracle.render.memory_md import BlockError, block_body, without_block
 from memoracle.serialize import records
 from memoracle.store.archive import ArchivedMemory
 from memoracle.workspace import (
@@ -278,20 +279,9 @@ def write_topic_files(
             continue
         relative = f"{NOTES_DIR}/topics/{stem}.md"
         ids = engine.store.graph.memories_of([entity.id], limit=TOPIC_MEMORIES)
-        lines = [
-            f"# {entity.name}",
-            "",
-            f"_Written by memoracle each night: the memories naming {entity.name} "
-            f"({entity.type}), newest first._",
-            "",
-            *(
-                tagged_line(m.ref, m.text)
-                for m in engine.store.memories.get_many(ids)
-                if engine.owner_sees(m.scope)
-            ),
-        ]
-        text = "\n".join(lines) + "\n"
-        _write(engine.settings.files_dir / relative, text, dry_run=dry_run, preview=preview)
+        seen = [m for m in engine.store.memories.get_many(ids) if engine.owner_sees(m.scope)]
+        for path, text in topic_texts(engine, entity, seen):  # a completed one: its summary
+            _write(path, text, dry_run=dry_run, preview=preview)
         pointers.append((entity.name, relative))
     return pointers
 

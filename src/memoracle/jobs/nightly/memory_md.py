@@ -147,7 +147,7 @@ def render_memory_md(
     chosen = [  # the owner's file: only what the owner's private context sees
         m
         for m, s in engine.score(seen_by=engine.owner)
-        if (m.kind == "guardrail" or s.total >= PROMOTE_AT)
+        if (m.kind == "guardrail" or "promoted" in m.details or s.total >= PROMOTE_AT)
         and (m.expires_at is None or m.expires_at > now)  # expired: archived tonight
         and _key(m.text) not in theirs
     ]

@@ -19,6 +19,7 @@ from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
 from memoracle.files import pid_lock
 from memoracle.jobs import graph_log, health, scrub
+from memoracle.jobs.nightly import consolidation, topics
 from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
 from memoracle.jobs.nightly.exports import (
     export_jsonl,
@@ -26,6 +27,7 @@ from memoracle.jobs.nightly.exports import (
     write_snapshot,
     write_topic_files,
 )
+from memoracle.jobs.nightly.index_md import write_index
 from memoracle.jobs.nightly.memory_md import FileChange, MemoryMdReport, render_memory_md
 from memoracle.jobs.nightly.notes import (
     DAILY_LOOKBACK_DAYS,
@@ -83,8 +85,8 @@ class Vacuum:
 
 
 STEPS: tuple[str, ...] = (
-    "queue", "redact", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "render",
-    "clean", "vacuum", "health",
+    "queue", "redact", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "complete",
+    "render", "clean", "index", "vacuum", "report", "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 The write queue comes first (what was said while the store was unusable, stored once
@@ -427,6 +429,9 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
     "clean": _clean,
     "vacuum": _vacuum,
     "health": _health,
+    "complete": lambda e, r, dry, actor: topics.complete_due(e, dry_run=dry, actor=actor),
+    "index": lambda e, r, dry, actor: {"written": int(bool(write_index(e, dry_run=dry)))},
+    "report": lambda e, r, dry, actor: consolidation.write_report(e, r, dry_run=dry),
 }
 
 
