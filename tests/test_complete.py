@@ -76,6 +76,10 @@ def test_the_dry_run_shows_the_files_and_changes_nothing(engine: Engine) -> None
     assert not (folder / "atlas_full.md").exists()
     assert sorted((engine.settings.home / "backups").glob("*.db")) == backups
     assert all("completed" not in m.details for m in engine.all_memories("active"))
+    preview = {c.path.name: c.after for c in report.changes}
+    topics.complete_topic(engine, "Atlas")  # the dry run showed what the real run writes
+    assert preview["atlas.md"] == (folder / "atlas.md").read_text()
+    assert preview["atlas_full.md"] == (folder / "atlas_full.md").read_text()
 
 
 def test_undo_reopens_the_topic_and_the_night_keeps_it_open(

@@ -37,7 +37,8 @@ def complete_command(topic: str, dry_run: bool, undo: bool, as_json: bool) -> No
         return
     verb = ("would reopen" if undo else "would complete") if dry_run else (
         "reopened" if undo else "completed")  # fmt: skip
-    click.echo(f"{verb} {report.topic}: {len(report.memories)} memories")
+    n = len(report.memories)
+    click.echo(f"{verb} {report.topic}: {n} {'memory' if n == 1 else 'memories'}")
     for change in report.changes:
         added, removed = change.size()
         click.echo(f"  {change.path} (+{added} -{removed})")

@@ -46,7 +46,8 @@ def summary(
         f"# {name} (complete)",
         "",
         f"_Completed {at.astimezone(zone):%Y-%m-%d}: a summary by memoracle of"
-        f" {len(completed)} memories ({span}). The full notes: [{full_name}]({full_name});"
+        f" {len(completed)} {'memory' if len(completed) == 1 else 'memories'} ({span})."
+        f" The full notes: [{full_name}]({full_name});"
         " every memory is still searchable (`memoracle search`), and"
         f" `memoracle complete --undo {name}` reopens the topic._",
         "",

@@ -28,14 +28,20 @@ def relative_path(entity: Entity) -> str:
     return f"{NOTES_DIR}/topics/{stem(entity)}.md"
 
 
-def topic_texts(engine: Engine, entity: Entity, memories: list[Memory]) -> list[tuple[Path, str]]:
+def topic_texts(
+    engine: Engine,
+    entity: Entity,
+    memories: list[Memory],
+    whole: completion.Topic | None = None,
+) -> list[tuple[Path, str]]:
     """The files of one topic: (path, text) of its topic file, and of its full notes
-    when some of `memories` (the newest, as the topic file lists them) completed."""
+    when some of `memories` (the newest, as the topic file lists them) completed.
+    `whole` is the topic as it stands (a dry run's, marked in memory only); by default
+    it is read from the store."""
     path = engine.settings.files_dir / relative_path(entity)
     if not any(_marked(m, entity) for m in memories):
         return [(path, render.plain(entity.name, entity.type, memories))]
-    whole = completion.topic_of(engine, entity)
-    return _compressed(engine, whole, path)
+    return _compressed(engine, whole or completion.topic_of(engine, entity), path)
 
 
 def _marked(memory: Memory, entity: Entity) -> bool:
@@ -102,7 +108,7 @@ def complete_topic(
             report.memories = completion.complete(engine, found, by=actor, actor=actor)
         after = completion.topic_of(engine, found.entity)
     newest = list(after.memories[:50])
-    for path, text in topic_texts(engine, after.entity, newest) if newest else []:
+    for path, text in topic_texts(engine, after.entity, newest, after) if newest else []:
         before = read_text(path)
         if before != text:
             report.changes.append(FileChange(path, before, text))
