@@ -517,3 +517,6 @@ def test_a_memory_line_names_its_subject_once(engine: Engine) -> None:
     said = replace(memory, text="Lena: I run Debian 13.", subject="Lena")
     assert "Lena: Lena:" not in memory_line(said, UTC)
     assert "Lena: I run Debian 13." in memory_line(replace(memory, subject="Lena"), UTC)
+    named = replace(memory, text="The Atlas project uses Postgres.", subject="The Atlas project")
+    assert "The Atlas project: The Atlas" not in memory_line(named, UTC)
+    assert "user:" not in memory_line(replace(memory, subject="user"), UTC)

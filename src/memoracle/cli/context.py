@@ -125,12 +125,19 @@ def date_label(memory: Memory, zone: tzinfo) -> str:
     return label
 
 
+def subject_prefix(memory: Memory) -> str:
+    """ "Subject: " before a memory's text when it is about someone or something other
+    than the user and its text does not begin by naming it already."""
+    subject = memory.subject or ""
+    if subject in ("", "user") or memory.text.casefold().startswith(subject.casefold()):
+        return ""
+    return f"{subject}: "
+
+
 def memory_line(memory: Memory, zone: tzinfo) -> str:
     """One memory on one line: id, kind, its date in the workspace timezone, text, and
     its expiry when it has one."""
-    who = f"{memory.subject}: " if memory.subject and memory.subject not in ("user",) else ""
-    if memory.text.startswith(who):  # a statement names its subject already
-        who = ""
+    who = subject_prefix(memory)
     status = "" if memory.status == "active" else f" [{memory.status}]"
     if memory.expires_at is not None:
         status += f" (until {format_until(memory.expires_at, zone)})"

@@ -14,6 +14,7 @@ from memoracle.cli.context import (
     parse_time,
     progress,
     scope_options,
+    subject_prefix,
 )
 from memoracle.cli.main import main
 from memoracle.engine import recall_anyway
@@ -70,7 +71,7 @@ def search(
     if outcome.note:
         click.echo(f"note: {outcome.note}", err=True)
     for h in outcome.hits:
-        who = f"{h.memory.subject}: " if h.memory and h.memory.subject else ""
+        who = subject_prefix(h.memory) if h.memory else ""
         if h.episode is not None and h.episode.speaker:
             who = f"{h.episode.speaker}: "
         text = " ".join(h.text.split())
