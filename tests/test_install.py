@@ -190,7 +190,12 @@ def test_a_nightly_run_between_install_and_uninstall_is_undone(
     saved = report.export.parent / "memoracle-export-workspace"
     assert saved == report.saved
     assert (saved / "MEMORY.md").read_bytes() == rendered  # what a person added since: kept
-    for created in ("SESSION-START.md", "reference/entities.md", "knowledge-graph/facts.jsonl"):
+    for created in (
+        "SESSION-START.md",
+        "INDEX.md",
+        "reference/entities.md",
+        "knowledge-graph/facts.jsonl",
+    ):
         assert (saved / created).is_file() and not (workspace / created).exists()
     kinds = {a.path.relative_to(workspace).as_posix(): a.kind for a in report.actions}
     assert kinds["MEMORY.md"] == "restore"
@@ -524,3 +529,18 @@ def test_of_two_packings_of_a_session_log_the_newest_comes_back(
     assert len(list((settings.home / "archive" / "cleaned").glob("*.tar.gz"))) == 11
     installer.uninstall(reload(settings), keep_db=False, clock=clock)
     assert log.read_text() == '{"role": "user", "content": "version 11"}\n'
+
+
+def test_a_persons_own_index_md_comes_back_after_the_nights_rewrote_it(
+    settings: Settings, workspace: Path, clock: FixedClock
+) -> None:
+    own = b"# Index\n\n- projects.md: what I keep by hand\n"
+    (workspace / "INDEX.md").write_bytes(own)
+    installer.install(settings, workspace, clock=clock)
+    with Engine.open(reload(settings), clock=clock) as engine:
+        nightly.run_nightly(engine)
+    assert (workspace / "INDEX.md").read_bytes() != own  # the night wrote its catalogue
+    report = installer.uninstall(reload(settings), keep_db=False, clock=clock)
+    assert (workspace / "INDEX.md").read_bytes() == own
+    kinds = {a.path.relative_to(workspace).as_posix(): a.kind for a in report.actions}
+    assert kinds["INDEX.md"] == "restore"

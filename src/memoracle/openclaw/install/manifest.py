@@ -29,13 +29,22 @@ MANIFEST_FORMAT = 1
 
 # Where memoracle writes in a workspace (Engine.init, the nightly run, checkpoints):
 # only these are recorded, and only these are ever restored or cleared.
-TRACKED = ("MEMORY.md", "SESSION-START.md", "memory", "reference", "knowledge-graph", "sessions")
+TRACKED = (
+    "MEMORY.md",
+    "SESSION-START.md",
+    "INDEX.md",
+    "memory",
+    "reference",
+    "knowledge-graph",
+    "sessions",
+)
 
 
 # Files memoracle rewrites whole: the copy there before install is backed up.
 REWRITTEN = (
     "MEMORY.md",
     "SESSION-START.md",
+    "INDEX.md",
     "reference/entities.md",
     "knowledge-graph/*.jsonl",
     "memory/topics/*.md",
