@@ -299,8 +299,8 @@ class Searcher:
         when_question: bool = False,
     ) -> SearchOutcome:
         if window is not None and window.only:  # the time-window stage
-            found = window_hits(self.store, view, window.start, window.end, k=k)
-            return SearchOutcome(tuple(found), "window")
+            dated = window_hits(self.store, view, window.start, window.end, k=k)
+            return SearchOutcome(tuple(dated), "window")
         # A kind filter asks for memories of those kinds: a raw turn has no kind.
         turns = not view.kinds
         vector_m: list[tuple[int, float]] = []
