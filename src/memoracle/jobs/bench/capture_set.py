@@ -152,7 +152,10 @@ class CaptureSetReport:
                 f" {_pct(j['dated']):>6} {_pct(j['strict_recall']):>6} {_pct(j['precision']):>6}"
                 f" {_pct(j['noise_rate']):>6} {_pct(j['noise_share']):>6}"
             )
-        rows.append(f"{len(self.misses)} case(s) with a miss or an extra memory; {self.seconds}s")
+        rows.append(
+            f"{len(self.misses)} case(s) with a miss, an extra memory or a wrong kind or date;"
+            f" {self.seconds}s"
+        )
         return "\n".join(rows)
 
 
