@@ -9,6 +9,9 @@ from datetime import UTC, date, datetime
 import pytest
 
 from memoracle.capture.dates import find_dates
+from memoracle.clock import FixedClock
+from memoracle.engine import Engine
+from memoracle.types import Turn
 
 SAID = datetime(2026, 12, 7, 10, 0, tzinfo=UTC)  # a Monday in December
 
@@ -118,3 +121,47 @@ def test_the_calendars_end_is_no_date_never_an_error(text: str) -> None:
             assert mention.start < mention.end  # whatever is found is a real span
     assert find_dates("the 31st of February", SAID, "en") == []
     assert find_dates("on 9999-12-31", SAID, "en") == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "start"),
+    [
+        # a name that ends like a past verb ("Байкал": -ал) is no tense
+        ("ru", "Летом поедем на Байкал с палаткой.", date(2027, 6, 1)),
+        ("ru", "В марте едем на Байкал.", date(2027, 3, 1)),
+        # the Spanish preterite in -í ("decidí", "viví") is past; "aquí" is no verb
+        ("es", "en mayo decidí dejar el trabajo", date(2026, 5, 1)),
+        ("es", "en marzo viví en Sevilla", date(2026, 3, 1)),
+        # "il fait beau" is the present, not a participle
+        ("fr", "en mars il fait beau à Nice", date(2027, 3, 1)),
+        ("fr", "j'ai fait le tour de la Corse en mai", date(2026, 5, 1)),
+        # "le 15 sinon…": "sinon" may follow a day of the month
+        ("fr", "faut que je rende le dossier avant le 15 sinon c'est mort", date(2026, 12, 15)),
+    ],
+)
+def test_the_tense_is_read_from_verbs_only(lang: str, text: str, start: date) -> None:
+    assert _first(text, lang)[1] == start
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "day"),
+    [
+        ("Need to renew my passport before March.", "task", "2027-03-01"),
+        ("Have to file the VAT return by January 31.", "task", "2027-01-31"),
+        # a task's month is ahead though a past tense stands nearer to it
+        ("Need to book the flights we talked about for March.", "task", "2027-03-01"),
+        ("Need to book the hotel I mentioned for the trip in April.", "task", "2027-04-01"),
+        ("je déménage à Lyon en janvier", "event", "2027-01-01"),
+        ("Last summer we rented a cabin in Tromsø.", "event", "2026-06-01"),
+    ],
+)
+def test_a_captured_task_is_due_ahead_and_an_event_dated(
+    engine: Engine, clock: FixedClock, text: str, kind: str, day: str
+) -> None:
+    clock.set(SAID)
+    engine.capture([Turn("user", text, SAID, "1", "s1")])
+    (memory,) = engine.list_memories()
+    when = memory.due_at if kind == "task" else memory.valid_from
+    assert memory.kind == kind and when is not None
+    assert when.date().isoformat() == day
+    assert kind != "task" or when > SAID  # due ahead, not overdue the day it is said

@@ -132,6 +132,12 @@ def _month_near(today: date, month: int, offset: int) -> int:
     return today.year
 
 
+def _named(text: str, at: int, sentence: int) -> bool:
+    """Whether the word at `at` is capitalised inside its sentence: a name."""
+    opening = not text[sentence:at].strip(" \t\"'«“¿¡([-–—")
+    return text[at].isupper() and not opening
+
+
 def _nearest_year(today: date, month: int, day: int) -> int:
     """The year that puts `day` of `month` nearest to `today` (said with no tense)."""
     found = [
@@ -453,8 +459,10 @@ class _Resolvers:
         best: tuple[int, int] | None = None
         for cue in self._cues.finditer(text, low, high):
             kind = cue.lastgroup
-            if kind in ("past", "future") and cue[0] in self.words.not_cues:
-                continue
+            if kind in ("past", "future") and (
+                cue[0] in self.words.not_cues or _named(ctx.text, cue.start(), low)
+            ):
+                continue  # "Байкал" ends like a past verb, but a name is no tense
             if cue.end() <= start:
                 distance = start - cue.end()
             elif cue.start() >= end:
