@@ -165,3 +165,14 @@ def test_a_captured_task_is_due_ahead_and_an_event_dated(
     assert memory.kind == kind and when is not None
     assert when.date().isoformat() == day
     assert kind != "task" or when > SAID  # due ahead, not overdue the day it is said
+
+
+def test_a_turn_naming_year_9999_is_stored_without_that_date(
+    engine: Engine, clock: FixedClock
+) -> None:
+    clock.set(SAID)
+    text = "I moved to Lyon on 31 December 9999."
+    engine.capture([Turn("user", text, SAID, "1", "s1")])
+    (memory,) = engine.list_memories()
+    assert memory.text == text and memory.valid_from is None
+    assert not memory.details.get("dates")
