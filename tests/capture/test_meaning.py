@@ -226,7 +226,7 @@ def test_a_statement_kept_by_meaning_has_the_kind_its_cues_say(text: str, kind: 
 
 
 def test_a_turn_of_phrase_is_no_task() -> None:
-    """"Need to say" opens a remark, not a task."""
+    """A sentence opening on "Need to say" is a remark, not a task."""
     rules = default_rules().get("en")
     said = judge("Need to say, Lisbon in October was lovely.", rules, "user")
     assert said is None or said.kind != "task"
