@@ -230,3 +230,18 @@ def test_a_turn_of_phrase_is_no_task() -> None:
     rules = default_rules().get("en")
     said = judge("Need to say, Lisbon in October was lovely.", rules, "user")
     assert said is None or said.kind != "task"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "у меня астма с детства, так что бегать зимой на улице для меня не вариант",
+        "I can't run outside in winter, my asthma hates it.",
+        "En hiver je cours moins, j'ai de l'asthme.",
+        "En verano trabajo desde Cádiz.",
+    ],
+)
+def test_a_season_said_of_a_habit_makes_no_event(text: str) -> None:
+    """A season with "this/last/next" is a time ("Cet hiver je pars skier…"); "in winter",
+    "зимой" alone say what one usually does."""
+    assert all(c.kind != "event" for c in extract(text, role="user").candidates)
