@@ -139,3 +139,59 @@ def test_the_commands_print_and_json(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["right"] == 1
     bad = CliRunner().invoke(main, ["bench", "lifecycle", str(tmp_path / "missing.jsonl")])
     assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+STRICT = [
+    {  # a task due the next March, expected at the month's granularity: strict
+        "id": "s1",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2026-12-07T10:00:00+00:00",
+        "text": "Need to renew my passport before March.",
+        "category": "task",
+        "expected": [{"kind": "task", "subject": "user", "value": "passport", "date": "2027-03"}],
+    },
+    {  # the words found, the kind wrong: not strict, and listed as wrong
+        "id": "s2",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2026-12-07T10:00:00+00:00",
+        "text": "Need to renew my passport before March.",
+        "category": "task",
+        "expected": [{"kind": "event", "subject": "user", "value": "passport"}],
+    },
+    {  # the kind right, the year wrong: not strict
+        "id": "s3",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2026-12-07T10:00:00+00:00",
+        "text": "I moved to Lyon in March.",
+        "category": "event",
+        "expected": [{"kind": "event", "subject": "user", "value": "Lyon", "date": "2025"}],
+    },
+    {  # a memory that matches nothing expected: noise in its category
+        "id": "s4",
+        "lang": "en",
+        "role": "user",
+        "said_at": "2026-12-07T10:00:00+00:00",
+        "text": "I live in Oslo.",
+        "category": "self",
+        "expected": [{"kind": "fact", "subject": "user", "value": "Bergen"}],
+    },
+]
+
+
+def test_capture_set_scores_kind_and_date_strictly_and_noise_per_category(
+    tmp_path: Path,
+) -> None:
+    report = run_capture_set(_write(tmp_path / "strict.jsonl", STRICT))
+    t = report.overall
+    assert (t.expected, t.found, t.strict) == (4, 3, 1)
+    by = report.to_json()["by_category"]
+    assert by["task"]["strict_recall"] == 0.5 and by["task"]["noise_share"] == 0.0
+    assert by["event"]["strict_recall"] == 0.0 and by["self"]["noise_share"] == 1.0
+    wrong = {m.id: m.wrong for m in report.misses}
+    assert wrong["s2"] == ("event undated: passport (made task ['2027-03-01'])",)
+    assert wrong["s3"] == ("event 2025: Lyon (made event ['2026-03-01'])",)
+    assert "strict" in report.format() and "extra" in report.format()
+    assert "3 case(s) with a miss, an extra memory or a wrong kind or date" in report.format()

@@ -37,7 +37,7 @@ VISIBILITIES: tuple[str, ...] = ("private", "shared")
 # How a shared photo's caption is written into a turn's text: "[shares photo: a dog]".
 PHOTO_CAPTION = "[shares photo: "
 
-Granularity = Literal["time", "part_of_day", "day", "week", "month", "year"]
+Granularity = Literal["time", "part_of_day", "day", "week", "month", "season", "year"]
 Action = Literal["store", "remember", "forget"]
 
 

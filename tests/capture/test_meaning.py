@@ -205,3 +205,43 @@ def test_decisions_and_styles_said_without_a_template_verb(text: str, kind: str)
 )
 def test_french_masculine_and_feminine_forms_both_match(text: str, subject: str) -> None:
     assert only(text).subject == subject
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Need to renew my passport before March.", "task"),
+        ("gotta renew the car insurance before March!!", "task"),
+        ("Have to file the VAT return by January 31.", "task"),
+        ("Decided to go with Hetzner for the new cluster.", "decision"),
+        ("Big fan of Ethiopian coffee, the lighter the roast the better.", "preference"),
+        ("I swim every Saturday at the Pontoon pool.", "fact"),  # a habit: no one date
+        ("Cet hiver je pars skier à Chamonix avec les collègues.", "event"),  # a season
+        ("este verano quiero hacer el Camino del Norte", "event"),
+        ("Went to Lisbon in October with my sister.", "event"),
+    ],
+)
+def test_a_statement_kept_by_meaning_has_the_kind_its_cues_say(text: str, kind: str) -> None:
+    assert only(text).kind == kind
+
+
+def test_a_turn_of_phrase_is_no_task() -> None:
+    """A sentence opening on "Need to say" is a remark, not a task."""
+    rules = default_rules().get("en")
+    said = judge("Need to say, Lisbon in October was lovely.", rules, "user")
+    assert said is None or said.kind != "task"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "у меня астма с детства, так что бегать зимой на улице для меня не вариант",
+        "I can't run outside in winter, my asthma hates it.",
+        "En hiver je cours moins, j'ai de l'asthme.",
+        "En verano trabajo desde Cádiz.",
+    ],
+)
+def test_a_season_said_of_a_habit_makes_no_event(text: str) -> None:
+    """A season with "this/last/next" is a time ("Cet hiver je pars skier…"); "in winter",
+    "зимой" alone say what one usually does."""
+    assert all(c.kind != "event" for c in extract(text, role="user").candidates)

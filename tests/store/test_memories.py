@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from memoracle.clock import FixedClock
 from memoracle.store import Store, View
@@ -142,3 +143,25 @@ def test_a_slot_lists_only_live_memories_whatever_changed_their_status(
         store.memories.set_slot(ids[0], "user", "lives_in", "a", hedged=False, negated=False)
     found = store.memories.in_slot("user", "lives_in", Scope(), exclude=ids[2])
     assert [r[0] for r in found] == [ids[1]]  # a superseded memory's new slot row is not live
+
+
+def test_a_superseded_memory_ends_when_its_successor_was_said_or_earlier(
+    store: Store, clock: FixedClock
+) -> None:
+    said = datetime(2026, 5, 8, 12, tzinfo=UTC)
+    summer = (datetime(2026, 6, 1, tzinfo=UTC), datetime(2026, 9, 1, tzinfo=UTC))
+    until = datetime(2020, 1, 1, tzinfo=UTC)
+    with store.transaction():
+        plan = store.memories.insert(  # "Italy this summer", said before the summer
+            _new(
+                "Italy this summer", clock, kind="event", valid_from=summer[0], valid_to=summer[1]
+            ),
+            now=clock.now(),
+        )
+        ended = store.memories.insert(_new("Paris until 2020", clock, valid_to=until), now=said)
+        open_ = store.memories.insert(_new("I live in Oslo", clock), now=said)
+        new = store.memories.insert(_new("Greece instead", clock, observed_at=said), now=said)
+        for old in (plan, ended, open_):
+            store.memories.supersede(old, new, now=said)
+    ends = [store.memories.get(i) for i in (plan, ended, open_)]
+    assert [m.valid_to for m in ends if m is not None] == [said, until, said]

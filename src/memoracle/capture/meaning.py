@@ -19,7 +19,9 @@ person of the speaker's is named ("Mon chien Poivre…"), when it names somethin
 time ("Meeting with Carlos mañana at 10"), or when it names something in a turn whose
 other sentences are about the speaker ("first day at Fernwood Labs done! I'm a data
 engineer now"). Hedged sentences ("I think Rust is nicer") are opinions, not kept.
-The kind is ``event`` with a time, ``fact`` without; the subject is the person named
+The kind is a task, a decision or a preference when the language's kind cues say so
+("Need to renew…", "Decided to…", "Huge fan of…"), else ``event`` with a time (a
+habit's time, "every Tuesday", is none), ``fact`` without; the subject is the person named
 ("user's sister Noor") or the speaker. Confidence is below any rule's, so a rule's
 memory wins a dedup or a conflict.
 
@@ -120,7 +122,23 @@ def judge(
     if not keep:
         return None
     subject = _kin_subject(text[kin.start() : kin.end()], rules, owner) if kin else owner
-    return _make(text, rules, "event" if when else "fact", subject, "said")
+    return _make(text, rules, _kind(folded, lowered, rules, when), subject, "said")
+
+
+def _kind(folded: str, lowered: str, rules: LanguageRules, when: bool) -> str:
+    """A kept statement's kind by its cues (``[markers]``): a task ("Need to renew my
+    passport before March"), a decision ("Decided to take the offer"), a preference
+    ("Huge fan of Studio Ghibli"), in that order; else an event when it names a time
+    that is not a habit ("every Tuesday" is a fact), else a fact."""
+    for kind, cue in (
+        ("task", rules.task_cue),
+        ("decision", rules.decision_cue),
+        ("preference", rules.preference_cue),
+    ):
+        if cue is not None and cue.search(folded, lowered) is not None:
+            return kind
+    habit = rules.habit is not None and rules.habit.search(folded, lowered) is not None
+    return "event" if when and not habit else "fact"
 
 
 def learned(text: str, rules: LanguageRules, owner: str, kind: str) -> Candidate:

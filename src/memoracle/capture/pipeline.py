@@ -87,7 +87,8 @@ def propose(
             skipped = skipped[:i] + skipped[i + 1 :]
     proposals = []
     for c in candidates:
-        dates = tuple(find_dates(c.text, at, c.lang, day_first=day_first))
+        ahead = c.kind == "task"  # a task's bare "March" or "Friday" is the next one
+        dates = tuple(find_dates(c.text, at, c.lang, day_first=day_first, ahead=ahead))
         said = statement(c, dates, speaker=speaker, role=role)
         proposals.append(Proposal(replace(c, text=said), dates))
     return Proposals(found.lang, tuple(proposals), skipped)

@@ -14,7 +14,8 @@ File format, in short (``en.toml`` is the commented reference)::
     [macros]     name = "regex"; rules and markers write {{name}} to reuse it
     [markers]    question, question_tags, polite, hypothetical, hedge, smalltalk,
                  first_person, possessive, vague, remember_tail, and the meaning
-                 cues speaker, kin, when, offer, confirmed (`capture.meaning`): lists
+                 cues speaker, kin, when, offer, confirmed, and the kind cues
+                 task_cue, decision_cue, preference_cue, habit (`capture.meaning`): lists
                  of regexes;
                  abbreviations: words whose trailing "." does not end a sentence
     [[rule]]     id = "family.name", kind = one of `FAMILIES`, pattern = a regex or a
@@ -131,6 +132,10 @@ _MARKER_KEYS = frozenset(
         "when",
         "offer",
         "confirmed",
+        "task_cue",
+        "decision_cue",
+        "preference_cue",
+        "habit",
     }
 )
 _TOP_KEYS = frozenset({"language", "detect", "macros", "markers", "rule"})
@@ -245,6 +250,10 @@ class LanguageRules:
     when: Matcher | None = None
     offer: Matcher | None = None
     confirmed: Matcher | None = None
+    task_cue: Matcher | None = None  # the kind of a statement kept by meaning (`meaning`)
+    decision_cue: Matcher | None = None
+    preference_cue: Matcher | None = None
+    habit: Matcher | None = None  # a recurring time: a fact, not a dated event
     abbreviations: frozenset[str] = frozenset()
     ungated: frozenset[int] = frozenset()
     by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
@@ -443,6 +452,10 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         when=marker("when"),
         offer=marker("offer"),
         confirmed=marker("confirmed"),
+        task_cue=marker("task_cue"),
+        decision_cue=marker("decision_cue"),
+        preference_cue=marker("preference_cue"),
+        habit=marker("habit"),
         abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
         ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
         by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),

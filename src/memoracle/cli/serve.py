@@ -184,11 +184,16 @@ def bench_locomo(
     is_flag=True,
     help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
 )
-@click.option("--misses", is_flag=True, help="List every case with a miss or an extra memory.")
+@click.option(
+    "--misses",
+    is_flag=True,
+    help="List every case with a miss, an extra memory or a wrong kind or date.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_json: bool) -> None:
     """Capture benchmark on a labelled set (JSONL, docs/capture.md): recall, typed recall,
-    dates, precision and the noise rate, per language and category.
+    dates, strict recall (kind and date both right), precision, the noise rate (turns)
+    and the noise share (memories matching nothing expected), per language and category.
 
     Each turn is captured alone, in a fresh temporary store; nothing is written to yours.
     Given a LoCoMo file (JSON, detected), it prints instead, per conversation and
@@ -226,6 +231,8 @@ def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_jso
             click.echo(f"    missing  {item}")
         for item in miss.extra:
             click.echo(f"    extra    {item}")
+        for item in miss.wrong:
+            click.echo(f"    wrong    {item}")
 
 
 @bench.command("lifecycle")

@@ -26,6 +26,7 @@ from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.query import is_when_question
 from memoracle.recall.replaced import settle_replaced
 from memoracle.recall.why import missing
+from memoracle.recall.window import time_only
 from memoracle.text import clean, content_hash
 from memoracle.types import (
     Episode,
@@ -364,7 +365,10 @@ def _window(st: EngineState, query: str, now: datetime) -> TimeWindow | None:
         detect_language(query),
         day_first=st.settings.workspace.day_first,
     )
-    return TimeWindow(found[0].start, found[0].end) if found else None
+    if not found:
+        return None
+    only = time_only(query, [d.span for d in found])  # "what did I do yesterday?"
+    return TimeWindow(found[0].start, found[0].end, only)
 
 
 def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ class QueryWords:
     stop: frozenset[str]
     when: tuple[str, ...]
     when_start: tuple[str, ...]
+    window: frozenset[str] = frozenset()  # words a question about a time alone may hold
 
 
 def fold(word: str) -> str:
@@ -73,6 +74,7 @@ def query_words() -> Mapping[str, QueryWords]:
             stop=frozenset(fold(w) for w in f.data.get("stop", ())),
             when=tuple(f.data.get("when", ())),
             when_start=tuple(f.data.get("when_start", ())),
+            window=frozenset(fold(w) for w in f.data.get("window", ())),
         )
     return found
 

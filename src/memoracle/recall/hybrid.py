@@ -47,6 +47,7 @@ from memoracle.recall.vectors import (
     save_quietly,
     stored_vectors,
 )
+from memoracle.recall.window import window_hits
 from memoracle.store import Store, View
 from memoracle.types import Episode, Hit, Memory
 
@@ -72,10 +73,12 @@ NEIGHBOUR_WEIGHT = 0.2  # share of a best turn's score its neighbours gain (`evi
 
 @dataclass(frozen=True)
 class TimeWindow:
-    """The time a query names ("in May", "last week"): hits inside it are boosted."""
+    """The time a query names ("in May", "last week"): hits inside it are boosted; a
+    question about that time `only` is answered by the time-window stage (`window`)."""
 
     start: datetime
     end: datetime
+    only: bool = False
 
 
 Key = tuple[str, int]  # ("memory" | "episode", id)
@@ -295,6 +298,9 @@ class Searcher:
         window: TimeWindow | None = None,
         when_question: bool = False,
     ) -> SearchOutcome:
+        if window is not None and window.only:  # the time-window stage
+            dated = window_hits(self.store, view, window.start, window.end, k=k)
+            return SearchOutcome(tuple(dated), "window")
         # A kind filter asks for memories of those kinds: a raw turn has no kind.
         turns = not view.kinds
         vector_m: list[tuple[int, float]] = []

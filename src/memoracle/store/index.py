@@ -301,6 +301,29 @@ class Index:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
+    def in_window(
+        self, view: View, start: datetime, end: datetime, *, limit: int
+    ) -> tuple[list[int], list[int]]:
+        """What `view` may see of [start, end): the memories dated then (what happened
+        then; undated, said then; guardrails aside) and the turns said then, each in
+        time order, at most `limit` of each: the answer to "what did I do yesterday?"."""
+        where, params = view.memory_clause()
+        low, high = db_time(start), db_time(end)
+        memories = self._db.execute(
+            "SELECT m.id FROM memories m WHERE m.kind != 'guardrail'"
+            " AND ((m.valid_from >= ? AND m.valid_from < ?)"
+            " OR (m.valid_from IS NULL AND m.observed_at >= ? AND m.observed_at < ?))"
+            f" AND {where} ORDER BY COALESCE(m.valid_from, m.observed_at), m.id LIMIT ?",
+            (low, high, low, high, *params, limit),
+        ).fetchall()
+        where, params = view.episode_clause()
+        episodes = self._db.execute(
+            "SELECT e.id FROM episodes e INDEXED BY episodes_at WHERE e.at >= ? AND e.at < ?"
+            f" AND e.kind = 'message' AND {where} ORDER BY e.at, e.id LIMIT ?",
+            (low, high, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in memories], [int(r[0]) for r in episodes]
+
     # -- vectors ---------------------------------------------------------------------
 
     def missing_vectors(

@@ -272,11 +272,14 @@ class Memories:
     def supersede(self, memory_id: int, by: int, *, now: datetime) -> None:
         """`memory_id` no longer holds: `by` replaced it (kept, linked, timed). Its
         validity ends where `by`'s begins, or when `by` was said if that is earlier (a
-        plan changed in May for August ended in May): `valid_to`, unless it had an end."""
+        plan changed in May for August ended in May): `valid_to`, unless it had an
+        earlier end (a plan for "this summer" changed in May ends in May, not in
+        September; "until 2020" stays 2020)."""
         self._db.execute(
             "UPDATE memories SET status = 'superseded', superseded_by = ?, status_changed_at = ?,"
-            " valid_to = coalesce(valid_to, (SELECT min(coalesce(n.valid_from, n.observed_at),"
-            " n.observed_at) FROM memories n WHERE n.id = ?))"
+            " valid_to = (SELECT min(coalesce(memories.valid_to, e.at), e.at) FROM"
+            " (SELECT min(coalesce(n.valid_from, n.observed_at), n.observed_at) AS at"
+            " FROM memories n WHERE n.id = ?) e)"
             " WHERE id = ?",
             (by, db_time(now), by, memory_id),
         )

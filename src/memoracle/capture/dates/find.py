@@ -41,13 +41,16 @@ def _grammar(lang: str) -> _Grammar:
 
 
 def find_dates(
-    text: str, anchor: datetime, lang: str, *, day_first: bool = True
+    text: str, anchor: datetime, lang: str, *, day_first: bool = True, ahead: bool = False
 ) -> list[DateMention]:
     """Time expressions in `text`, resolved against `anchor` (the turn's time), in text order.
 
     `lang` picks the vocabulary ("en", "ru", "fr", "es"; "en-GB" is "en"); an unknown one
     falls back to English, and numeric forms work in every language. `day_first` reads
     8/5/2023 as 8 May (False: 5 August). Results are in the anchor's timezone; `end` is
-    exclusive. See the module docstring for how ambiguous expressions are read.
+    exclusive. `ahead`: what is said is a task or a plan, so a month, season or weekday
+    named without "last/next" is the next one whatever the tense. A date past the
+    calendar's end (year 9999) is no date. See the module docstring for how ambiguous
+    expressions are read.
     """
-    return _grammar(_language(lang)).find(text, anchor, day_first)
+    return _grammar(_language(lang)).find(text, anchor, day_first, ahead)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memoracle.capture.dates.resolve import (
@@ -32,35 +32,62 @@ from memoracle.capture.dates.words import (
 )
 from memoracle.types import DateMention
 
+_Spec = tuple[str, str, tuple[str, ...], _Resolver]  # rule name, pattern, needs, resolver
+
+
+@dataclass(frozen=True)
+class _Pieces:
+    """The regex fragments one language's rules share, built once from its words."""
+
+    b: str  # word start
+    n: str  # number start: not inside 1.5, 10:30, 8/5
+    prep: str
+    ctxp: str
+    det: str
+    modb: str
+    moda: str
+    months_all: str
+    ordinal: str
+    year_tail: str
+    end_num: str
+
 
 class _Grammar(_Resolvers):
     """The compiled rules of one language: patterns built once from its TimeWords."""
 
     def __init__(self, words: TimeWords) -> None:
         self.words = w = words
-        lang = w.lang
-        b = r"(?<!\w)"  # word start
-        n = r"(?<![\w.,:/-])"  # number start: not inside 1.5, 10:30, 8/5
-        prep, ctxp = _alt(w.prepositions), _alt(w.context_prepositions)
-        det = self._determiners(w.determiners)
-        modb, moda = _alt(w.modifiers_before), _alt(w.modifiers_after)
-        months_full = _alt(w.months)
-        months_all = _alt([*w.months, *w.month_abbreviations])
-        weekdays = _alt([*w.weekdays, *w.weekday_abbreviations])
-        units = _alt(w.units)
-        period_units = _alt(k for k, u in w.units.items() if u in PERIOD_UNITS)
-        qty = rf"(?:(?<![\d.,])\d{{1,3}}|{_alt(w.numbers)})"
-        q = rf"(?:(?P<q>{qty})\s+)?" if w.bare_unit else rf"(?P<q>{qty})\s+"
-        approx = rf"(?:{_alt(w.approx)}\s+)?"
-        ordinal = rf"(?:{_affix_alt(w.ordinals)})?"
-        ysuf = _affix_alt(w.year_suffixes)
-        blocked = rf"(?!\s+(?:{'|'.join(w.not_followed_by)}))" if w.not_followed_by else ""
-        year_tail = rf"(?:\s*{ysuf})?"
-        part_words = _alt(w.part_words)
-        time_prefixes = _alt([*w.strong_time_prefixes, *w.time_prefixes])
-        end_num = r"(?![\w:]|[.,]\d)"
+        p = _Pieces(
+            b=r"(?<!\w)",
+            n=r"(?<![\w.,:/-])",
+            prep=_alt(w.prepositions),
+            ctxp=_alt(w.context_prepositions),
+            det=self._determiners(w.determiners),
+            modb=_alt(w.modifiers_before),
+            moda=_alt(w.modifiers_after),
+            months_all=_alt([*w.months, *w.month_abbreviations]),
+            ordinal=rf"(?:{_affix_alt(w.ordinals)})?",
+            year_tail=rf"(?:\s*{_affix_alt(w.year_suffixes)})?",
+            end_num=r"(?![\w:]|[.,]\d)",
+        )
+        specs = [
+            *self._absolute_specs(p),
+            *self._relative_specs(p),
+            *self._calendar_specs(p),
+            *self._clock_specs(p),
+        ]
+        self.rules = tuple(
+            _Rule(name, re.compile(pattern), frozenset(needs), resolve)
+            for name, pattern, needs, resolve in specs
+        )
+        self.triggers = self._triggers()
+        self._compile_context(p)
+        self._cues = self._cue_pattern()
 
-        specs: list[tuple[str, str, tuple[str, ...], _Resolver]] = [
+    def _absolute_specs(self, p: _Pieces) -> list[_Spec]:
+        """Dates written out: ISO, numeric, "8 May 2023", "May 8", "the 17th"."""
+        w, lang, b, n = self.words, self.words.lang, p.b, p.n
+        specs: list[_Spec] = [
             (
                 "abs.iso",
                 rf"{n}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}})"
@@ -85,9 +112,9 @@ class _Grammar(_Resolvers):
             ),
             (
                 f"{lang}.date",
-                rf"{b}(?:{prep}\s+)?{det}{n}(?P<d>\d{{1,2}}){ordinal}"
-                rf"(?:\s+{_alt(w.day_month_joiners)})?\s+(?P<mon>{months_all})(?:\.(?=\s*\d))?"
-                rf"(?:,?\s+(?:{_alt(w.month_year_joiners)}\s+)?(?P<y>\d{{4}})(?!\d){year_tail})?"
+                rf"{b}(?:{p.prep}\s+)?{p.det}{n}(?P<d>\d{{1,2}}){p.ordinal}"
+                rf"(?:\s+{_alt(w.day_month_joiners)})?\s+(?P<mon>{p.months_all})(?:\.(?=\s*\d))?"
+                rf"(?:,?\s+(?:{_alt(w.month_year_joiners)}\s+)?(?P<y>\d{{4}})(?!\d){p.year_tail})?"
                 r"(?!\w)",
                 ("digit", "month"),
                 self._text_date,
@@ -97,8 +124,8 @@ class _Grammar(_Resolvers):
             specs.append(
                 (
                     f"{lang}.date",
-                    rf"{b}(?:{prep}\s+)?(?P<mon>{months_all})\.?\s+{det}{n}(?P<d>\d{{1,2}})"
-                    rf"{ordinal}(?!\w)(?:,?\s+(?P<y>\d{{4}})(?!\d))?{end_num}",
+                    rf"{b}(?:{p.prep}\s+)?(?P<mon>{p.months_all})\.?\s+{p.det}{n}(?P<d>\d{{1,2}})"
+                    rf"{p.ordinal}(?!\w)(?:,?\s+(?P<y>\d{{4}})(?!\d))?{p.end_num}",
                     ("digit", "month"),
                     self._text_date,
                 )
@@ -111,18 +138,32 @@ class _Grammar(_Resolvers):
                 self._day_of_month,
             )
         )
-        specs += [
+        specs.append(
             (
                 f"{lang}.month_year",
-                rf"{b}(?:{prep}\s+)?{det}(?P<mon>{months_all})\.?,?\s+"
-                rf"(?:{_alt(w.month_year_joiners)}\s+)?(?P<y>\d{{4}})(?!\d){year_tail}(?!\w)",
+                rf"{b}(?:{p.prep}\s+)?{p.det}(?P<mon>{p.months_all})\.?,?\s+"
+                rf"(?:{_alt(w.month_year_joiners)}\s+)?(?P<y>\d{{4}})(?!\d){p.year_tail}(?!\w)",
                 ("digit", "month"),
                 self._month_year,
-            ),
+            )
+        )
+        return specs
+
+    def _relative_specs(self, p: _Pieces) -> list[_Spec]:
+        """Times said from today: periods, weekdays, relative days, shifts."""
+        w, lang, b = self.words, self.words.lang, p.b
+        weekdays = _alt([*w.weekdays, *w.weekday_abbreviations])
+        units = _alt(w.units)
+        period_units = _alt(k for k, u in w.units.items() if u in PERIOD_UNITS)
+        qty = rf"(?:(?<![\d.,])\d{{1,3}}|{_alt(w.numbers)})"
+        q = rf"(?:(?P<q>{qty})\s+)?" if w.bare_unit else rf"(?P<q>{qty})\s+"
+        approx = rf"(?:{_alt(w.approx)}\s+)?"
+        blocked = rf"(?!\s+(?:{'|'.join(w.not_followed_by)}))" if w.not_followed_by else ""
+        return [
             (
                 f"{lang}.relative_period",
-                rf"{b}(?:{prep}\s+)?{det}(?:(?P<modb>{modb})\s+)?(?P<u>{period_units})"
-                rf"(?:(?:\s+|-)(?P<moda>{moda}))?(?!\w)",
+                rf"{b}(?:{p.prep}\s+)?{p.det}(?:(?P<modb>{p.modb})\s+)?(?P<u>{period_units})"
+                rf"(?:(?:\s+|-)(?P<moda>{p.moda}))?(?!\w)",
                 ("unit", "modifier"),
                 self._period,
             ),
@@ -134,8 +175,8 @@ class _Grammar(_Resolvers):
             ),
             (
                 f"{lang}.weekday",
-                rf"{b}(?:(?P<prep>{prep})\s+)?{det}(?:(?P<modb>{modb})\s+)?"
-                rf"(?P<wd>{weekdays})(?!\w)(?:(?:\s+|-)(?P<moda>{moda})(?!\w))?",
+                rf"{b}(?:(?P<prep>{p.prep})\s+)?{p.det}(?:(?P<modb>{p.modb})\s+)?"
+                rf"(?P<wd>{weekdays})(?!\w)(?:(?:\s+|-)(?P<moda>{p.moda})(?!\w))?",
                 ("weekday",),
                 self._weekday,
             ),
@@ -169,22 +210,45 @@ class _Grammar(_Resolvers):
                 ("unit", "future_after"),
                 self._later,
             ),
+        ]
+
+    def _calendar_specs(self, p: _Pieces) -> list[_Spec]:
+        """A month, a season or a year named without the rest of a date."""
+        w, lang, b, n = self.words, self.words.lang, p.b, p.n
+        season_preps = _alt([*w.prepositions, *w.season_prepositions])
+        return [
             (
                 f"{lang}.month",
-                rf"{b}(?:(?P<ctx>{ctxp})\s+)?(?P<body>(?:(?P<prep>{prep})\s+)?{det}"
-                rf"(?:(?P<modb>{modb})\s+)?(?P<mon>{months_full})"
-                rf"(?:(?:\s+|-)(?P<moda>{moda}))?)(?!\w)",
+                rf"{b}(?:(?P<ctx>{p.ctxp})\s+)?(?P<body>(?:(?P<prep>{p.prep})\s+)?{p.det}"
+                rf"(?:(?P<modb>{p.modb})\s+)?(?P<mon>{_alt(w.months)})"
+                rf"(?:(?:\s+|-)(?P<moda>{p.moda}))?)(?!\w)",
                 ("month",),
                 self._month,
             ),
             (
+                f"{lang}.season",
+                rf"{b}(?:(?P<ctx>{p.ctxp})\s+)?(?P<body>(?:(?P<prep>{season_preps})\s+)?{p.det}"
+                rf"(?:(?P<modb>{p.modb})\s+)?(?P<sea>{_alt(w.seasons)})"
+                rf"(?:(?:\s+|-)(?P<moda>{p.moda}))?)(?!\w)",
+                ("season",),
+                self._season,
+            ),
+            (
                 f"{lang}.year",
-                rf"{b}(?:(?P<ctx>{ctxp})\s+)?(?P<body>(?:(?P<prep>{prep})\s+)?"
-                rf"{n}(?P<y>(?:1[89]|2[01])\d\d)(?:\s*(?P<ysuf>{ysuf}))?)"
+                rf"{b}(?:(?P<ctx>{p.ctxp})\s+)?(?P<body>(?:(?P<prep>{p.prep})\s+)?"
+                rf"{n}(?P<y>(?:1[89]|2[01])\d\d)(?:\s*(?P<ysuf>{_affix_alt(w.year_suffixes)}))?)"
                 r"(?![\w/-]|[.,:]\d)",
                 ("digit",),
                 self._year,
             ),
+        ]
+
+    def _clock_specs(self, p: _Pieces) -> list[_Spec]:
+        """Parts of day and clock times."""
+        w, lang, b, n = self.words, self.words.lang, p.b, p.n
+        part_words = _alt(w.part_words)
+        time_prefixes = _alt([*w.strong_time_prefixes, *w.time_prefixes])
+        return [
             (
                 f"{lang}.part_of_day",
                 rf"{b}(?P<this>{_alt(w.this_part)})\s+(?P<pw>{part_words})(?!\w)",
@@ -201,7 +265,7 @@ class _Grammar(_Resolvers):
                 f"{lang}.time",
                 rf"(?:{b}(?P<pre>{time_prefixes})\s+)?{n}(?P<h>\d{{1,2}})"
                 rf"(?::(?P<mi>\d{{2}})|\s*(?P<hw>{_alt(w.hour_words)})(?:\s*(?P<mi2>\d{{2}}))?)?"
-                rf"(?:\s*(?P<mk>{_alt(w.time_markers)}))?{end_num}",
+                rf"(?:\s*(?P<mk>{_alt(w.time_markers)}))?{p.end_num}",
                 ("digit",),
                 self._clock_time,
             ),
@@ -218,24 +282,26 @@ class _Grammar(_Resolvers):
                 self._part_word,
             ),
         ]
-        self.rules = tuple(
-            _Rule(name, re.compile(pattern), frozenset(needs), resolve)
-            for name, pattern, needs, resolve in specs
-        )
-        self.triggers = self._triggers()
-        habit = _alt(w.habitual_before)
-        self._habitual = re.compile(rf"(?<!\w){habit}\s+$")
+
+    def _compile_context(self, p: _Pieces) -> None:
+        """What the words before a match say of it: a habit ("every Friday"), a change
+        of date or a plan (ahead), or a word that makes a number no day."""
+        w = self.words
+        self._habitual = re.compile(rf"(?<!\w){_alt(w.habitual_before)}\s+$")
         # A change of date before a bare weekday, with its link after up to three words
         # ("moved the call to"), or a plan, directly or through a preposition ("is on").
         moves, plans = _alt(w.change_moves), _alt(w.change_plans)
         links = _alt(w.change_links)
         self._change = re.compile(
-            rf"(?<!\w)(?:{moves}(?:\s+[\w'’]+){{0,3}}\s+{links}|{plans}(?:\s+{prep})?)"
+            rf"(?<!\w)(?:{moves}(?:\s+[\w'’]+){{0,3}}\s+{links}|{plans}(?:\s+{p.prep})?)"
             rf"(?:\s+{_alt(w.determiners)})?\s+$"
         )
         self._not_day = re.compile(rf"(?<!\w){_alt(w.day_of_month.not_after)}\s+$")
-        # One pass finds every cue; explicit words come before the patterns so that a
-        # listed word ("planned": future) is never re-read by a pattern ("-ed": past).
+
+    def _cue_pattern(self) -> re.Pattern[str]:
+        """One pass finds every tense cue; explicit words come before the patterns so
+        that a listed word ("planned": future) is never re-read by a pattern ("-ed")."""
+        w = self.words
         patterns = {
             "future_word": _plain_alt(w.future_words),
             "past_word": _plain_alt(w.past_words),
@@ -243,7 +309,7 @@ class _Grammar(_Resolvers):
             "past": "|".join(f"(?:{p})" for p in w.past_patterns) or "(?!)",
         }
         body = "|".join(f"(?P<{name}>{p})" for name, p in patterns.items())
-        self._cues = re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+        return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
 
     @staticmethod
     def _day_alone(w: TimeWords, b: str, n: str, ordinals: str) -> str:
@@ -288,6 +354,7 @@ class _Grammar(_Resolvers):
         w = self.words
         groups: dict[str, Iterable[str]] = {
             "month": [*w.months, *w.month_abbreviations],
+            "season": w.seasons,
             "weekday": [*w.weekdays, *w.weekday_abbreviations],
             "rel": w.relative_days,
             "unit": w.units,
@@ -312,7 +379,9 @@ class _Grammar(_Resolvers):
 
     # --- the pass over one text -----------------------------------------------------------
 
-    def find(self, text: str, anchor: datetime, day_first: bool) -> list[DateMention]:
+    def find(
+        self, text: str, anchor: datetime, day_first: bool, ahead: bool = False
+    ) -> list[DateMention]:
         folded = _fold(text)
         present: set[str] = set()
         if _DIGIT.search(folded):
@@ -324,13 +393,16 @@ class _Grammar(_Resolvers):
                 present |= cats
         if not present:
             return []
-        ctx = _Context(text, folded, anchor, anchor.date(), anchor.tzinfo, day_first)
+        ctx = _Context(text, folded, anchor, anchor.date(), anchor.tzinfo, day_first, ahead)
         found: list[tuple[_Atom, int]] = []
         for priority, rule in enumerate(self.rules):
             if not rule.needs <= present:
                 continue
             for match in rule.pattern.finditer(folded):
-                atom = rule.resolve(match, ctx, rule.name)
+                try:
+                    atom = rule.resolve(match, ctx, rule.name)
+                except OverflowError:  # past the calendar's end (year 9999): no date
+                    continue
                 if atom is not None:
                     found.append((atom, priority))
         if not found:
@@ -346,12 +418,18 @@ class _Grammar(_Resolvers):
             while current is not None and j < len(atoms):
                 if not _JOIN.fullmatch(ctx.folded, current.span[1], atoms[j].span[0]):
                     break
-                joined = self._combine(current, atoms[j], ctx)
+                try:
+                    joined = self._combine(current, atoms[j], ctx)
+                except OverflowError:
+                    joined = None
                 if joined is None:
                     break
                 current, j = joined, j + 1
             if current is not None and current.kind == "time" and current.strong:
-                current = self._clock(ctx.today, current, None, current.span, current.rule, ctx)
+                try:
+                    current = self._clock(ctx.today, current, None, current.span, current.rule, ctx)
+                except OverflowError:
+                    current = None
             if current is not None and current.kind == "range":
                 assert current.start is not None and current.end is not None
                 s, e = current.span

@@ -11,6 +11,14 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Literal
 
+from memoracle.capture.dates.seasons import (
+    AHEAD,
+    BEHIND,
+    STRICTLY_AHEAD,
+    day_year,
+    month_year,
+    season_span,
+)
 from memoracle.capture.dates.words import _SENTENCE_END, PART_HOURS, TimeWords, _key, _lower
 from memoracle.types import Granularity
 
@@ -47,6 +55,7 @@ class _Context:
     today: date
     tz: tzinfo | None
     day_first: bool
+    ahead: bool = False  # said of a task or a plan: a bare month, season or weekday is ahead
 
 
 # Turns one match into an atom, or None to reject it (a lower-case "may", "8/5/2099"...).
@@ -121,6 +130,22 @@ def _month_near(today: date, month: int, offset: int) -> int:
     if offset > 0:
         return (today.year if month > today.month else today.year + 1) + offset - 1
     return today.year
+
+
+def _named(text: str, at: int, sentence: int) -> bool:
+    """Whether the word at `at` is capitalised inside its sentence: a name."""
+    opening = not text[sentence:at].strip(" \t\"'«“¿¡([-–—")
+    return text[at].isupper() and not opening
+
+
+def _nearest_year(today: date, month: int, day: int) -> int:
+    """The year that puts `day` of `month` nearest to `today` (said with no tense)."""
+    found = [
+        (abs((d - today).days), d.year)
+        for year in (today.year - 1, today.year, today.year + 1)
+        if (d := _valid_date(year, month, day)) is not None
+    ]
+    return min(found)[1] if found else today.year
 
 
 def _midnight(day: date, tz: tzinfo | None) -> datetime:
@@ -288,8 +313,17 @@ class _Resolvers:
         month = self._month_of(m, ctx)
         if month is None:
             return None
-        year = int(m["y"]) if m["y"] else ctx.today.year
-        day = _valid_date(year, month, int(m["d"]))
+        number = int(m["d"])
+        if m["y"]:
+            year = int(m["y"])
+        else:  # "May 8": the next or the last one as the sentence says, else the nearest
+            cue = (
+                AHEAD if ctx.ahead or self._planned(m, ctx) else self._cue(ctx, m.start(), m.end())
+            )
+            year = day_year(ctx.today, month, number, cue) if cue else ctx.today.year
+            if not cue and _valid_date(year, month, number) is not None:
+                year = _nearest_year(ctx.today, month, number)
+        day = _valid_date(year, month, number)
         return None if day is None else self._day(m, rule, day, ctx, absolute=True)
 
     def _day_of_month(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
@@ -316,8 +350,42 @@ class _Resolvers:
         if month is None:
             return None
         offset = self._offset(m)
-        year = ctx.today.year if offset is None else _month_near(ctx.today, month, offset)
+        if offset is None:
+            year = month_year(ctx.today, month, self._direction(m, ctx))
+        else:
+            year = _month_near(ctx.today, month, offset)
         return self._month_range(m.span("body"), rule, year, month, ctx)
+
+    def _season(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
+        word = _key(m["sea"])
+        if not (m["ctx"] or m["prep"] or m["modb"] or m["moda"] or word in self.words.season_alone):
+            return None  # "summer is my favourite" names no time
+        offset = self._offset(m)
+        direction = AHEAD if offset is not None else self._direction(m, ctx)
+        try:
+            first, end = season_span(ctx.today, self.words.seasons[word], offset, direction)
+        except ValueError:
+            return None
+        start, stop = _midnight(first, ctx.tz), _midnight(end, ctx.tz)
+        return _Atom(m.span("body"), rule, "range", start, stop, "season")
+
+    def _direction(self, m: re.Match[str], ctx: _Context) -> int:
+        """Where a month, season or day said without its year lies: a context word
+        decides ("before March": strictly ahead; "since March": behind), then what is
+        said (a task or a plan: ahead), then the tense around it (`_tense`)."""
+        context = _key(m["ctx"]) if "ctx" in m.re.groupindex and m["ctx"] else None
+        if context in self.words.ahead_context:
+            return STRICTLY_AHEAD
+        if context in self.words.behind_context:
+            return BEHIND
+        if ctx.ahead or self._planned(m, ctx):
+            return AHEAD
+        return BEHIND if self._tense(ctx, m.start(), m.end()) < 0 else AHEAD
+
+    def _planned(self, m: re.Match[str], ctx: _Context) -> bool:
+        """A change of date or a plan right before the match ("moved to", "c'est le",
+        "est en mai"): ahead, whatever the tense elsewhere in the sentence."""
+        return self._change.search(ctx.folded, max(0, m.start() - 80), m.start()) is not None
 
     def _year(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
         if not (m["ctx"] or m["prep"] or m["ysuf"]):
@@ -368,12 +436,17 @@ class _Resolvers:
             return None
         # "moved to Thursday", "is on Thursday": ahead, whatever the tense around it.
         changed = self._change.search(ctx.folded, max(0, m.start("wd") - 80), m.start("wd"))
-        direction = 1 if changed else self._tense(ctx, m.start(), m.end())
+        direction = 1 if changed or ctx.ahead else self._tense(ctx, m.start(), m.end())
         day = _weekday_near(ctx.today, weekday, direction)
         return self._day(m, rule, day, ctx, weekday_only=True)
 
     def _tense(self, ctx: _Context, start: int, end: int) -> int:
-        """-1 if the cue nearest to text[start:end] in its sentence is past, else +1. The
+        """-1 if the cue nearest to text[start:end] in its sentence is past, else +1."""
+        return -1 if self._cue(ctx, start, end) < 0 else 1
+
+    def _cue(self, ctx: _Context, start: int, end: int) -> int:
+        """-1 if the cue nearest to text[start:end] in its sentence is past, +1 if it is
+        future, 0 if the sentence has none. The
         weekday phrase is blanked first, so no cue takes it in ("ai vu jeudi" would read
         as one passé composé ending in "-i" and hide "ai vu")."""
         text = _lower(ctx.text).replace("’", "'")
@@ -386,8 +459,10 @@ class _Resolvers:
         best: tuple[int, int] | None = None
         for cue in self._cues.finditer(text, low, high):
             kind = cue.lastgroup
-            if kind in ("past", "future") and cue[0] in self.words.not_cues:
-                continue
+            if kind in ("past", "future") and (
+                cue[0] in self.words.not_cues or _named(ctx.text, cue.start(), low)
+            ):
+                continue  # "Байкал" ends like a past verb, but a name is no tense
             if cue.end() <= start:
                 distance = start - cue.end()
             elif cue.start() >= end:
@@ -398,7 +473,9 @@ class _Resolvers:
             candidate = (distance, 1 if kind in ("past", "past_word") else 0)
             if best is None or candidate < best:
                 best = candidate
-        return -1 if best is not None and best[1] == 1 else 1
+        if best is None:
+            return 0
+        return -1 if best[1] == 1 else 1
 
     def _relative_day(self, m: re.Match[str], ctx: _Context, rule: str) -> _Atom | None:
         offset = self.words.relative_days[_key(m["rel"])]

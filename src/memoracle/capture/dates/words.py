@@ -44,6 +44,12 @@ PERIOD_UNITS = ("week", "month", "year")
 PARTS = ("morning", "afternoon", "evening", "night")
 
 
+# Each season's first month and length (northern hemisphere, meteorological): winter
+# runs from December into the next year's February.
+SEASONS: dict[str, int] = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
+SEASON_MONTHS = 3
+
+
 # Start and end hour of each part of day; an end past 24 runs into the next day.
 PART_HOURS: dict[str, tuple[int, int]] = {
     "morning": (6, 12),
@@ -155,6 +161,11 @@ class TimeWords:
     determiners: tuple[str, ...]
     prepositions: tuple[str, ...]
     context_prepositions: tuple[str, ...]
+    ahead_context: frozenset[str]  # "before March": strictly ahead, a deadline
+    behind_context: frozenset[str]  # "since March": behind
+    seasons: Mapping[str, str]  # form -> season name
+    season_prepositions: tuple[str, ...]
+    season_alone: frozenset[str]  # forms that are a time by themselves (ru "летом")
     months: Mapping[str, int]
     month_abbreviations: Mapping[str, int]
     weekdays: Mapping[str, int]
@@ -308,6 +319,36 @@ def _named_forms(
     return out
 
 
+def _context_sides(preps: _Reader, context: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """[prepositions].ahead and .behind: context words that set the direction of a bare
+    month or season whatever the tense; each must be one of `context`."""
+    sides = []
+    for key in ("ahead", "behind"):
+        words = frozenset(preps.words(key))
+        for word in sorted(words - set(context)):
+            raise preps.error(key, f"names {word!r}, which is not in 'context'")
+        sides.append(words)
+    return tuple(sides)
+
+
+def _seasons(top: _Reader) -> tuple[dict[str, str], tuple[str, ...], frozenset[str]]:
+    """[seasons]: the forms of each season, the prepositions a season takes besides
+    [prepositions].in_span, and the forms that are a time alone."""
+    table = top.table("seasons")
+    forms: dict[str, str] = {}
+    for season in SEASONS:
+        words = table.words(season)
+        if not words:
+            raise table.error(season, "must list at least one word")
+        forms.update((form, season) for form in words)
+    alone = frozenset(table.words("alone"))
+    for word in sorted(alone - set(forms)):
+        raise table.error("alone", f"names {word!r}, which is not a season's form")
+    preps = table.words("prepositions")
+    table.close()
+    return forms, preps, alone
+
+
 def parse_timewords(source: str, name: str) -> TimeWords:
     """Validate the text of one time words file. Raises InvalidInput naming file and key."""
     try:
@@ -323,7 +364,9 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
 
     preps = top.table("prepositions")
     prepositions, context = preps.words("in_span"), preps.words("context")
+    ahead, behind = _context_sides(preps, context)
     preps.close()
+    seasons, season_preps, season_alone = _seasons(top)
 
     units = top.table("units")
     unit_forms: dict[str, str] = {}
@@ -435,6 +478,11 @@ def timewords_from(data: Mapping[str, object], name: str) -> TimeWords:
         determiners=top.words("determiners"),
         prepositions=prepositions,
         context_prepositions=context,
+        ahead_context=ahead,
+        behind_context=behind,
+        seasons=seasons,
+        season_prepositions=season_preps,
+        season_alone=season_alone,
         months=_named_forms(top, "months", MONTHS, 1, complete=True),
         month_abbreviations=_named_forms(top, "month_abbreviations", MONTHS, 1, complete=False),
         weekdays=_named_forms(top, "weekdays", WEEKDAYS, 0, complete=True),

@@ -8,9 +8,16 @@ alone, in a scope of its own, with the clock at `said_at`. An expected memory is
 *found* when a memory made from the turn contains its `value` (case, accents and
 spacing aside), *typed* when that memory's kind is the expected kind too, and *dated*
 when an expected `date` is the memory's resolved date. A memory is *right* when it
-finds an expected one of its turn. Reported per language and overall: recall (found ÷
-expected), typed recall, precision (right ÷ memories made), and the noise rate (turns
-expecting nothing that still made a memory).
+finds an expected one of its turn. Reported per language, per category and overall:
+recall (found ÷ expected), typed recall, precision (right ÷ memories made), the noise
+rate (turns expecting nothing that still made a memory), and two strict figures:
+
+- *strict* recall: an expected memory found by a memory of the expected kind whose date
+  is the expected one too, compared at the expected date's granularity ("2027" a year,
+  "2027-01" a month, "2027-01-05" a day); an expected memory without a date needs only
+  the kind;
+- *noise* share: memories made that match nothing expected (1 − precision), so small
+  talk and hypotheticals that made a memory count here as what they are, extra memories.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -75,6 +82,7 @@ class Tally:
     typed: int = 0
     dated: int = 0
     with_date: int = 0
+    strict: int = 0  # found with the expected kind and, when one is expected, date
     memories: int = 0
     right: int = 0
     quiet_cases: int = 0  # cases expecting nothing
@@ -90,8 +98,10 @@ class Tally:
             "recall": _ratio(self.found, self.expected),
             "typed_recall": _ratio(self.typed, self.expected),
             "dated": _ratio(self.dated, self.with_date),
+            "strict_recall": _ratio(self.strict, self.expected),
             "precision": _ratio(self.right, self.memories),
             "noise_rate": _ratio(self.noisy, self.quiet_cases),
+            "noise_share": _ratio(self.memories - self.right, self.memories),
         }
 
 
@@ -103,6 +113,7 @@ class Miss:
     text: str
     missing: tuple[str, ...]
     extra: tuple[str, ...]
+    wrong: tuple[str, ...] = ()  # found, but of another kind or date
 
 
 @dataclass
@@ -129,8 +140,8 @@ class CaptureSetReport:
     def format(self) -> str:
         rows = [
             "capture on a labelled set: " + self.path,
-            f"{'':<16} {'cases':>5} {'recall':>7} {'typed':>6} {'dated':>6} {'prec.':>6}"
-            f" {'noise':>6}",
+            f"{'':<16} {'cases':>5} {'recall':>7} {'typed':>6} {'dated':>6} {'strict':>6}"
+            f" {'prec.':>6} {'noise':>6} {'extra':>6}",
         ]
         groups = [("all", self.overall), *sorted(self.by_language.items())]
         groups += [(f"  {k}", v) for k, v in sorted(self.by_category.items())]
@@ -138,9 +149,13 @@ class CaptureSetReport:
             j = t.to_json()
             rows.append(
                 f"{name:<16} {t.cases:>5} {_pct(j['recall']):>7} {_pct(j['typed_recall']):>6}"
-                f" {_pct(j['dated']):>6} {_pct(j['precision']):>6} {_pct(j['noise_rate']):>6}"
+                f" {_pct(j['dated']):>6} {_pct(j['strict_recall']):>6} {_pct(j['precision']):>6}"
+                f" {_pct(j['noise_rate']):>6} {_pct(j['noise_share']):>6}"
             )
-        rows.append(f"{len(self.misses)} case(s) with a miss or an extra memory; {self.seconds}s")
+        rows.append(
+            f"{len(self.misses)} case(s) with a miss, an extra memory or a wrong kind or date;"
+            f" {self.seconds}s"
+        )
         return "\n".join(rows)
 
 
@@ -246,32 +261,47 @@ def score_case(case: CaptureCase, made: Sequence[Memory]) -> tuple[Tally, Miss |
     texts = [(m, folded(m.text)) for m in made]
     right: set[int] = set()
     missing: list[str] = []
+    wrong: list[str] = []
     for e in case.expected:
         holders = [m for m, text in texts if folded(e.value) in text]
         right.update(m.id for m in holders)
         t.found += bool(holders)
         t.typed += any(m.kind == e.kind for m in holders)
+        zone = case.said_at.tzinfo
+        strict = any(m.kind == e.kind and _dated(e.date, m, zone) for m in holders)
+        t.strict += strict
         if e.date:
             t.with_date += 1
-            t.dated += any(e.date in _dates(m) for m in holders)
+            t.dated += any(_dated(e.date, m, zone) for m in holders)
         if not holders:
             missing.append(f"{e.kind}: {e.value}")
+        elif not strict:
+            made_as = "; ".join(f"{m.kind} {sorted(_dates(m, zone)) or 'undated'}" for m in holders)
+            wrong.append(f"{e.kind} {e.date or 'undated'}: {e.value} (made {made_as})")
     t.right = len(right)
     if not case.expected:
         t.quiet_cases = 1
         t.noisy = int(bool(made))
     extra = tuple(f"{m.kind}: {m.text}" for m in made if m.id not in right)
-    if missing or extra:
-        return t, Miss(case.id, case.text, tuple(missing), extra)
+    if missing or extra or wrong:
+        return t, Miss(case.id, case.text, tuple(missing), extra, tuple(wrong))
     return t, None
 
 
-def _dates(memory: Memory) -> set[str]:
+def _dated(expected: str | None, memory: Memory, zone: tzinfo | None) -> bool:
+    """Whether `memory` carries the `expected` date at its granularity ("2027", "2027-01",
+    "2027-01-05": the year, the month, the day); no date expected is always right."""
+    return expected is None or any(d.startswith(expected) for d in _dates(memory, zone))
+
+
+def _dates(memory: Memory, zone: tzinfo | None) -> set[str]:
+    """The days a memory's dates begin on, in the zone the turn was said in (a stored
+    date is UTC: 00:00 at +01:00 is the day before at 23:00)."""
     said = memory.details.get("dates") or []
     found = {str(d.get("start", ""))[:10] for d in said if isinstance(d, Mapping)}
     for at in (memory.valid_from, memory.due_at):
         if at is not None:
-            found.add(at.date().isoformat())
+            found.add(at.astimezone(zone).date().isoformat())
     return found
 
 

@@ -45,8 +45,9 @@ def _dates_agree(a: _Entity, b: _Entity) -> bool:
     assert a.start is not None and a.end is not None
     assert b.start is not None and b.end is not None
     b_start, b_end = b.start, b.end
-    if b.dated == "yearless" and a.dated == "absolute":
-        # A yearless day or month never spans a new year: take the other's year.
+    if b.dated == "yearless":
+        # A yearless day or month never spans a new year: take the other's year. Two
+        # yearless ones too: "le 3 mai" may look ahead in one sentence and not in another.
         b_start = _shift_year(b.start, a.start.year)
         b_end = b_start + (b.end - b.start)
     return a.start < b_end and b_start < a.end
