@@ -21,13 +21,13 @@ from memoracle.errors import (
 )
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.recall.budget import format_line, pack
+from memoracle.recall.budget import Same, format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.lists import MODES, Mode, list_weight
 from memoracle.recall.query import is_when_question
 from memoracle.recall.replaced import settle_replaced
 from memoracle.recall.why import missing
-from memoracle.text import clean, content_hash
+from memoracle.text import clean, content_hash, for_hash
 from memoracle.types import (
     Episode,
     Explanation,
@@ -206,7 +206,10 @@ def recall(
             [(h.ref, _line(st, h.ref, h.memory, h.episode, h.replaced_at)) for h in hits.values()],
         ),
     ]
-    packed = pack(slots, budget, st.token_counter)
+    offered_memories = answers + guardrails + fresh
+    offered_memories += [h.memory for h in hits.values() if h.memory is not None]
+    turns = [h.episode for h in hits.values() if h.episode is not None and h.memory is None]
+    packed = pack(slots, budget, st.token_counter, same=same_items(offered_memories, turns))
     offered = {m.id: m for m in answers + guardrails + fresh}
     offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
     recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
@@ -228,6 +231,23 @@ def recall(
         tokenizer=packed.tokenizer,
         degraded=note,
     )
+
+
+def same_items(memories: Sequence[Memory], turns: Sequence[Episode]) -> dict[str, Same]:
+    """What makes two lines of the block one item (`budget.pack`'s `same`): the same
+    text, normalised (a turn captured twice, in two sessions, is two turns saying it),
+    and a turn with the memory that came from it alone. Two memories of one turn stay
+    two lines: they say different things."""
+    same: dict[str, Same] = {}
+    for m in memories:
+        text = f"text:{for_hash(m.text)}"
+        own = frozenset(f"from:{e}" for e in m.episode_ids)
+        alone = frozenset(f"turn:{e}" for e in m.episode_ids) if len(m.episode_ids) == 1 else ()
+        same[m.ref] = (own | {text}, frozenset({text, *alone}))
+    for e in turns:
+        text = f"text:{for_hash(e.text)}"
+        same[f"e_{e.id}"] = (frozenset({text, f"turn:{e.id}"}), frozenset({text, f"from:{e.id}"}))
+    return same
 
 
 def boosted(recalled: Sequence[Memory], now: datetime, settings: Settings) -> dict[int, float]:
