@@ -65,6 +65,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "core",
         "guard",
         "replay",
+        "arbitrate",
         "upkeep",
         "ingest",
         "search",
