@@ -42,9 +42,7 @@ def test_check_supports_contradicts_or_does_not_know(engine: Engine, clock: Fixe
     assert _state(engine) == before  # read-only: no access count, no audit entry
 
 
-def test_check_the_newest_sure_word_decides_over_a_hedge(
-    engine: Engine, clock: FixedClock
-) -> None:
+def test_check_the_newest_sure_word_decides_over_a_hedge(engine: Engine, clock: FixedClock) -> None:
     paris, _ = engine.remember("I live in Paris.")
     clock.advance(days=1)
     engine.remember("I might move to Lyon.")  # disputes Paris, supersedes nothing
