@@ -66,6 +66,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "completion",
         "guard",
         "replay",
+        "arbitrate",
         "upkeep",
         "ingest",
         "search",

@@ -4,10 +4,13 @@ a real engine, and when its pass ratio warns."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from memoracle.cli.main import main
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
@@ -155,3 +158,68 @@ def test_warns_under_the_threshold(passed: int, warn: bool) -> None:
 
     assert (report.passed, report.ratio, report.warn) == (passed, passed / 10, warn)
     assert report.to_json()["warn"] is warn
+
+
+def test_remove_by_number_or_query_keeps_the_rest_and_a_backup(path: Path) -> None:
+    _write(path, [{**ENTRY, "note": "kept"}, {**ENTRY, "query": "Where is the NAS?"}])
+    before = path.read_text(encoding="utf-8")
+    nas = canary.load(path)[1]
+
+    assert canary.remove(path, "  where is the  NAS? ") == (2, nas)
+
+    assert json.loads(path.read_text(encoding="utf-8")) == [{**ENTRY, "note": "kept"}]
+    assert path.with_name(canary.BACKUP_FILE).read_text(encoding="utf-8") == before
+    assert canary.remove(path, "1")[0] == 1
+    assert canary.load(path) == []
+
+
+def test_remove_dry_run_writes_nothing(path: Path) -> None:
+    _write(path, [ENTRY])
+    before = path.read_text(encoding="utf-8")
+
+    assert canary.remove(path, "1", dry_run=True)[0] == 1
+
+    assert path.read_text(encoding="utf-8") == before
+    assert not path.with_name(canary.BACKUP_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    ("which", "said"),
+    [
+        ("3", "no canary 3 (the file holds 2)"),
+        ("0", "no canary 0"),
+        ("x", "no canary asks 'x'"),
+        ("q", "canaries 1, 2 all ask 'q'"),
+    ],
+)
+def test_remove_refuses_what_names_no_single_canary(path: Path, which: str, said: str) -> None:
+    _write(path, [ENTRY, {**ENTRY, "expect": "other"}])
+    before = path.read_text(encoding="utf-8")
+
+    with pytest.raises(InvalidInput, match=re.escape(said)):
+        canary.remove(path, which)
+
+    assert path.read_text(encoding="utf-8") == before
+
+
+def test_canary_list_and_remove_from_the_cli(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+
+    def run(*args: str, code: int = 0) -> str:
+        result = CliRunner().invoke(main, ["--home", str(home), *args])
+        assert result.exit_code == code, result.output
+        return result.output
+
+    run("init")
+    assert "no canary in" in run("canary", "list")
+    run("canary", "add", "staging database", "--expect", "db2")
+    run("canary", "add", "where is the NAS?", "--expect", "hall closet")
+    listed = run("canary", "list")
+    assert listed.startswith("1. 'staging database' expects 'db2'")
+    assert "\n2. 'where is the NAS?' expects 'hall closet'" in listed
+    assert "would remove canary 1" in run("canary", "remove", "1", "--dry-run")
+    assert run("canary", "list") == listed
+    assert "removed canary 1: 'staging database'" in run("canary", "remove", "staging database")
+    body = json.loads(run("canary", "list", "--json"))
+    assert [c["query"] for c in body["canaries"]] == ["where is the NAS?"]
+    assert "no canary 5" in run("canary", "remove", "5", code=1)

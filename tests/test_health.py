@@ -243,6 +243,30 @@ def test_memory_md_block_near_its_budget_warns(small: Engine, clock: FixedClock)
 
 
 @pytest.mark.parametrize(
+    ("items", "warned"),
+    [
+        (11, []),
+        (12, ["memory_md_prune"]),
+        (15, ["memory_md_prune"]),
+        (16, ["memory_md_near_budget"]),
+    ],
+)
+def test_the_l1_prune_warning_comes_at_70_percent_of_the_line_budget(
+    small: Engine, clock: FixedClock, items: int, warned: list[str]
+) -> None:
+    _settle(small, clock)
+    lines = "".join(f"- item {i} <!-- m_{i} -->\n" for i in range(items))
+    _memory_md(small).write_text(f"{BEGIN_MARKER}\n{lines}{END_MARKER}\n")
+
+    report = health.check(small)
+
+    assert _codes(report) == warned  # the block is items + 2 marker lines, of 20
+    if warned == ["memory_md_prune"]:
+        said = report.warnings[0].message
+        assert f"{items + 2} lines, 70% or more" in said and "max_lines 20" in said
+
+
+@pytest.mark.parametrize(
     ("content", "code", "said"),
     [
         (b"# Notes\n\xff\xfe broken\n", "memory_md_unreadable", "not UTF-8 text (byte 9)"),

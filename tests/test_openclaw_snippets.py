@@ -211,3 +211,26 @@ def test_the_plugins_flush_plan_sends_the_snippets_prompt(spaced: Settings) -> N
         check=True,
     )
     assert run.stdout == s.flush_prompt
+
+
+def test_the_snippets_offer_memory_cores_extra_paths_for_the_rendered_files(
+    tmp_path: Path,
+) -> None:
+    settings = load(
+        tmp_path / "home", env={}, overrides={"workspace.files_dir": str(tmp_path / "ws")}
+    )
+    s = openclaw.snippets(settings, executable=EXE, env={})
+    rendered = [str(tmp_path / "ws" / name) for name in ("MEMORY.md", "memory", "reference")]
+
+    assert list(s.extra_paths) == rendered
+    body = openclaw.as_json(s)["memory_search"]
+    assert body == {
+        "key": "memory.search.extraPaths",
+        "legacy_key": "agents.defaults.memorySearch.extraPaths",
+        "extra_paths": rendered,
+    }
+    text = openclaw.render_text(s)
+    assert "memory.search.extraPaths" in text and "memorySearch.extraPaths" in text
+    start = text.index('{\n  "memory"')
+    end = text.index("\n}\n", start) + 2
+    assert json.loads(text[start:end]) == {"memory": {"search": {"extraPaths": rendered}}}

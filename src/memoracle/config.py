@@ -269,6 +269,9 @@ class HealthSettings:
         600.0, "Warn when the nightly run takes longer.", NON_NEGATIVE
     )
     canary_warn_ratio: float = _opt(0.7, "Warn when the canary pass ratio is below this.", SHARE)
+    memory_md_prune_ratio: float = _opt(
+        0.7, "Warn to prune L1 from this share of MEMORY.md's block line budget.", SHARE
+    )
     duplicate_warn_ratio: float = _opt(
         0.1, "Warn when more than this share of the newest memories repeat another.", SHARE
     )

@@ -358,8 +358,13 @@ class Scores:
     """Why a hit ranks where it does: each signal, then the fused result.
 
     Ranks are 1-based positions in that signal's own list (None: not found by it).
-    `rrf` is the Reciprocal Rank Fusion of the ranks; `recency` and `activation` are the
-    weights applied to it (1.0 for evergreen items); `final` is what the order uses.
+    `rrf` is the Reciprocal Rank Fusion of the ranks, after the context: `fused` (the
+    lists' weighted RRF plus the `neighbours`' share; None when no context was
+    applied: then `rrf` itself) × `session` × `speaker`. `recency` and `activation` are
+    the weights applied to it (1.0 for evergreen items), `boost` the time the query
+    names; `final` = rrf × recency × activation × boost is what the order uses. `via`:
+    a memory ranked in the place of the turn it came from carries that turn's scores,
+    and names it (docs/retrieval.md, "Explain").
     """
 
     lexical_rank: int | None
@@ -369,6 +374,12 @@ class Scores:
     recency: float
     activation: float
     final: float
+    fused: float | None = None
+    neighbours: float = 0.0
+    session: float = 1.0
+    speaker: float = 1.0
+    boost: float = 1.0
+    via: str | None = None
 
 
 @dataclass(frozen=True)

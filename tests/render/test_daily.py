@@ -1,19 +1,25 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoracle.clock import FixedClock
+from memoracle.config import load
+from memoracle.engine import Engine
+from memoracle.jobs.nightly import run_nightly
 from memoracle.render.daily import (
     SECTION_OF_KIND,
+    SECTIONS,
     append_entries,
     checkpoint,
     refs_in,
     without,
 )
 from memoracle.text import content_hash
-from memoracle.types import KINDS, Memory
+from memoracle.types import KINDS, Memory, Turn
 
 T0 = datetime(2026, 5, 14, 9, 0, tzinfo=UTC)
 DAY = date(2026, 5, 14)
@@ -82,15 +88,44 @@ def test_no_duplicate_refs_on_re_append() -> None:
     assert more.count("<!-- m_2 -->") == 1 and more.count("<!-- m_3 -->") == 1
 
 
-def test_the_open_section_is_continued_others_get_a_new_heading_at_the_end() -> None:
+def test_a_section_the_note_has_grows_where_it_is_never_a_second_heading() -> None:
     first = append_entries(None, DAY, [mem(1, "fact one"), mem(2, "do it", "task")])
-    # The note ends under Action Items: a new task goes right under it, a new fact gets
-    # a second "Facts Learned" heading at the end rather than being inserted above.
-    second = append_entries(first, DAY, [mem(3, "fact two"), mem(4, "do more", "task")])
-    assert second == first + (
-        "- do more <!-- m_4 -->\n\n## Facts Learned\n- fact two <!-- m_3 -->\n"
+    # A new task goes under Action Items (the end), a new fact under the Facts Learned
+    # heading the note already has, and a new kind of entry opens its section at the end.
+    second = append_entries(
+        first, DAY, [mem(3, "fact two"), mem(4, "do more", "task"), mem(5, "a rule", "guardrail")]
     )
-    assert second.count("## Facts Learned") == 2
+    assert second == (
+        "# 2026-05-14\n\n## Facts Learned\n- fact one <!-- m_1 -->\n- fact two <!-- m_3 -->\n"
+        "\n## Action Items\n- do it <!-- m_2 -->\n- do more <!-- m_4 -->\n"
+        "\n## Guardrails\n- a rule <!-- m_5 -->\n"
+    )
+    assert second.count("## Facts Learned") == 1
+
+
+def test_two_captures_and_two_nightly_renders_in_one_day_give_one_header(tmp_path: Path) -> None:
+    """The daily note through the real writers: the nightly summary twice (two runs the
+    same day) with a checkpoint between them, each adding facts and decisions."""
+    settings = load(tmp_path / "home", env={}, overrides={"embedding.model": "hash"})
+    clock = FixedClock(T0)
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        engine.capture([Turn("user", "I live in Paris. We decided to ship on Tuesdays.", T0)])
+        run_nightly(engine, only="summarize")
+        clock.advance(hours=2)
+        path = settings.files_dir / "memory" / f"{DAY:%Y-%m-%d}.md"
+        # a checkpoint of the live session between the two, as `memoracle checkpoint` writes
+        path.write_text(checkpoint(path.read_text(), DAY, time(11, 0), ["deploy half done"]))
+        engine.capture(
+            [Turn("user", "My dog is called Rex. We decided to use Postgres for billing.", T0)]
+        )
+        clock.advance(hours=3)
+        run_nightly(engine, only="summarize")
+        note = path.read_text()
+    for heading in ("## Facts Learned", "## Decisions Made"):
+        assert note.count(heading) == 1, note
+    for said in ("Rex", "Paris", "Postgres", "Tuesdays", "## Checkpoint [11:00]"):
+        assert said in note
 
 
 def test_checkpoint_sections() -> None:
@@ -99,9 +134,13 @@ def test_checkpoint_sections() -> None:
         note, DAY, time(14, 5), ["- deploy script half-migrated", "  ", mem(1, "x")]
     )
     assert with_cp == note + "\n## Checkpoint [14:05]\n- deploy script half-migrated\n"
-    # After a checkpoint, a fact opens a new Facts Learned section.
+    # After a checkpoint, a fact goes under the Facts Learned the note already has.
     after = append_entries(with_cp, DAY, [mem(2, "fact two")])
-    assert after == with_cp + "\n## Facts Learned\n- fact two <!-- m_2 -->\n"
+    assert after == note + "- fact two <!-- m_2 -->\n" + with_cp[len(note) :]
+    assert after.count("## Facts Learned") == 1
+    # A second checkpoint in the same minute goes under the first one.
+    again = checkpoint(after, DAY, time(14, 5), ["tests green"])
+    assert again == after + "- tests green\n" and again.count("## Checkpoint [14:05]") == 1
     assert checkpoint(after, DAY, time(15, 0), []) == after
     assert checkpoint(None, DAY, time(9, 30), [mem(5, "saved", "task")]) == (
         "# 2026-05-14\n\n## Checkpoint [09:30]\n- saved <!-- m_5 -->\n"
@@ -136,6 +175,13 @@ def test_ru_fr_es_text_is_written_as_stored() -> None:
         assert f"- {text} <!-- m_{i} -->\n" in note
 
 
+def _kept_in_order(old: str, new: str) -> bool:
+    """Every line of `old` is in `new`, in order (a line that ended the file without a
+    line break may have gained one)."""
+    lines = iter(new.splitlines())
+    return all(any(line == other for other in lines) for line in old.splitlines())
+
+
 lines = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
 
 
@@ -148,7 +194,7 @@ lines = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)
     ),
     checkpoints=st.lists(st.lists(lines, max_size=3), max_size=2),
 )
-def test_old_bytes_are_always_a_prefix_and_refs_are_written_once(
+def test_old_lines_are_always_kept_in_order_and_refs_are_written_once(
     existing: str | None,
     batches: list[list[tuple[int, str, str]]],
     checkpoints: list[list[str]],
@@ -157,12 +203,15 @@ def test_old_bytes_are_always_a_prefix_and_refs_are_written_once(
     for n, batch in enumerate(batches):
         entries = [mem(i, text, kind) for i, kind, text in batch]
         new = append_entries(note, DAY, entries)
-        assert new.startswith(note or "")
+        assert _kept_in_order(note or "", new)
         note = new
         if n < len(checkpoints):
             new = checkpoint(note, DAY, time(12, n), checkpoints[n])
-            assert new.startswith(note)
+            assert _kept_in_order(note, new)
             note = new
+    for section in SECTIONS:  # memoracle never repeats a heading the note had once
+        before = (existing or "").count(f"## {section}")
+        assert (note or "").count(f"\n## {section}") <= max(before, 1)
     written = {i for batch in batches for i, _, text in batch if text.split()}
     for i in written:
         tag = f"<!-- m_{i} -->"

@@ -477,3 +477,48 @@ def canary_add(query: str, expect: str) -> None:
         path = engine.settings.home / canary.CANARY_FILE
         added = canary.add(path, query, expect, now=engine.clock.now())
     click.echo(f"added to {path}: {added.query!r} expects {added.expect!r}")
+
+
+@canary_group.command(name="list")
+@home_option
+@click.option("--json", "as_json", is_flag=True, help="Print the canaries as JSON.")
+def canary_list(as_json: bool) -> None:
+    """List the canary queries in HOME/canary.json, numbered from 1 (the number
+    `canary remove` takes).
+
+    \b
+    Example:
+      memoracle canary list
+    """
+    path = current().settings().home / canary.CANARY_FILE
+    with engine_errors():
+        canaries = canary.load(path)
+    if as_json:
+        echo_json(records.envelope(path=str(path), canaries=[c.to_json() for c in canaries]))
+        return
+    for number, c in enumerate(canaries, 1):
+        click.echo(f"{number}. {c.query!r} expects {c.expect!r} (added {c.added_at:%Y-%m-%d})")
+    if not canaries:
+        click.echo(f"no canary in {path}; add one with: memoracle canary add QUERY --expect TEXT")
+
+
+@canary_group.command(name="remove")
+@home_option
+@click.argument("which")
+@click.option("--dry-run", is_flag=True, help="Say which canary would go; change nothing.")
+def canary_remove(which: str, dry_run: bool) -> None:
+    """Remove one canary query, by its number in `canary list` or by its query. The
+    file as it was is kept in HOME/canary.json.bak.
+
+    \b
+    Example:
+      memoracle canary remove 2 --dry-run
+      memoracle canary remove "where is the staging database?"
+    """
+    path = current().settings().home / canary.CANARY_FILE
+    with engine_errors():
+        number, removed = canary.remove(path, which, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{verb} canary {number}: {removed.query!r} expects {removed.expect!r}")
+    if not dry_run:
+        click.echo(f"the file as it was: {path.with_name(canary.BACKUP_FILE)}")

@@ -1,4 +1,5 @@
-"""The lifecycle by hand: `dedup`, `archive`, `restore`, `pending`, `resolve`, `score`."""
+"""The lifecycle by hand: `dedup`, `archive`, `restore`, `pending`, `resolve`, `check`,
+`score`."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ from memoracle.cli.context import (
     fail,
     home_option,
     memory_line,
+    scope_options,
 )
 from memoracle.cli.main import main
+from memoracle.engine import arbitrate
 from memoracle.jobs import (
     nightly,
 )
 from memoracle.serialize import records
+from memoracle.types import Scope
 
 
 @main.command(name="dedup")
@@ -225,7 +229,7 @@ def pending(as_json: bool) -> None:
 
 @main.command()
 @home_option
-@click.argument("ref")
+@click.argument("ref", required=False)
 @click.option("--confirm", "decision", flag_value="confirm", help="It still holds: keep it.")
 @click.option("--reject", "decision", flag_value="reject", help="It no longer holds.")
 @click.option(
@@ -234,16 +238,46 @@ def pending(as_json: bool) -> None:
     help="With --reject: what holds instead (it keeps the kind and slot of the memory "
     "it replaces).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the memory as JSON.")
-def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bool) -> None:
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Arbitrate every pending item: confirm those what was said since settles; "
+    "leave the rest for a person.",
+)
+@click.option("--dry-run", is_flag=True, help="With --all: say each ruling; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory (or rulings) as JSON.")
+def resolve(
+    ref: str | None,
+    decision: str | None,
+    replacement: str | None,
+    every: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     """Settle a disputed memory: --confirm keeps it; --reject supersedes it by the
     memory that disputed it, or by --replacement TEXT. For a memory a "forget …" left
     waiting (memoracle pending): --reject forgets it, --confirm keeps it.
 
+    With --all (batch arbitration), every pending item gets a ruling: a disputed memory
+    said again without a hedge since the dispute, or whose disputing memory no longer
+    stands, is confirmed (after a verified backup); everything else is left for a
+    person. --dry-run shows the rulings and changes nothing.
+
     \b
     Example:
       memoracle resolve m_12 --reject --replacement "Anna lives in Lyon now"
+      memoracle resolve --all --dry-run
     """
+    if every:
+        if ref is not None or decision is not None or replacement is not None:
+            fail("--all rules on every pending item by itself: give no ID, --confirm or --reject.")
+        _arbitrate(dry_run, as_json)
+        return
+    if ref is None:
+        fail("Say which memory (an ID from memoracle pending), or --all.")
+    if dry_run:
+        fail("--dry-run goes with --all; resolve ID changes one memory, as asked.")
     if decision is None:
         fail("Say --confirm (it still holds) or --reject (it no longer does).")
     with engine_errors(), current().engine() as engine:
@@ -253,6 +287,79 @@ def resolve(ref: str, decision: str | None, replacement: str | None, as_json: bo
         echo_json(records.envelope(memory=records.memory(memory)))
         return
     click.echo(memory_line(memory, zone))
+
+
+def _arbitrate(dry_run: bool, as_json: bool) -> None:
+    with engine_errors(), current().engine() as engine:
+        report = arbitrate.arbitrate(engine, dry_run=dry_run)
+        zone = engine.settings.zone
+    if as_json:
+        rulings = [
+            {"decision": r.decision, "reason": r.reason, **records.dispute(r.dispute)}
+            for r in report.rulings
+        ]
+        backup = str(report.backup.path) if report.backup else None
+        echo_json(records.envelope(dry_run=dry_run, settled=report.settled, backup=backup,
+                                   rulings=rulings))  # fmt: skip
+        return
+    verb = "would confirm" if dry_run else "confirmed"
+    for r in report.rulings:
+        click.echo(memory_line(r.dispute.memory, zone))
+        click.echo(
+            f"        {verb if r.decision == 'confirm' else 'left for a person'}: {r.reason}"
+        )
+    left = len(report.rulings) - report.settled
+    click.echo(f"{report.settled} {verb}, {left} left (memoracle resolve ID --confirm | --reject)")
+    if report.backup:
+        click.echo(f"backup: {report.backup.path}")
+
+
+@main.command()
+@home_option
+@click.argument("claim")
+@scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict and citations as JSON.")
+def check(claim: str, scope: Scope, as_json: bool) -> None:
+    """Does memory support, contradict or not know CLAIM? Read-only: the claim is judged
+    against the memories the scope may see, by the rules capture uses (the same slot with
+    the same value supports; another value of a one-value slot, or a denial,
+    contradicts; the same thing in other words supports), and each memory taking a
+    stance is cited, newest first; the newest one's stance is the verdict. Exit 0 with
+    an answer, whichever it is.
+
+    \b
+    Example:
+      memoracle check "Anna lives in Lyon"
+      memoracle check "the staging database is on db2" --json
+    """
+    with engine_errors(), current().engine() as engine:
+        found = arbitrate.check(engine, claim, scope=scope)
+        zone = engine.settings.zone
+    if as_json:
+        echo_json(
+            records.envelope(
+                claim=found.claim,
+                verdict=found.verdict,
+                cited=[
+                    {"stance": c.stance, "reason": c.reason, "memory": records.memory(c.memory)}
+                    for c in found.cited
+                ],
+                related=[records.memory(m) for m in found.related],
+                note=found.note,
+            )
+        )
+        return
+    words = {"supports": "supported", "contradicts": "contradicted", "unknown": "unknown"}
+    click.echo(f"{words[found.verdict]}: {found.claim}")
+    for c in found.cited:
+        click.echo(f"  {c.stance}: {memory_line(c.memory, zone)}")
+        click.echo(f"        {c.reason}")
+    if found.related:
+        click.echo("  nothing stored takes a stance; nearest:")
+        for m in found.related:
+            click.echo(f"    {memory_line(m, zone)}")
+    if found.note:
+        click.echo(f"note: {found.note}", err=True)
 
 
 @main.command()

@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "nightly": "jobs", "health": "jobs", "audit": "jobs", "doctor": "jobs",
     "pointers": "jobs", "canary": "jobs", "redact": "jobs",
     "dedup": "lifecycle", "archive": "lifecycle", "restore": "lifecycle",
-    "pending": "lifecycle", "resolve": "lifecycle", "score": "lifecycle",
+    "pending": "lifecycle", "resolve": "lifecycle", "score": "lifecycle", "check": "lifecycle",
     "list": "memories", "get": "memories", "remember": "memories", "forget": "memories",
     "stats": "memories",
     "checkpoint": "openclaw", "install": "openclaw", "uninstall": "openclaw",

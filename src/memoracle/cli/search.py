@@ -19,6 +19,7 @@ from memoracle.cli.context import (
 from memoracle.cli.main import main
 from memoracle.engine import recall_anyway
 from memoracle.recall.ann import INSTALL_HINT
+from memoracle.recall.lists import Mode
 from memoracle.serialize import records
 from memoracle.types import KINDS, Scope
 
@@ -35,6 +36,8 @@ from memoracle.types import KINDS, Scope
     help="Only memories of these kinds (no raw turns).",
 )
 @click.option("--as-of", metavar="DATE", help="What was active then (ISO date or time).")
+@click.option("--lexical-only", is_flag=True, help="Words only (FTS5 BM25), no vectors.")
+@click.option("--vector-only", is_flag=True, help="Meaning only (embeddings), no BM25.")
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print hits with their scores as JSON.")
 def search(
@@ -42,10 +45,13 @@ def search(
     k: int | None,
     kinds: tuple[str, ...],
     as_of: str | None,
+    lexical_only: bool,
+    vector_only: bool,
     scope: Scope,
     as_json: bool,
 ) -> None:
-    """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns.
+    """Hybrid search (BM25 + vectors, fused, recency-weighted) over memories and turns;
+    --lexical-only or --vector-only searches with one of the two alone.
 
     A query that shares no word with anything stored, and is not close in meaning to
     anything (search.similarity_floor), gets no hits and says so.
@@ -54,10 +60,15 @@ def search(
     Example:
       memoracle search "when did Caroline go to the support group" --k 5
       memoracle search "where do I live" --as-of 2023-06-01 --json
+      memoracle search "2026-08-17" --lexical-only
+      memoracle search "memory decay scoring" --vector-only
     """
     when = parse_time(as_of, "--as-of")
+    if lexical_only and vector_only:
+        raise click.UsageError("--lexical-only and --vector-only exclude each other.")
+    mode: Mode = "lexical" if lexical_only else "vector" if vector_only else "hybrid"
     with engine_errors(), current().engine() as engine:
-        outcome = engine.search(query, k=k, scope=scope, kinds=kinds, as_of=when)
+        outcome = engine.search(query, k=k, scope=scope, kinds=kinds, as_of=when, mode=mode)
     if as_json:
         echo_json(
             records.envelope(

@@ -145,11 +145,13 @@ def bench_locomo(
     block) find each question's evidence turns? A BM25 baseline runs alongside.
 
     Each conversation goes into a fresh temporary store; nothing is written to yours.
+    The global --set applies to those stores (one switch measured at a time).
 
     \b
     Example:
       memoracle bench locomo ../shared/bench/locomo10.json --limit 2
       memoracle bench locomo locomo10.json --conversations 5-9
+      memoracle --set search.mmr_lambda=0.7 bench locomo locomo10.json
     """
     # The harness is loaded by this command only, not at every CLI start.
     from memoracle.jobs.bench import format_report, report_json, run_locomo
@@ -168,6 +170,7 @@ def bench_locomo(
             embedder=embedder,
             limit=limit,
             conversations=conversations,
+            settings=current().overrides,
             on_progress=on_progress,
         )
     if as_json:

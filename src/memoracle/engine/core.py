@@ -32,6 +32,7 @@ from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.recall.budget import default_counter
 from memoracle.recall.fallback import FORGOTTEN_FILE, forgotten_marks, recall_from_files
 from memoracle.recall.hybrid import SearchOutcome
+from memoracle.recall.lists import Mode
 from memoracle.store import Store, require_fts5
 from memoracle.store.audit import AuditEntry
 from memoracle.store.backup import BackupInfo
@@ -426,10 +427,11 @@ class Engine(EngineState):
         scope: Scope | None = None,
         kinds: Sequence[str] = (),
         as_of: datetime | None = None,
+        mode: Mode = "hybrid",
     ) -> SearchOutcome:
         """Hybrid search (docs/retrieval.md) over what `scope` may see; only active memories unless
-        `as_of`, which returns what was active then."""
-        return search.search(self, query, k=k, scope=scope, kinds=kinds, as_of=as_of)
+        `as_of`, which returns what was active then; `mode` "lexical" / "vector": one kind only."""
+        return search.search(self, query, k=k, scope=scope, kinds=kinds, as_of=as_of, mode=mode)
 
     def recall(
         self, message: str, *, budget: int | None = None, scope: Scope | None = None

@@ -21,13 +21,14 @@ from memoracle.errors import (
 )
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.recall.budget import format_line, pack
+from memoracle.recall.budget import Same, format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
+from memoracle.recall.lists import MODES, Mode, list_weight
 from memoracle.recall.query import is_when_question
 from memoracle.recall.replaced import settle_replaced
 from memoracle.recall.why import missing
 from memoracle.recall.window import time_only
-from memoracle.text import clean, content_hash
+from memoracle.text import clean, content_hash, for_hash
 from memoracle.types import (
     Episode,
     Explanation,
@@ -99,16 +100,25 @@ def search(
     scope: Scope | None = None,
     kinds: Sequence[str] = (),
     as_of: datetime | None = None,
+    mode: Mode = "hybrid",
 ) -> SearchOutcome:
     """Hybrid search (docs/retrieval.md) over what `scope` may see; only active memories unless
-    `as_of`, which returns what was active then."""
+    `as_of`, which returns what was active then; `mode` "lexical" or "vector" searches
+    with one kind of list only."""
     text = _query(st, query)
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     then = st.local_time(as_of) if as_of else None
     now = st.clock.now()
     view = view_for(st.settings, scope, kinds, then, now)
     searcher = st.searcher
     embedder = searcher.embedder
     stale = _model_changed(st)
+    if stale and mode == "vector":
+        raise InvalidInput(
+            "The stored vectors are of another embedding model: a vector-only search "
+            "has nothing to compare with until you run: memoracle reindex"
+        )
     if stale:
         searcher.embedder = None
     try:
@@ -119,6 +129,7 @@ def search(
             now=then or now,
             window=_window(st, text, now),
             when_question=is_when_question(text),
+            mode=mode,
         )
     finally:
         searcher.embedder = embedder
@@ -196,7 +207,10 @@ def recall(
             [(h.ref, _line(st, h.ref, h.memory, h.episode, h.replaced_at)) for h in hits.values()],
         ),
     ]
-    packed = pack(slots, budget, st.token_counter)
+    offered_memories = answers + guardrails + fresh
+    offered_memories += [h.memory for h in hits.values() if h.memory is not None]
+    turns = [h.episode for h in hits.values() if h.episode is not None and h.memory is None]
+    packed = pack(slots, budget, st.token_counter, same=same_items(offered_memories, turns))
     offered = {m.id: m for m in answers + guardrails + fresh}
     offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
     recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
@@ -218,6 +232,23 @@ def recall(
         tokenizer=packed.tokenizer,
         degraded=note,
     )
+
+
+def same_items(memories: Sequence[Memory], turns: Sequence[Episode]) -> dict[str, Same]:
+    """What makes two lines of the block one item (`budget.pack`'s `same`): the same
+    text, normalised (a turn captured twice, in two sessions, is two turns saying it),
+    and a turn with the memory that came from it alone. Two memories of one turn stay
+    two lines: they say different things."""
+    same: dict[str, Same] = {}
+    for m in memories:
+        text = f"text:{for_hash(m.text)}"
+        own = frozenset(f"from:{e}" for e in m.episode_ids)
+        alone = frozenset(f"turn:{e}" for e in m.episode_ids) if len(m.episode_ids) == 1 else ()
+        same[m.ref] = (own | {text}, frozenset({text, *alone}))
+    for e in turns:
+        text = f"text:{for_hash(e.text)}"
+        same[f"e_{e.id}"] = (frozenset({text, f"turn:{e.id}"}), frozenset({text, f"from:{e.id}"}))
+    return same
 
 
 def boosted(recalled: Sequence[Memory], now: datetime, settings: Settings) -> dict[int, float]:
@@ -285,7 +316,7 @@ def explain(
     outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope, kinds=kinds)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:
-            return Explanation(hit.ref, query, rank, hit, _reasons(hit, rank, outcome.mode))
+            return Explanation(hit.ref, query, rank, hit, _reasons(st, hit, rank, outcome.mode))
     reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)"]
     filtered = _filtered(st, item, tuple(kinds))
     if filtered:
@@ -371,9 +402,13 @@ def _window(st: EngineState, query: str, now: datetime) -> TimeWindow | None:
     return TimeWindow(found[0].start, found[0].end, only)
 
 
-def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
+def _reasons(st: EngineState, hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
+    """The hit's rank, its signals and every factor of its final score, so that the
+    product of the factors shown is the score shown: the lists' weighted RRF (each
+    list's part named), the neighbours' share, the session and speaker factors,
+    recency, activation and the time boost (docs/retrieval.md, "Explain")."""
     sc = hit.scores
-    lines = [f"rank {rank} ({mode} search), final score {sc.final:.4f}"]
+    lines = [f"rank {rank} ({mode} search), final score {sc.final:.7g}"]
     lines.append(
         f"lexical (BM25) rank {sc.lexical_rank}" if sc.lexical_rank else "no lexical match"
     )
@@ -381,6 +416,34 @@ def _reasons(hit: Hit, rank: int, mode: str) -> tuple[str, ...]:
         lines.append(f"vector rank {sc.vector_rank}, cosine similarity {sc.similarity:.3f}")
     else:
         lines.append("not among the nearest vectors")
-    lines.append(f"rank fusion (RRF) {sc.rrf:.4f}")
-    lines.append(f"recency weight {sc.recency:.3f}, activation weight {sc.activation:.3f}")
+    if sc.via:
+        lines.append(f"scored as its turn {sc.via} (a memory and its turn are one hit)")
+    source = "episode" if sc.via or hit.source == "episode" else "memory"
+    search, k = st.settings.search, st.settings.search.rrf_k
+    parts: list[str] = []
+    listed = 0.0
+    for signal, r in (("lexical", sc.lexical_rank), ("vector", sc.vector_rank)):
+        if r:
+            weight = list_weight(source, signal, search.vector_weight, search.graph_weight)
+            parts.append(f"{signal} {weight:g}/({k}+{r})")
+            listed += weight / (k + r)
+    fused = sc.rrf if sc.fused is None else sc.fused
+    if fused - listed > 1e-12:  # the graph's list (entity expansion)
+        parts.append(f"graph {fused - listed:.7g}")
+    if sc.neighbours:
+        parts.append(f"neighbour turns' share {sc.neighbours:.7g}")
+    whole = fused + sc.neighbours
+    lines.append(f"fused {whole:.7g} = " + " + ".join(parts or ["0"]))
+    factors = (
+        ("session", sc.session),
+        ("speaker named", sc.speaker),
+        ("recency", sc.recency),
+        ("activation", sc.activation),
+        ("time boost", sc.boost),
+    )
+    lines.append(f"rank fusion (RRF) {sc.rrf:.7g} = fused × session × speaker named")
+    lines.append(
+        f"final {sc.final:.7g} = fused {whole:.7g} × "
+        + " × ".join(f"{name} {value:.7g}" for name, value in factors)
+    )
     return tuple(lines)

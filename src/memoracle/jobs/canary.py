@@ -3,7 +3,8 @@ answers them (docs/lifecycle.md).
 
 Owns `canary.json` in HOME — a JSON list of ``{"query", "expect", "added_at"}`` —, read
 strictly (`load`: a bad file is an InvalidInput naming where it is bad) and appended to
-atomically (`add`); and the probe: each query is searched, and it passes when the
+atomically (`add`), or one entry taken out (`remove`, the file as it was kept in
+`canary.json.bak` first); and the probe: each query is searched, and it passes when the
 expected text is in one of the first `search.k` hits (case, Unicode forms and
 whitespace aside). Under `health.canary_warn_ratio` passing, the report warns.
 
@@ -32,6 +33,7 @@ from memoracle.files import write_atomically
 from memoracle.text import for_hash
 
 __all__ = [
+    "BACKUP_FILE",
     "CANARY_FILE",
     "Canary",
     "CanaryResult",
@@ -39,9 +41,11 @@ __all__ = [
     "add",
     "load",
     "probe",
+    "remove",
 ]
 
 CANARY_FILE = "canary.json"  # in HOME
+BACKUP_FILE = "canary.json.bak"  # beside it: the file as it was before the last `remove`
 _EXAMPLE = 'memoracle canary add "When did the fleet project start?" --expect "May 15"'
 
 
@@ -147,6 +151,46 @@ def add(path: Path, query: str, expect: str, *, now: datetime) -> Canary:
         path, json.dumps([*entries, canary.to_json()], indent=2, ensure_ascii=False) + "\n"
     )
     return canary
+
+
+def remove(path: Path, which: str, *, dry_run: bool = False) -> tuple[int, Canary]:
+    """Take one canary out of `path` and return its number (from 1, as `memoracle canary
+    list` shows it) and the canary. `which` is that number or the canary's query (case,
+    Unicode forms and whitespace aside). Before the file is rewritten (atomically, every
+    other entry and its unknown fields as they were), its old text is copied to
+    `canary.json.bak` beside it; with `dry_run` nothing is written. Refuses
+    (InvalidInput) a number out of range, a query no canary asks, and a query several
+    canaries ask (the numbers tell them apart)."""
+    entries, canaries = _read(path)
+    index = _find(path, canaries, which)
+    if not dry_run:
+        backup = path.with_name(BACKUP_FILE)
+        write_atomically(backup, path.read_bytes().decode("utf-8"))
+        rest = entries[:index] + entries[index + 1 :]
+        write_atomically(path, json.dumps(rest, indent=2, ensure_ascii=False) + "\n")
+    return index + 1, canaries[index]
+
+
+def _find(path: Path, canaries: Sequence[Canary], which: str) -> int:
+    """The index of the canary `which` names: a number from 1, or a query."""
+    listing = "`memoracle canary list` numbers them"
+    if which.strip().isdigit():
+        number = int(which)
+        if not 1 <= number <= len(canaries):
+            raise InvalidInput(
+                f"{path}: there is no canary {number} (the file holds {len(canaries)}); {listing}."
+            )
+        return number - 1
+    want = for_hash(which)
+    found = [i for i, c in enumerate(canaries) if for_hash(c.query) == want]
+    if not found:
+        raise InvalidInput(f"{path}: no canary asks {which!r}; {listing}.")
+    if len(found) > 1:
+        numbers = ", ".join(str(i + 1) for i in found)
+        raise InvalidInput(
+            f"{path}: canaries {numbers} all ask {which!r}; remove one by its number."
+        )
+    return found[0]
 
 
 def probe(engine: Engine, canaries: Sequence[Canary]) -> ProbeReport:

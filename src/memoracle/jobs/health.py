@@ -32,7 +32,7 @@ from memoracle.errors import EngineError, StoreError, WorkspaceError
 from memoracle.files import tree_bytes, write_atomically
 from memoracle.jobs import canary, cron, pointers
 from memoracle.lifecycle.scoring import activation
-from memoracle.render.memory_md import BlockError, extract_block
+from memoracle.render.memory_md import BlockError, budget_warning, extract_block
 from memoracle.types import STATUSES
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
@@ -398,15 +398,10 @@ def _memory_md(engine: Engine, checks: _Checks) -> dict[str, int | None]:
     sizes["memory_md_block_lines"], sizes["memory_md_block_chars"] = lines, chars
     render = engine.settings.render
     max_lines, max_chars = render.memory_md_max_lines, render.memory_md_max_chars
-    if lines >= BUDGET_WARN * max_lines or chars >= BUDGET_WARN * max_chars:
-        checks.warn(
-            "memory_md_near_budget",
-            f"memoracle's block in {path} has {lines} lines and {chars:,} characters, "
-            f"{BUDGET_WARN:.0%} or more of its budget (render.memory_md_max_lines "
-            f"{max_lines}, render.memory_md_max_chars {max_chars:,}); what does not fit is "
-            "left out. Run `memoracle archive --apply` to retire faded memories, or raise "
-            "the budget.",
-        )
+    prune = engine.settings.health.memory_md_prune_ratio
+    found = budget_warning(lines, chars, max_lines, max_chars, full=BUDGET_WARN, prune=prune)
+    if found is not None:
+        checks.warn(found[0], f"memoracle's block in {path} has {found[1]}")
     return sizes
 
 

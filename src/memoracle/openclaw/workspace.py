@@ -27,6 +27,7 @@ from typing import Any
 
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput, NotFound
+from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
 __all__ = [
     "BOOTSTRAP_FILES",
@@ -70,6 +71,12 @@ MCP_TOOLS = tuple(
     f"{MCP_SERVER_NAME}__{tool}"
     for tool in ("memory_search", "memory_remember", "memory_forget", "memory_checkpoint")
 )
+# Where memory-core (when it keeps OpenClaw's memory slot) finds more Markdown to index:
+# `memory.search.extraPaths` on 2026.9.6, `agents.defaults.memorySearch.extraPaths` before
+# (layered-memstack's name; `openclaw doctor --fix` moves it). Absolute paths are taken.
+EXTRA_PATHS_KEY = "memory.search.extraPaths"
+LEGACY_EXTRA_PATHS_KEY = "agents.defaults.memorySearch.extraPaths"
+RENDERED = (MEMORY_FILE, NOTES_DIR, "reference")  # what nightly renders in workspace.files_dir
 AGENTS_BEGIN = "<!-- memoracle-agents:begin -->"
 AGENTS_END = "<!-- memoracle-agents:end -->"
 AGENT_STORE = Path("agent") / "openclaw-agent.sqlite"  # newer OpenClaw: one store per agent
@@ -86,6 +93,7 @@ class Snippets:
     mcp_command: str  # mcp.servers.memoracle.command
     mcp_args: tuple[str, ...]  # mcp.servers.memoracle.args
     openclaw_config: Path  # where OpenClaw reads its config (openclaw.json)
+    extra_paths: tuple[str, ...] = ()  # memoracle's rendered files, for memory-core's search
 
     def mcp_entry(self) -> dict[str, Any]:
         """The value of `mcp.servers.memoracle`."""
@@ -115,6 +123,7 @@ def snippets(
         mcp_command=executable,
         mcp_args=("--home", str(home), "mcp"),
         openclaw_config=config_path(env),
+        extra_paths=tuple(str(settings.files_dir.expanduser() / name) for name in RENDERED),
     )
 
 
@@ -197,9 +206,19 @@ def render_text(s: Snippets) -> str:
             "",
             json.dumps(mcp, indent=2, ensure_ascii=False),
             "",
+            f"# 4. Only if memory-core keeps OpenClaw's memory slot: {s.openclaw_config}:",
+            f"#    {EXTRA_PATHS_KEY} ({LEGACY_EXTRA_PATHS_KEY} before 2026.9.6), so its",
+            "#    memory_search also reads the files memoracle renders each night",
+            "",
+            json.dumps(_extra_paths(s), indent=2, ensure_ascii=False),
+            "",
             "memoracle does not edit these files; paste each where it says.",
         ]
     )
+
+
+def _extra_paths(s: Snippets) -> dict[str, Any]:
+    return {"memory": {"search": {"extraPaths": list(s.extra_paths)}}}
 
 
 def as_json(s: Snippets) -> dict[str, Any]:
@@ -212,6 +231,11 @@ def as_json(s: Snippets) -> dict[str, Any]:
         "memory_flush": {"key": FLUSH_KEY, "value": dict(FLUSH_SETTINGS), "prompt": s.flush_prompt},
         "mcp_tools": list(MCP_TOOLS),
         "mcp": {"key": f"mcp.servers.{MCP_SERVER_NAME}", "server": s.mcp_entry()},
+        "memory_search": {
+            "key": EXTRA_PATHS_KEY,
+            "legacy_key": LEGACY_EXTRA_PATHS_KEY,
+            "extra_paths": list(s.extra_paths),
+        },
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, NamedTuple, Protocol
@@ -23,6 +23,7 @@ __all__ = [
     "EstimateCounter",
     "Packing",
     "PackedLine",
+    "Same",
     "Slot",
     "TiktokenCounter",
     "TokenCounter",
@@ -203,6 +204,8 @@ def format_line(ref: str, text: str, when: date | datetime | None = None) -> str
 
 
 Slot = tuple[str, float, Sequence[tuple[str, str]]]
+Same = tuple[frozenset[str], frozenset[str]]  # (keys a line blocks, keys that block it)
+_NONE: Same = (frozenset(), frozenset())
 """(name, share of the budget, [(ref, line), ...] best first). Slots are in priority order."""
 
 
@@ -244,6 +247,7 @@ def pack(
     *,
     header: str = "",
     truncate_lone: bool = True,
+    same: Mapping[str, Same] | None = None,
 ) -> Packing:
     """Fill `slots` in order within `budget` tokens; the rendered block never exceeds it.
 
@@ -257,7 +261,9 @@ def pack(
     shares adding up to less than 1 leave the rest of the budget unused. Within a
     slot, lines are taken best first; a line that does not fit what is left of its
     slot is skipped and a smaller later one may still fit. A ref is used once: a later
-    line with a ref already in the block is skipped.
+    line with a ref already in the block is skipped, and so is one `same` says is an
+    item already in it: `same[ref]` is (the keys a line blocks once taken, the keys
+    that block it), e.g. its normalised text and the turn it came from.
 
     Counts are not always additive (BPE may merge across a newline), so the joined text
     is counted again at the end and, in the rare case it is over, the last lines taken
@@ -290,7 +296,8 @@ def pack(
         for ref, line in items:
             if allowance - spent < cheapest:
                 break
-            if ref in seen or not line.strip():
+            marks, checks = same.get(ref, _NONE) if same else _NONE
+            if ref in seen or not line.strip() or not checks.isdisjoint(seen):
                 continue
             tokens = counter.count(line)
             cost = tokens + (sep if taken or header else 0)
@@ -298,6 +305,7 @@ def pack(
                 continue
             taken.append(PackedLine(name, ref, line, tokens))
             seen.add(ref)
+            seen.update(marks)
             spent += cost
             cheapest = 1 + sep
         used += spent

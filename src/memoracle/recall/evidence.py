@@ -14,6 +14,7 @@ the name (`boost_speakers`). Pure: the caller passes the fused scores and the tu
 from __future__ import annotations
 
 from collections.abc import Container, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from memoracle.language.words import content_words
@@ -24,8 +25,10 @@ __all__ = [
     "NEIGHBOUR_TOP",
     "SESSION_DEPTH",
     "boost_by_session",
+    "Context",
     "boost_speakers",
     "by_context",
+    "context_factors",
     "named_speakers",
     "neighbour_ids",
     "session_scores",
@@ -160,9 +163,36 @@ def by_context(
     """`ranked` (fused scores by ("memory" | "episode", id)) after the neighbours'
     share, the session boost and then the speaker boost, `episodes` being the candidate
     turns and the neighbours the caller looked up (`neighbour_ids`)."""
+    return context_factors(
+        ranked, episodes, query, session_weight, speaker_factor, neighbour_weight
+    ).scores
+
+
+@dataclass(frozen=True)
+class Context:
+    """`by_context`'s scores and, per key, what made them, for `explain` to show:
+    score = (fused + neighbours) × session × speaker (keys absent: 0.0, 1.0, 1.0)."""
+
+    scores: dict[Key, float]
+    neighbours: dict[Key, float]
+    session: dict[Key, float]
+    speaker: dict[Key, float]
+
+
+def context_factors(
+    ranked: Mapping[Key, float],
+    episodes: Sequence[Episode],
+    query: str,
+    session_weight: float,
+    speaker_factor: float,
+    neighbour_weight: float = 0.0,
+) -> Context:
+    """`by_context`, with each key's neighbours' share and session and speaker factors."""
     session_of = {("episode", e.id): e.session_id for e in episodes if e.session_id}
-    out = spread_to_neighbours(ranked, session_of, neighbour_weight)
-    out = boost_by_session(out, session_of, session_weight)
+    spread = spread_to_neighbours(ranked, session_of, neighbour_weight)
+    gained = {k: v - ranked.get(k, 0.0) for k, v in spread.items() if v != ranked.get(k, 0.0)}
+    out = boost_by_session(spread, session_of, session_weight)
+    session = {k: out[k] / v for k, v in spread.items() if v and out[k] != v}
     speaker_of = {("episode", e.id): e.speaker for e in episodes if e.speaker}
     words = {w.casefold() for w in fts_terms(query)}
     named = named_speakers(words, speaker_of)
@@ -178,4 +208,6 @@ def by_context(
         if forms
         else None
     )
-    return boost_speakers(out, speaker_of, words, speaker_factor, about)
+    boosted = boost_speakers(out, speaker_of, words, speaker_factor, about)
+    speaker = {k: speaker_factor for k, v in boosted.items() if v != out[k]}
+    return Context(boosted, gained, session, speaker)

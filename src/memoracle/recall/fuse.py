@@ -202,7 +202,7 @@ def final_score(
         if drop_faded:
             return None
         final = 0.0
-    return Scores(lexical_rank, vector_rank, similarity, fused, recency, weight, final)
+    return Scores(lexical_rank, vector_rank, similarity, fused, recency, weight, final, boost=boost)
 
 
 def _strong(

@@ -70,9 +70,9 @@ def dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
     """A memory and the turn it was said in are one piece of evidence: one hit, at the
     better of their two places (`stood_for` learns which hit stands for each one left
     out). The memory is that hit even when its turn ranked higher (it takes the turn's
-    place and final score): it says the same, with its date and kind, and can be
-    superseded; the turn's words found it (the memories' lexical list weighs less,
-    MEMORY_LEXICAL_WEIGHT)."""
+    place and scores, `Scores.via` naming the turn): it says the same, with its date
+    and kind, and can be superseded; the turn's words found it (the memories' lexical
+    list weighs less, MEMORY_LEXICAL_WEIGHT)."""
     seen_episodes: dict[int, int] = {}  # episode id -> index in `out` of the hit for it
     out: list[Hit] = []
     for hit in hits:
@@ -83,8 +83,9 @@ def dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
             turn = out[at]
             if hit.memory is not None and len(places) == 1 and turn.memory is None:
                 stood_for[(turn.source, turn.id)] = hit.ref
-                final = max(hit.scores.final, turn.scores.final)
-                out[at] = replace(hit, scores=replace(hit.scores, final=final))
+                # The better of the two scores, whole: every factor of it stays shown.
+                scores = replace(turn.scores, via=turn.ref)
+                out[at] = replace(hit, scores=max(hit.scores, scores, key=lambda s: s.final))
             else:
                 stood_for[(hit.source, hit.id)] = turn.ref
             continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -24,11 +24,11 @@ import numpy.typing as npt
 from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
-from memoracle.errors import EngineError
+from memoracle.errors import EngineError, InvalidInput
 from memoracle.lifecycle import scoring
 from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
-from memoracle.recall.evidence import by_context, neighbour_ids
+from memoracle.recall.evidence import context_factors, neighbour_ids
 from memoracle.recall.expand import expand
 from memoracle.recall.hits import dedup_sources as _dedup_sources
 from memoracle.recall.hits import hit as _hit
@@ -36,6 +36,8 @@ from memoracle.recall.hits import time_of as _time_of
 from memoracle.recall.hits import unsupported as _unsupported
 from memoracle.recall.hits import with_provenance as _with_provenance
 from memoracle.recall.landing import Lander
+from memoracle.recall.lists import MEMORY_LEXICAL_WEIGHT as MEMORY_LEXICAL_WEIGHT
+from memoracle.recall.lists import Mode, fuse_lists
 from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
 from memoracle.recall.vectors import (
     SAVE_EVERY,
@@ -60,12 +62,6 @@ LANDING_NOTE = (
     "vectors are being added in the background: texts without one yet are found by their words"
 )
 GRAPH_CANDIDATES = 200  # memories the graph proposes, before the query orders them
-# The memories' lexical list weighs less than the turns': a memory is short, so BM25
-# ranks it high for any word it shares, and at equal weight the 5th-best memory ranks
-# beside the 5th-best turn however weak its match. On LoCoMo (conversations 0-4), the
-# memories' list at weight 1 cost 6 points of R@5 (.431 -> .497 without it); at 0.3 it
-# costs nothing there and still finds a memory stated once and never said as a turn.
-MEMORY_LEXICAL_WEIGHT = 0.3
 SESSION_WEIGHT = 1.0  # how much a turn gains from its session's evidence (`evidence`)
 SPEAKER_FACTOR = 1.6  # turns said by the person the query names (`evidence`)
 NEIGHBOUR_WEIGHT = 0.2  # share of a best turn's score its neighbours gain (`evidence`)
@@ -116,7 +112,7 @@ class SearchOutcome:
     query is under the noise floor)."""
 
     hits: tuple[Hit, ...]
-    mode: str  # "hybrid" or "lexical"
+    mode: str  # "hybrid", "lexical" (asked for, or no vectors) or "vector" (asked for)
     note: str | None = None
     trace: Trace | None = None
     no_match: str | None = None
@@ -297,17 +293,25 @@ class Searcher:
         now: datetime,
         window: TimeWindow | None = None,
         when_question: bool = False,
+        mode: Mode = "hybrid",
     ) -> SearchOutcome:
+        """`mode` "lexical" fuses the lexical lists only (no query is embedded), "vector"
+        the vector lists only (InvalidInput without an embedding model)."""
         if window is not None and window.only:  # the time-window stage
             dated = window_hits(self.store, view, window.start, window.end, k=k)
             return SearchOutcome(tuple(dated), "window")
         # A kind filter asks for memories of those kinds: a raw turn has no kind.
         turns = not view.kinds
+        if mode == "vector" and self.embedder is None:
+            raise InvalidInput(
+                "A vector-only search needs an embedding model (embedding.provider); "
+                "none is configured. Search without --vector-only."
+            )
         vector_m: list[tuple[int, float]] = []
         vector_e: list[tuple[int, float]] = []
         query_vector: npt.NDArray[np.float32] | None = None
         floor: list[float] = []
-        mode, note = "lexical", None
+        found_by, note = "lexical", None
         # The query is embedded and its nearest texts found in a worker thread while
         # FTS5 runs here (numpy, faiss and SQLite all let go of the GIL): the same work,
         # in the time of the longer of the two instead of their sum.
@@ -316,7 +320,7 @@ class Searcher:
         lander = self.lander
         if self.embedder is None:
             note = "no embedding model configured: lexical search only"
-        else:
+        elif mode != "lexical":
             try:
                 # With a worker landing vectors, what has landed answers now, the rest
                 # by its words; without one, the search embeds what is missing first.
@@ -332,7 +336,7 @@ class Searcher:
         lexical_e: list[int] = []
         tried: list[FtsQuery] = []
         cutoffs: dict[tuple[str, str], int] = {}
-        every_query = fts_queries(query)
+        every_query = fts_queries(query) if mode != "vector" else []
         for fts_query in every_query:
             tried.append(fts_query)
             lexical_m += [
@@ -352,7 +356,7 @@ class Searcher:
                 query_vector, nearest = vector_job.result()
                 vector_m, vector_e = self._nearest(nearest, view, floor)
                 vector_e = vector_e if turns else []
-                mode = "hybrid"
+                found_by = "vector" if mode == "vector" else "hybrid"
             except EngineError as exc:  # an embedding service is down: answer lexically
                 note = f"vector search unavailable ({exc}); lexical search only"
         if note is None and self.embedder is not None:
@@ -371,25 +375,19 @@ class Searcher:
             self.settings.search.similarity_floor,
         )
         if unsupported is not None:
-            return SearchOutcome((), mode, note, no_match=unsupported)
+            return SearchOutcome((), found_by, note, no_match=unsupported)
 
-        # Weighted fusion: on LoCoMo the vector lists alone are far weaker than BM25,
-        # and at equal weight they pull good lexical hits down (docs/embeddings.md).
-        rrf_k = self.settings.search.rrf_k
-        ranked = fuse.rrf([[("episode", i) for i in lexical_e]], k=rrf_k)
-        for key, value in fuse.rrf([[("memory", i) for i in lexical_m]], k=rrf_k).items():
-            ranked[key] = MEMORY_LEXICAL_WEIGHT * value
-        by_vector = fuse.rrf(
-            [[("memory", i) for i, _ in vector_m], [("episode", i) for i, _ in vector_e]], k=rrf_k
+        ranked = fuse_lists(  # weighted: docs/retrieval.md, "Fusion"
+            lexical_m=lexical_m,
+            lexical_e=lexical_e,
+            vector_m=[i for i, _ in vector_m],
+            vector_e=[i for i, _ in vector_e],
+            graph_m=graph_m,
+            rrf_k=self.settings.search.rrf_k,
+            vector_weight=self.settings.search.vector_weight,
+            graph_weight=graph_weight,
         )
-        for key, value in by_vector.items():
-            ranked[key] = ranked.get(key, 0.0) + self.settings.search.vector_weight * value
-        if graph_m:
-            by_graph = fuse.rrf([[("memory", i) for i in graph_m]], k=rrf_k)
-            for key, value in by_graph.items():
-                # a list of memories, weighed like the memories' lexical list
-                weight = graph_weight * MEMORY_LEXICAL_WEIGHT
-                ranked[key] = ranked.get(key, 0.0) + weight * value
+        lists = dict(ranked)  # before the context, for `explain`
         lexical_rank = {("memory", i): r for r, i in enumerate(lexical_m, 1)}
         lexical_rank.update({("episode", i): r for r, i in enumerate(lexical_e, 1)})
         vector_rank = {("memory", i): r for r, (i, _) in enumerate(vector_m, 1)}
@@ -405,9 +403,10 @@ class Searcher:
             else []
         )
         candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"] + beside)
-        ranked = by_context(
+        context = context_factors(
             ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR, neighbour_weight
         )
+        ranked = context.scores
         top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
         memories = {
             m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
@@ -438,6 +437,13 @@ class Searcher:
             if scores is None:
                 faded[key] = self._activation(memory, now) if memory is not None else 0.0
                 continue
+            scores = replace(
+                scores,
+                fused=lists.get(key, 0.0),
+                neighbours=context.neighbours.get(key, 0.0),
+                session=context.session.get(key, 1.0),
+                speaker=context.speaker.get(key, 1.0),
+            )
             hits.append(_hit(source, item_id, memory, episode, scores))
 
         stood_for: dict[Key, str] = {}
@@ -459,7 +465,7 @@ class Searcher:
             stood_for=stood_for,
             kept=kept,
         )
-        return SearchOutcome(tuple(_with_provenance(self.store, hits)), mode, note, trace)
+        return SearchOutcome(tuple(_with_provenance(self.store, hits)), found_by, note, trace)
 
     def _graph_list(
         self,

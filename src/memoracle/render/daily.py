@@ -3,12 +3,12 @@ was forgotten.
 
 Owns the note's layout, the two appends: `append_entries` (the day's new memories,
 under their section) and `checkpoint` (a ``## Checkpoint [HH:MM]`` section), and
-`without` (the lines of forgotten memories taken out). Text in, text out: for an append
-the existing note's text is always a prefix of the result, byte for byte, so whatever a
-person or the agent wrote stays where it was; `without` drops whole lines and changes
-no other byte. Choosing the day's entries (in
-which timezone a memory falls on which day), reading and writing the file (with
-``newline=""``, so CRLF survives) and naming it are the caller's.
+`without` (the lines of forgotten memories taken out). Text in, text out: an append
+only adds lines — every line of the existing note stays, byte for byte and in its
+order, so whatever a person or the agent wrote is kept — and never repeats a section
+heading within the day; `without` drops whole lines and changes no other byte.
+Choosing the day's entries (in which timezone a memory falls on which day), reading and
+writing the file (with ``newline=""``, so CRLF survives) and naming it are the caller's.
 
 A note memoracle starts::
 
@@ -31,12 +31,14 @@ Facts Learned; decision → Decisions Made; preference → Preferences Noted; ta
 Items; guardrail → its own ``## Guardrails`` (so re-importing the note keeps the kind;
 the importer reads that heading as guardrail); an unknown kind → Facts Learned.
 
-Appending never inserts in the middle: when the note ends inside the section an entry
-belongs to, the entry is added under it; otherwise a new heading with that section's
-name is appended at the end, even if the same heading appeared earlier in the day. In
-one append, that open section is written first, then the others in the order Facts
-Learned, Decisions Made, Preferences Noted, Guardrails, Action Items; within a section
-entries are in `observed_at` order (then id).
+A day's note has each section heading once: an entry whose section the note already
+has (a ``## Facts Learned`` written by an earlier capture, nightly run or person) is
+added at the end of that section — after its last line that is not blank, before the
+next heading — and only a section the note lacks gets a new heading, appended at the
+end, in the order Facts Learned, Decisions Made, Preferences Noted, Guardrails, Action
+Items; within a section entries are in `observed_at` order (then id). A checkpoint at a
+minute the note already has a ``## Checkpoint [HH:MM]`` for is added under it. A note
+that already repeats a heading (written by an older version) grows under the last one.
 """
 
 from __future__ import annotations
@@ -88,17 +90,38 @@ def _title(day: date) -> str:
     return f"# {day.isoformat()}\n"
 
 
-def _open_section(note: str) -> str | None:
-    """The title of the level-2 heading the note ends under, if its last heading is one."""
-    last_h2 = None
-    for m in _H2.finditer(note):
-        last_h2 = m
-    last_any = None
-    for m in _ANY_HEADING.finditer(note):
-        last_any = m
-    if last_h2 is None or last_any is None or last_any.start() != last_h2.start():
+def _section_end(lines: Sequence[str], title: str) -> int | None:
+    """Where lines go at the end of the note's last level-2 section named `title`
+    (whitespace aside): after its last line that is not blank, before the next heading;
+    None when the note has no such section."""
+    wanted = " ".join(title.split())
+    start = None
+    for index, line in enumerate(lines):
+        m = _H2.match(line)
+        if m is not None and " ".join(m.group("title").split()) == wanted:
+            start = index
+    if start is None:
         return None
-    return " ".join(last_h2.group("title").split())
+    end = next(
+        (i for i in range(start + 1, len(lines)) if _ANY_HEADING.match(lines[i])), len(lines)
+    )
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def _insert(note: str, eol: str, title: str, bullets: Sequence[str]) -> str | None:
+    """`note` with `bullets` at the end of its section `title`, or None when it has
+    none. Every existing line is kept as it is; one that ends the file without a line
+    break gets one, as an append would give it."""
+    lines = note.splitlines(keepends=True)
+    at = _section_end(lines, title)
+    if at is None:
+        return None
+    if at and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += eol
+    lines[at:at] = [bullet + eol for bullet in bullets]
+    return "".join(lines)
 
 
 class _Appender:
@@ -127,11 +150,11 @@ def _start(existing: str | None, day: date) -> str:
 
 def append_entries(existing: str | None, day: date, entries: Sequence[Memory]) -> str:
     """The note `existing` (None or "" when there is none yet: it starts with the title
-    ``# YYYY-MM-DD``) with `entries` appended under their sections.
+    ``# YYYY-MM-DD``) with `entries` added under their sections, each heading once.
 
     Entries whose ref the note already holds, and entries with no text, are skipped;
-    with nothing new the note comes back unchanged. `existing` is always a prefix of the
-    result. The caller decides which memories belong to `day` (no status filter here: a
+    with nothing new the note comes back unchanged. Every line of `existing` is kept,
+    in order. The caller decides which memories belong to `day` (no status filter here: a
     daily note is a log of what was learned that day).
     """
     base = _start(existing, day)
@@ -143,10 +166,14 @@ def append_entries(existing: str | None, day: date, entries: Sequence[Memory]) -
         seen.add(m.ref)
         section = SECTION_OF_KIND.get(m.kind, "Facts Learned")
         by_section.setdefault(section, []).append(tagged_line(m.ref, m.text))
+    eol = line_ending(base)
+    for section in SECTIONS:  # a section the note has grows where it is
+        if section in by_section:
+            grown = _insert(base, eol, section, by_section[section])
+            if grown is not None:
+                base = grown
+                del by_section[section]
     out = _Appender(base)
-    open_section = _open_section(base)
-    if open_section in by_section:
-        out.add_lines(by_section.pop(open_section))
     for section in SECTIONS:
         if section in by_section:
             out.add_section(f"## {section}", by_section[section])
@@ -160,7 +187,8 @@ def checkpoint(existing: str | None, day: date, at: time, lines: Sequence[str | 
     already has that ref); a string is written as given, on one line (see
     `memory_md.one_line`), without a leading bullet it may already have. With nothing
     to write the note comes back unchanged (or, when there is none, as just its title).
-    `existing` is always a prefix.
+    Every line of `existing` is kept, in order; a checkpoint of a minute the note has
+    one for is added under it.
     """
     base = _start(existing, day)
     seen = refs_in(base)
@@ -175,8 +203,12 @@ def checkpoint(existing: str | None, day: date, at: time, lines: Sequence[str | 
             bullets.append(f"- {text}")
     if not bullets:
         return base
+    title = f"Checkpoint [{at.strftime('%H:%M')}]"
+    grown = _insert(base, line_ending(base), title, bullets)
+    if grown is not None:
+        return grown
     out = _Appender(base)
-    out.add_section(f"## Checkpoint [{at.strftime('%H:%M')}]", bullets)
+    out.add_section(f"## {title}", bullets)
     return out.text
 
 

@@ -72,6 +72,7 @@ __all__ = [
     "block_body",
     "extract_block",
     "line_ending",
+    "budget_warning",
     "one_line",
     "merge_into",
     "read_edits",
@@ -550,3 +551,29 @@ def read_edits(current_file: str, last_rendered_block: str) -> BlockEdits:
         edited=edited,
         added_until=[item.until for item in new],
     )
+
+
+def budget_warning(
+    lines: int, chars: int, max_lines: int, max_chars: int, *, full: float, prune: float
+) -> tuple[str, str] | None:
+    """The warning (code, what it says after "memoracle's block in MEMORY.md has") for a
+    block of `lines` and `chars` against its budget: `memory_md_near_budget` from `full`
+    of either (what does not fit is left out); below it, the L1 prune warning,
+    `memory_md_prune`, from `prune` of the line budget (layered-memstack's "MEMORY.md
+    over about 70 lines: prune"); else None."""
+    if lines >= full * max_lines or chars >= full * max_chars:
+        return "memory_md_near_budget", (
+            f"{lines} lines and {chars:,} characters, {full:.0%} or more of its budget "
+            f"(render.memory_md_max_lines {max_lines}, render.memory_md_max_chars "
+            f"{max_chars:,}); what does not fit is left out. Run `memoracle archive "
+            "--apply` to retire faded memories, or raise the budget."
+        )
+    if lines >= prune * max_lines:
+        return "memory_md_prune", (
+            f"{lines} lines, {prune:.0%} or more of its line budget "
+            f"(render.memory_md_max_lines {max_lines}): L1 prune. The agent reads it at "
+            "every session's start: keep it to pointers, move detail to topic and reference "
+            "files, run `memoracle archive --apply` to retire faded memories and "
+            "`memoracle dedup --fix` to merge repeats."
+        )
+    return None

@@ -245,6 +245,19 @@ class Memories:
         rows.sort(key=lambda row: (row[4], row[0]))
         return [(int(i), str(v), bool(h), bool(n)) for i, v, h, n, _ in rows]
 
+    def seen_in_slot(self, subject: str, attribute: str, view: View, *, limit: int) -> list[int]:
+        """Ids of the live memories in the (subject, attribute) slot that `view`'s
+        requester may see (the visibility rule alone), newest first: what a claim about
+        that slot is checked against."""
+        clause, params = view.scope_clause("m")
+        rows = self._db.execute(
+            "SELECT m.id FROM slots s INDEXED BY slots_live JOIN memories m ON m.id = s.memory_id"
+            f" WHERE s.subject = ? AND s.attribute = ? AND s.live = 1 AND {clause}"
+            " ORDER BY m.observed_at DESC, m.id DESC LIMIT ?",
+            (subject, attribute, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
     def slot_values(self, memory_ids: Sequence[int]) -> dict[int, dict[tuple[str, str], str]]:
         """For each of `memory_ids`, its slots: (subject, attribute) -> value."""
         found: dict[int, dict[tuple[str, str], str]] = {i: {} for i in memory_ids}

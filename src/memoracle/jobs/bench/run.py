@@ -73,6 +73,7 @@ def run_locomo(
     embedder: str | None = None,
     limit: int | None = None,
     conversations: str | None = None,
+    settings: Mapping[str, Any] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LocomoReport:
     """Run the benchmark on a LoCoMo JSON file (a list of samples, or one sample).
@@ -81,7 +82,9 @@ def run_locomo(
     first k hits); `budget` is the recall block's token budget; `embedder` sets
     `embedding.model` ("hash" is fast and model-free; None keeps the default model);
     `limit` takes the first N conversations; `conversations` picks them by position
-    ("0-4", "5-9", "0,3,7-9"), so one set can be tuned on and another reported.
+    ("0-4", "5-9", "0,3,7-9"), so one set can be tuned on and another reported;
+    `settings` are overrides of the stores' settings (the CLI's `--set`, e.g.
+    `search.mmr_lambda`), so one switch can be measured without editing the defaults.
     `on_progress(done, total)` counts questions.
     """
     ks = tuple(sorted(set(ks)))
@@ -99,7 +102,7 @@ def run_locomo(
         samples = [samples[i] for i in chosen]
     samples = samples[:limit]
     total = sum(len(s.qa) for s in samples)
-    overrides: dict[str, Any] = {"workspace.timezone": "UTC"}
+    overrides: dict[str, Any] = {"workspace.timezone": "UTC", **(settings or {})}
     if embedder is not None:
         overrides["embedding.model"] = embedder
     counter = default_counter()
@@ -111,8 +114,8 @@ def run_locomo(
 
     for sample in samples:
         with tempfile.TemporaryDirectory(prefix="memoracle-locomo-") as home:
-            settings = load(Path(home), env={}, overrides=overrides)
-            _run_sample(sample, settings, ks, budget, counter, tally, progress)
+            store_settings = load(Path(home), env={}, overrides=overrides)
+            _run_sample(sample, store_settings, ks, budget, counter, tally, progress)
     results = tally.questions
     return LocomoReport(
         path=str(path),
