@@ -189,3 +189,18 @@ def test_the_dates_dev_set_keeps_its_scores() -> None:
     assert overall["strict_recall"] >= 0.95 and overall["recall"] >= 0.95
     assert overall["precision"] >= 0.99 and overall["noise_share"] <= 0.01
     assert overall["noise_rate"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "start"),
+    [
+        ("en", "camping in March", date(2026, 3, 1)),  # a question of memory looks back
+        ("fr", "le ski en janvier", date(2026, 1, 1)),
+        ("en", "what will I do in March?", date(2027, 3, 1)),  # unless its tense looks ahead
+        ("en", "what is planned for March?", date(2027, 3, 1)),
+    ],
+)
+def test_a_question_asked_of_memory_looks_back_unless_it_says_otherwise(
+    lang: str, text: str, start: date
+) -> None:
+    assert _first(text, lang, behind=True)[1] == start

@@ -395,6 +395,7 @@ def _window(st: EngineState, query: str, now: datetime) -> TimeWindow | None:
         st.anchor_time(now),
         detect_language(query),
         day_first=st.settings.workspace.day_first,
+        behind=True,
     )
     if not found:
         return None

@@ -297,7 +297,7 @@ class Searcher:
     ) -> SearchOutcome:
         """`mode` "lexical" fuses the lexical lists only (no query is embedded), "vector"
         the vector lists only (InvalidInput without an embedding model)."""
-        if window is not None and window.only:  # the time-window stage
+        if window is not None and window.only and mode == "hybrid":  # the time-window stage
             dated = window_hits(self.store, view, window.start, window.end, k=k)
             return SearchOutcome(tuple(dated), "window")
         # A kind filter asks for memories of those kinds: a raw turn has no kind.

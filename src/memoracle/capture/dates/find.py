@@ -41,7 +41,13 @@ def _grammar(lang: str) -> _Grammar:
 
 
 def find_dates(
-    text: str, anchor: datetime, lang: str, *, day_first: bool = True, ahead: bool = False
+    text: str,
+    anchor: datetime,
+    lang: str,
+    *,
+    day_first: bool = True,
+    ahead: bool = False,
+    behind: bool = False,
 ) -> list[DateMention]:
     """Time expressions in `text`, resolved against `anchor` (the turn's time), in text order.
 
@@ -49,8 +55,10 @@ def find_dates(
     falls back to English, and numeric forms work in every language. `day_first` reads
     8/5/2023 as 8 May (False: 5 August). Results are in the anchor's timezone; `end` is
     exclusive. `ahead`: what is said is a task or a plan, so a month, season or weekday
-    named without "last/next" is the next one whatever the tense. A date past the
+    named without "last/next" is the next one whatever the tense. `behind`: `text` is a
+    question asked of memory ("camping in May?"), so one named with no tense is the last
+    one (a future tense still looks ahead: "what is planned for March?"). A date past the
     calendar's end (year 9999) is no date. See the module docstring for how ambiguous
     expressions are read.
     """
-    return _grammar(_language(lang)).find(text, anchor, day_first, ahead)
+    return _grammar(_language(lang)).find(text, anchor, day_first, ahead, behind)

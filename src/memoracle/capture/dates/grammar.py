@@ -380,7 +380,12 @@ class _Grammar(_Resolvers):
     # --- the pass over one text -----------------------------------------------------------
 
     def find(
-        self, text: str, anchor: datetime, day_first: bool, ahead: bool = False
+        self,
+        text: str,
+        anchor: datetime,
+        day_first: bool,
+        ahead: bool = False,
+        behind: bool = False,
     ) -> list[DateMention]:
         folded = _fold(text)
         present: set[str] = set()
@@ -393,7 +398,7 @@ class _Grammar(_Resolvers):
                 present |= cats
         if not present:
             return []
-        ctx = _Context(text, folded, anchor, anchor.date(), anchor.tzinfo, day_first, ahead)
+        ctx = _Context(text, folded, anchor, anchor.date(), anchor.tzinfo, day_first, ahead, behind)
         found: list[tuple[_Atom, int]] = []
         for priority, rule in enumerate(self.rules):
             if not rule.needs <= present:

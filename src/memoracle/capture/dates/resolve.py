@@ -56,6 +56,7 @@ class _Context:
     tz: tzinfo | None
     day_first: bool
     ahead: bool = False  # said of a task or a plan: a bare month, season or weekday is ahead
+    behind: bool = False  # a question asked of memory: one said with no tense is behind
 
 
 # Turns one match into an atom, or None to reject it (a lower-case "may", "8/5/2099"...).
@@ -441,8 +442,10 @@ class _Resolvers:
         return self._day(m, rule, day, ctx, weekday_only=True)
 
     def _tense(self, ctx: _Context, start: int, end: int) -> int:
-        """-1 if the cue nearest to text[start:end] in its sentence is past, else +1."""
-        return -1 if self._cue(ctx, start, end) < 0 else 1
+        """-1 if the cue nearest to text[start:end] in its sentence is past, +1 if it is
+        future; with no cue, -1 for a question asked of memory (`behind`), else +1."""
+        cue = self._cue(ctx, start, end)
+        return cue if cue else (-1 if ctx.behind else 1)
 
     def _cue(self, ctx: _Context, start: int, end: int) -> int:
         """-1 if the cue nearest to text[start:end] in its sentence is past, +1 if it is
