@@ -78,6 +78,11 @@ def test_a_change_of_one_claim_replaces_only_that_claim(engine: Engine, clock: F
         ("I like Simon and Garfunkel.", ["I like Simon and Garfunkel."]),
         ("I use vim and tmux.", ["I use vim and tmux."]),
         ("I live in Paris, near the Bastille.", ["I live in Paris, near the Bastille."]),
+        # a denial with what replaced it is one change, not two claims
+        (
+            "I don't like green tea anymore, I prefer coffee now.",
+            ["I don't like green tea anymore, I prefer coffee now."],
+        ),
     ],
 )
 def test_claims_are_cut_where_each_piece_fills_its_own_slot(text: str, claims: list[str]) -> None:
@@ -219,3 +224,26 @@ def test_a_tool_one_works_with_is_no_employer() -> None:
     found = extract("Trabajo con Terraform todos los días", role="user").candidates
     assert [(c.predicate, c.object) for c in found] == [("uses", "Terraform todos los días")]
     assert extract("Trabajo en Globant.", role="user").candidates[0].predicate == "works_at"
+
+
+def test_a_tool_one_works_with_is_not_replaced_by_an_employer(
+    use: Engine, clock: FixedClock
+) -> None:
+    _say(use, clock, "Trabajo con Terraform todos los días.", "1")
+    _say(use, clock, "Trabajo en Globant.", "2", days=30)
+    assert _one(use, "Terraform").status == "active"
+
+
+# -- what was merged is what is shown ---------------------------------------------------
+
+
+def test_a_memory_merged_from_two_turns_is_the_one_hit_for_them(
+    use: Engine, clock: FixedClock
+) -> None:
+    _say(use, clock, "I'm allergic to peanuts.", "1")
+    _say(use, clock, "I have an allergy to peanuts.", "2")
+    (memory,) = _all(use)
+    assert len(use.episodes_of(memory)) == 2  # merged: both turns behind one memory
+    hits = use.search("peanuts").hits
+    assert [(h.source, h.id) for h in hits] == [("memory", memory.id)]
+    assert use.recall("peanuts").text.splitlines()[0].startswith(f"- [{memory.ref}")

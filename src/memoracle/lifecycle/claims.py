@@ -10,10 +10,11 @@ claim before it (or to the first one: "I'm Alex, I work at Datadog" stays one cl
 "I'm Alex" names no slot), so "I like Simon and Garfunkel" or "I use vim and tmux" are
 never cut. The sentence is split only when at least two claims fill slots of different
 (subject, attribute), none of them shared: two pieces about the same attribute ("I live
-in Paris and I live in Lyon too") are one claim. Each claim keeps the sentence's kind
-unless the capture rules, reading the claim alone, type it otherwise; its text is the
-pieces as said, trimmed, with the sentence's closing stop. Pure: text in, candidates
-out.
+in Paris and I live in Lyon too") are one claim, and so is a denial with what replaced
+it ("I don't like green tea anymore, I prefer coffee now": one change). Each claim
+keeps the sentence's kind unless the capture rules, reading the claim alone, type it
+otherwise; its text is the pieces as said, trimmed, with the sentence's closing stop.
+Pure: text in, candidates out.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Ca
         return [candidate]
     claims: list[tuple[list[str], set[tuple[str, str]]]] = []
     for piece in pieces:
-        keys = {_key(s) for s in slots_of(piece, lang=candidate.lang, speaker=speaker)}
+        slots = slots_of(piece, lang=candidate.lang, speaker=speaker)
+        if any(s.negated or s.value == "dislike" for s in slots):
+            return [candidate]  # "I don't like tea anymore, I prefer coffee": one change
+        keys = {_key(s) for s in slots}
         if keys or not claims:
             claims.append(([piece], keys))
         else:
