@@ -247,3 +247,15 @@ def test_a_memory_merged_from_two_turns_is_the_one_hit_for_them(
     hits = use.search("peanuts").hits
     assert [(h.source, h.id) for h in hits] == [("memory", memory.id)]
     assert use.recall("peanuts").text.splitlines()[0].startswith(f"- [{memory.ref}")
+
+
+def test_a_statement_naming_its_subject_is_shown_without_the_name_twice(tmp_path: Path) -> None:
+    home = str(tmp_path / "h")
+    run = CliRunner().invoke
+    assert run(main, ["--home", home, "init"]).exit_code == 0
+    said = run(main, ["--home", home, "capture", "--user", "Sarah Chen lives in Hamburg."])
+    recalled = run(main, ["--home", home, "recall", "Where does Sarah Chen live?"])
+    found = run(main, ["--home", home, "search", "Hamburg"])
+    for shown in (said.output, recalled.output, found.output):
+        assert "Sarah Chen lives in Hamburg." in shown
+        assert "Sarah Chen: Sarah Chen" not in shown

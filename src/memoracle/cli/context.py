@@ -129,7 +129,7 @@ def memory_line(memory: Memory, zone: tzinfo) -> str:
     """One memory on one line: id, kind, its date in the workspace timezone, text, and
     its expiry when it has one."""
     who = f"{memory.subject}: " if memory.subject and memory.subject not in ("user",) else ""
-    if memory.text.startswith(who):  # a statement names its subject already
+    if memory.subject and memory.text.startswith(memory.subject):  # it names them already
         who = ""
     status = "" if memory.status == "active" else f" [{memory.status}]"
     if memory.expires_at is not None:

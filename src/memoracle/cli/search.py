@@ -70,7 +70,8 @@ def search(
     if outcome.note:
         click.echo(f"note: {outcome.note}", err=True)
     for h in outcome.hits:
-        who = f"{h.memory.subject}: " if h.memory and h.memory.subject else ""
+        subject = h.memory.subject if h.memory else None
+        who = f"{subject}: " if subject and not h.text.startswith(subject) else ""
         if h.episode is not None and h.episode.speaker:
             who = f"{h.episode.speaker}: "
         text = " ".join(h.text.split())
