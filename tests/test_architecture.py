@@ -66,6 +66,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "guard",
         "replay",
         "upkeep",
+        "repeats",
         "ingest",
         "search",
         "memories",

@@ -214,7 +214,7 @@ def extract_turn(
                 outcome.skipped += ("forget:no-match",)
             outcome.forgotten += forgotten or []
             continue
-        new = _new_memory(
+        new = new_memory(
             st, proposal, observed_at=stored.at, scope=scope, source=_source_of(stored)
         )
         memory_id, inserted = store_memory(
@@ -251,7 +251,7 @@ def _result(st: EngineState, outcomes: Sequence[_Outcome]) -> CaptureResult:
     )
 
 
-def _new_memory(
+def new_memory(
     st: EngineState, proposal: Proposal, *, observed_at: datetime, scope: Scope, source: str
 ) -> NewMemory:
     c = proposal.candidate
