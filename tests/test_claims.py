@@ -259,3 +259,53 @@ def test_a_statement_naming_its_subject_is_shown_without_the_name_twice(tmp_path
     for shown in (said.output, recalled.output, found.output):
         assert "Sarah Chen lives in Hamburg." in shown
         assert "Sarah Chen: Sarah Chen" not in shown
+
+
+# -- bad input: a clear outcome, nothing lost ------------------------------------------
+
+MIXED = "Vivo en Valencia, je travaille chez Renault, я люблю кофе and I use vim every day."
+CITIES = ["Paris", "Lyon", "Berlin", "Madrid", "Oslo", "Rome", "Vienna", "Prague"]
+
+
+def _hundred(i: int) -> str:
+    return [f"I live in {CITIES[i % 8]}", f"I work at Company{i}", f"I use tool{i}"][i % 3]
+
+
+def test_a_sentence_of_four_languages_is_one_memory_per_claim_each_in_its_language(
+    engine: Engine, clock: FixedClock
+) -> None:
+    _say(engine, clock, MIXED, "1")
+    found = {m.lang: m.text for m in _all(engine)}
+    assert found == {
+        "es": "Vivo en Valencia.",
+        "fr": "Je travaille chez Renault.",
+        "ru": "Я люблю кофе.",
+        "en": "I use vim every day.",
+    }
+    assert (_one(engine, "Valencia").predicate, _one(engine, "Renault").predicate) == (
+        "lives_in",
+        "works_at",
+    )
+    (turn,) = {e.text for m in _all(engine) for e in engine.episodes_of(m)}
+    assert turn == MIXED  # the turn itself, kept whole
+
+
+def test_one_sentence_of_a_hundred_claims_is_kept_as_a_turn_and_said_why(
+    engine: Engine, clock: FixedClock
+) -> None:
+    text = ", ".join(_hundred(i) for i in range(100)) + "."
+    clock.advance(days=1)
+    result = engine.capture([Turn("user", text, clock.now(), "s", "1")])
+    assert not result.added and "too_long" in result.skipped
+    (hit,) = engine.search("Company97").hits
+    assert hit.text == text  # nothing lost: the turn is stored and found
+
+
+def test_a_turn_of_a_hundred_sentences_keeps_every_claim(engine: Engine, clock: FixedClock) -> None:
+    said = [_hundred(i) + "." for i in range(100)]
+    clock.advance(days=1)
+    engine.capture([Turn("user", " ".join(said), clock.now(), "s", "1")])
+    every = engine.list_memories(status=None, limit=1000)  # live or superseded, never deleted
+    assert {m.text for m in every} == set(said)
+    homes = [m for m in every if m.predicate == "lives_in" and m.status == "active"]
+    assert [m.text for m in homes] == [said[99]]  # the last home said is the one that holds

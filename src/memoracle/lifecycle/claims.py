@@ -23,6 +23,7 @@ import re
 from dataclasses import replace
 
 from memoracle.capture.extract import extract
+from memoracle.capture.lang import detect_language
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.types import Candidate
 
@@ -38,6 +39,8 @@ _BOUNDARY = re.compile(
     re.IGNORECASE,
 )
 _END = re.compile(r"[.!…]+$")
+# A claim: its pieces as said, the (subject, attribute) slots they fill, their language.
+_Claim = tuple[list[str], set[tuple[str, str]], str]
 
 
 def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Candidate]:
@@ -50,24 +53,37 @@ def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Ca
     pieces = _pieces(body)
     if len(pieces) < 2 or len(pieces) > MAX_CLAIMS:
         return [candidate]
-    claims: list[tuple[list[str], set[tuple[str, str]]]] = []
+    claims: list[_Claim] = []
     for piece in pieces:
-        slots = slots_of(piece, lang=candidate.lang, speaker=speaker)
+        slots, lang = _slots(piece, candidate.lang, speaker)
         if any(s.negated or s.value == "dislike" for s in slots):
             return [candidate]  # "I don't like tea anymore, I prefer coffee": one change
         keys = {_key(s) for s in slots}
         if keys or not claims:
-            claims.append(([piece], keys))
+            claims.append(([piece], keys, lang))
         else:
             claims[-1][0].append(piece)
     claims = _merge_leading(claims)
-    filled = [keys for _, keys in claims if keys]
+    filled = [keys for _, keys, _ in claims if keys]
     if len(filled) < 2 or len(set().union(*filled)) < sum(len(k) for k in filled):
         return [candidate]
-    if any(not keys for _, keys in claims):
+    if any(not keys for _, keys, _ in claims):
         return [candidate]
     stop = ending.group(0) if ending else ""
-    return [_claim(candidate, _capital(", ".join(parts)) + stop, speaker) for parts, _ in claims]
+    return [
+        _claim(candidate, _capital(", ".join(parts)) + stop, speaker, lang)
+        for parts, _, lang in claims
+    ]
+
+
+def _slots(piece: str, lang: str, speaker: str | None) -> tuple[list[Slot], str]:
+    """The slots `piece` fills read in the sentence's language, else in its own ("Vivo
+    en Valencia, je travaille chez Renault": a sentence of two languages), and that
+    language."""
+    slots = list(slots_of(piece, lang=lang, speaker=speaker))
+    if not slots and (own := detect_language(piece)) != lang:
+        return list(slots_of(piece, lang=own, speaker=speaker)), own
+    return slots, lang
 
 
 def _pieces(body: str) -> list[str]:
@@ -81,13 +97,11 @@ def _pieces(body: str) -> list[str]:
     return [p for p in pieces if p]
 
 
-def _merge_leading(
-    claims: list[tuple[list[str], set[tuple[str, str]]]],
-) -> list[tuple[list[str], set[tuple[str, str]]]]:
+def _merge_leading(claims: list[_Claim]) -> list[_Claim]:
     """A first claim that fills no slot ("I'm Alex") joins the one after it."""
     if len(claims) > 1 and not claims[0][1]:
         first, second = claims[0], claims[1]
-        return [(first[0] + second[0], second[1]), *claims[2:]]
+        return [(first[0] + second[0], second[1], second[2]), *claims[2:]]
     return claims
 
 
@@ -99,8 +113,18 @@ def _key(slot: Slot) -> tuple[str, str]:
     return (slot.subject, slot.attribute)
 
 
-def _claim(candidate: Candidate, text: str, speaker: str | None) -> Candidate:
-    """The claim with the kind the rules give it alone, else the sentence's."""
-    alone = extract(text, role="user", speaker=speaker, lang=candidate.lang).candidates
-    kind = alone[0].kind if alone and alone[0].kind in _KINDS else candidate.kind
-    return replace(candidate, text=text, kind=kind)
+def _claim(candidate: Candidate, text: str, speaker: str | None, lang: str) -> Candidate:
+    """The claim in its language, with the kind the rules give it alone (else the
+    sentence's) and what they read of it alone (not the sentence's "likes")."""
+    alone = extract(text, role="user", speaker=speaker, lang=lang).candidates
+    if not alone:
+        return replace(candidate, text=text, lang=lang, predicate=None, object=None)
+    kind = alone[0].kind if alone[0].kind in _KINDS else candidate.kind
+    return replace(
+        candidate,
+        text=text,
+        kind=kind,
+        lang=lang,
+        predicate=alone[0].predicate,
+        object=alone[0].object,
+    )
