@@ -309,3 +309,24 @@ def test_a_turn_of_a_hundred_sentences_keeps_every_claim(engine: Engine, clock: 
     assert {m.text for m in every} == set(said)
     homes = [m for m in every if m.predicate == "lives_in" and m.status == "active"]
     assert [m.text for m in homes] == [said[99]]  # the last home said is the one that holds
+
+
+# -- a name across scripts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "query"),
+    [
+        ("Sarah Chen lives in Hamburg.", "Гамбург"),
+        ("Sarah Chen lives in Hamburg.", "Гамбурге"),
+        ("Мой брат живёт в Париже.", "Paris"),
+        ("Anna moved to Berlin.", "Берлин"),
+    ],
+)
+def test_a_name_is_found_in_the_other_script(
+    engine: Engine, clock: FixedClock, said: str, query: str
+) -> None:
+    _say(engine, clock, said, "1")
+    _say(engine, clock, "Marco is vegan.", "2")
+    hits = engine.search(query).hits
+    assert hits and hits[0].text.endswith(said)
