@@ -354,8 +354,8 @@ def by_attribute(
         return []
     if reading is None or reading.cosine < ATTRIBUTE_COSINE:
         return []
-    if new.predicate and new.predicate != reading.attribute:
-        return []  # a capture rule read it as something else ("trabajo con Terraform": uses)
+    if new.predicate == "uses" and not reading.attribute.startswith("uses"):
+        return []  # a capture rule read a tool ("trabajo con Terraform"), not an employer
     if kin and reading.attribute not in RELATIONS:
         return []  # what the speaker's sister does is not the speaker's
     values = values_in(new.text, new.lang)
