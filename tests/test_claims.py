@@ -330,3 +330,13 @@ def test_a_name_is_found_in_the_other_script(
     _say(engine, clock, "Marco is vegan.", "2")
     hits = engine.search(query).hits
     assert hits and hits[0].text.endswith(said)
+
+
+def test_after_a_move_where_one_works_is_answered_with_the_job_kept(
+    use: Engine, clock: FixedClock
+) -> None:
+    _say(use, clock, ALEX, "1")
+    _say(use, clock, "I moved to Munich last week.", "2", days=180)
+    assert (_one(use, "Datadog").status, _one(use, "Berlin").status) == ("active", "superseded")
+    first = use.recall("Where do I work?").text.splitlines()[0]  # the move is fresh
+    assert "Datadog" in first
