@@ -68,6 +68,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "replay",
         "arbitrate",
         "upkeep",
+        "repeats",
         "ingest",
         "search",
         "memories",

@@ -268,7 +268,8 @@ class Dispute:
 
 @dataclass(frozen=True)
 class CaptureResult:
-    """What one `capture` call did: episodes written, memories added or bumped."""
+    """What one `capture` call did: episodes written, memories added or bumped, and the
+    memories the added ones superseded."""
 
     episodes: tuple[int, ...]
     added: tuple[Memory, ...]
@@ -276,6 +277,7 @@ class CaptureResult:
     forgotten: tuple[Memory, ...]
     skipped: tuple[str, ...]
     duplicate_turn: bool = False
+    superseded: tuple[Memory, ...] = ()
 
 
 @dataclass(frozen=True)

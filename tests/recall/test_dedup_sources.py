@@ -51,3 +51,26 @@ def test_a_turn_below_its_memory_is_left_out() -> None:
     stood_for: dict[tuple[str, int], str] = {}
     assert _dedup_sources([memory, turn], stood_for) == [memory]
     assert stood_for == {("episode", 7): memory.ref}
+
+
+def test_a_memory_merged_from_two_turns_leads_them_both() -> None:
+    merged = replace(MEMORY, episode_ids=(7, 8))
+    first = Hit("episode", 7, TURN.text, AT, _scores(0.03), episode=TURN)
+    again = Hit("episode", 8, "Lyon it is", AT, _scores(0.02), episode=replace(TURN, id=8))
+    memory = Hit("memory", 3, MEMORY.text, AT, _scores(0.01), memory=merged)
+    stood_for: dict[tuple[str, int], str] = {}
+    out = _dedup_sources([first, again, memory], stood_for)
+    assert [(h.source, h.id) for h in out] == [("memory", 3)]
+    assert out[0].scores.final == 0.03
+    assert stood_for == {("episode", 7): memory.ref, ("episode", 8): memory.ref}
+
+
+def test_two_claims_of_one_turn_are_two_hits() -> None:
+    turn = Hit("episode", 7, TURN.text, AT, _scores(0.03), episode=TURN)
+    home = Hit("memory", 3, MEMORY.text, AT, _scores(0.02), memory=MEMORY)
+    work = replace(MEMORY, id=4, text="Works at Datadog")
+    job = Hit("memory", 4, work.text, AT, _scores(0.01), memory=work)
+    stood_for: dict[tuple[str, int], str] = {}
+    out = _dedup_sources([turn, home, job], stood_for)
+    assert [(h.source, h.id) for h in out] == [("memory", 3), ("memory", 4)]
+    assert stood_for == {("episode", 7): home.ref}

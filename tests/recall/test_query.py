@@ -51,7 +51,7 @@ def test_and_first_then_or_then_prefixes() -> None:
     assert [q.expression for q in queries] == [  # stems, as the index holds them
         '"carolin" AND "go" AND "lgbtq" AND "support" AND "group"',
         '"carolin" OR "go" OR "lgbtq" OR "support" OR "group"',
-        '"carol"* OR "go" OR "lgbtq" OR "suppo"* OR "group"',
+        '"carol"* OR "go" OR "lgbtq" OR "suppo"* OR "group" OR "каро"*',  # a name: Каролина
     ]
 
 
@@ -179,5 +179,6 @@ def test_terms_keep_their_words_and_prefixes() -> None:
         ("elodi", False),
         ("кварт", True),
         ("birthd", True),
+        ("kvar", True),  # the Cyrillic word's first letters in Latin ones
     ]
     assert Term('say "hi"', prefix=True).quoted() == '"say ""hi"""*'

@@ -13,6 +13,7 @@ become (dedup, insert, forget).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -68,11 +69,14 @@ def propose(
     day_first: bool = True,
     languages: tuple[str, ...] = ("en", "ru", "fr", "es"),
     classifier: Classifier | None = None,
+    split: Callable[[Candidate], list[Candidate]] | None = None,
 ) -> Proposals:
     """The typed memories the rules find in prepared `text`; `at` (aware, in the zone the
     words were said in) anchors relative dates. With a `classifier`, when the rules and
     cues made nothing of a person's turn, the one statement the learned decision rates
-    best is kept, if it rates it high enough (`capture.classify`)."""
+    best is kept, if it rates it high enough (`capture.classify`). `split`, when given,
+    makes one candidate of several claims (`lifecycle.claims`), each dated and made a
+    statement on its own."""
     said = _CAPTION.sub("", text).strip()
     if not said:
         return Proposals("", (), ())
@@ -85,6 +89,8 @@ def propose(
             candidates.append(kept)
             i = skipped.index("no_match")
             skipped = skipped[:i] + skipped[i + 1 :]
+    if split is not None:
+        candidates = [claim for c in candidates for claim in split(c)]
     proposals = []
     for c in candidates:
         ahead = c.kind == "task"  # a task's bare "March" or "Friday" is the next one

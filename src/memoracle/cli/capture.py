@@ -100,6 +100,8 @@ def capture(
             click.echo(f"seen    {memory_line(m, zone)}")
         for m in result.forgotten:
             click.echo(f"forgot  {memory_line(m, zone)}")
+        for m in result.superseded:
+            click.echo(f"superseded {m.ref} by m_{m.superseded_by}: {m.text}")
         if not (result.added or result.bumped or result.forgotten or result.duplicate_turn):
             reason = ", ".join(sorted(set(result.skipped))) or "no rule matched"
             stored = "stored as an episode" if result.episodes else "not stored"

@@ -46,7 +46,9 @@ def dedup_command(
     dates/versions/amounts/phones/ids that must agree, sentence segments, and vectors).
     --fix keeps the fullest text with every provenance and marks the others superseded
     by it; nothing is deleted. --query and --query-batch exit 0 when every text is
-    already stored, 1 when one is new, 2 on an error.
+    already stored, 1 when one is new, 2 on an error: a text is stored when capturing
+    it now would merge each of its claims into a memory (the same comparison capture
+    makes), or, for a text capture keeps nothing of, by the dedup score alone.
 
     \b
     Example:
@@ -60,11 +62,14 @@ def dedup_command(
         texts = [query_text] if query_text is not None else batch_lines(query_batch)
         with engine_errors(2), current().engine() as engine:
             threshold = engine.settings.lifecycle.dedup_threshold
-            answers = [(t, engine.dedup_query(t, limit=1)) for t in texts]
+            answers = [(t, engine.repeat_of(t), engine.dedup_query(t, limit=1)) for t in texts]
         verdicts = []
-        for text, found in answers:
+        for text, repeat, found in answers:
             best = found[0] if found else None
-            duplicate = best is not None and best[1].score >= threshold
+            if repeat is None:  # capture keeps no memory of it: the dedup score says
+                duplicate = best is not None and best[1].score >= threshold
+            else:  # capture's own comparison: a duplicate when it would merge every claim
+                duplicate, best = bool(repeat), repeat[0] if repeat else best
             verdicts.append(duplicate)
             if as_json:
                 click.echo(
@@ -82,6 +87,8 @@ def dedup_command(
             elif best is not None:
                 verdict = "duplicate of" if duplicate else "new; closest"
                 click.echo(f"{verdict} {best[0].ref} ({best[1].score:.2f}): {best[0].text}")
+                for memory, score in (repeat or [])[1:]:  # the text's other claims
+                    click.echo(f"  and {memory.ref} ({score.score:.2f}): {memory.text}")
             else:
                 click.echo("new; nothing close")
         sys.exit(0 if all(verdicts) else 1)

@@ -18,8 +18,10 @@ from memoracle.cli.context import (
 )
 from memoracle.cli.main import main
 from memoracle.clock import parse_duration, parse_until
+from memoracle.engine import Engine
+from memoracle.errors import NotFound
 from memoracle.serialize import records
-from memoracle.types import KINDS, STATUSES, Scope
+from memoracle.types import KINDS, STATUSES, Memory, Scope
 
 
 @main.command(name="list")
@@ -94,11 +96,14 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
         memory = engine.get(ref, scope=scope)
         episodes = engine.episodes_of(memory, scope=scope)
         activation, now = engine.activation(memory)
+        successor = _successor(engine, memory, scope)
     shaped = _with_activation(records.memory(memory, episodes=episodes), activation, now)
     if as_json:
         echo_json(records.envelope(memory=shaped))
         return
     click.echo(f"{memory.ref} {memory.kind} ({memory.status}): {memory.text}")
+    if successor is not None:
+        click.echo(f"  superseded by {successor}")
     for key in ("subject", "predicate", "object", "source", "rule", "lang"):
         if shaped[key]:
             click.echo(f"  {key:<12} {shaped[key]}")
@@ -118,6 +123,18 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
         )
     for origin in memory.origins:
         click.echo(f"  from {origin}")
+
+
+def _successor(engine: Engine, memory: Memory, scope: Scope) -> str | None:
+    """What replaced a superseded memory, in plain words (its id alone when this scope
+    may not see it)."""
+    if not memory.superseded_by:
+        return None
+    ref = f"m_{memory.superseded_by}"
+    try:
+        return f"{ref}: {engine.get(ref, scope=scope).text}"
+    except NotFound:
+        return ref
 
 
 def _ttl(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:

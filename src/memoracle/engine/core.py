@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings, render_toml, set_key
 from memoracle.engine import graph, guard, memories, search, upkeep, write
+from memoracle.engine.repeats import Repeats
 from memoracle.engine.replay import Replay, deliver
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
@@ -65,7 +66,7 @@ HOME_DIRS = ("archive", "backups")
 __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 
-class Engine(EngineState):
+class Engine(Repeats, EngineState):
     replayed: Replay | None = None  # what `open` delivered of the write queue
 
     # -- workspace -----------------------------------------------------------------

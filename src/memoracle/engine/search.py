@@ -279,12 +279,9 @@ def _line(
             else memory.observed_at.astimezone(st.zone).date()
         )
         who = memory.subject if memory.subject not in (None, "user", "assistant") else None
-        # a statement that names its subject already ("Caroline: I …") is not named twice
-        text = (
-            f"{who}: {memory.text}"
-            if who and not memory.text.startswith(f"{who}:")
-            else memory.text
-        )
+        # a statement that names its subject already ("Caroline: I …", "Sarah Chen
+        # lives in Hamburg.") is not named twice
+        text = f"{who}: {memory.text}" if who and not memory.text.startswith(who) else memory.text
         if memory.kind == "task" and memory.due_at:
             text = f"{text} (due {when.isoformat()})"
         return format_line(ref, text, when)

@@ -6,6 +6,7 @@ value, and the memories a "forget …" describes. The words are `lifecycle.meani
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -224,8 +225,11 @@ def unclaimed(
         kind = "decision"
     elif standing and all(standing):
         kind = "event" if "event" in standing else "fact"
+    elif slots and all(not s.negated and _someone_named(s.subject, speaker) for s in slots):
+        kind = "fact"  # "Sarah Chen lives in Hamburg.", "Marco is vegan."
     else:
         return None
+    named = {s.subject for s in slots if _someone_named(s.subject, speaker)}
     return (
         NewMemory(
             kind=kind,
@@ -239,9 +243,22 @@ def unclaimed(
             confidence=0.8,
             lang=lang,
             rule=UNCLAIMED,
+            subject=_as_said(named.pop(), text) if len(named) == 1 else None,
         ),
         slots,
     )
+
+
+def _someone_named(subject: str, speaker: str | None) -> bool:
+    """A slot's subject is a person named in the words, not the speaker nor a relative
+    without a name ("user's wife")."""
+    return subject not in ("user", (speaker or "").casefold()) and "'s " not in subject
+
+
+def _as_said(key: str, text: str) -> str:
+    """A subject's key ("sarah chen") as the text writes it ("Sarah Chen")."""
+    found = re.search(re.escape(key), text, re.IGNORECASE)
+    return found.group(0) if found else key
 
 
 def described_memories(
@@ -337,6 +354,8 @@ def by_attribute(
         return []
     if reading is None or reading.cosine < ATTRIBUTE_COSINE:
         return []
+    if new.predicate == "uses" and not reading.attribute.startswith("uses"):
+        return []  # a capture rule read a tool ("trabajo con Terraform"), not an employer
     if kin and reading.attribute not in RELATIONS:
         return []  # what the speaker's sister does is not the speaker's
     values = values_in(new.text, new.lang)

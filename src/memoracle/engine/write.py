@@ -6,6 +6,7 @@ Rules are `capture`'s, formulas `lifecycle`'s, SQL `store`'s.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from memoracle.engine.state import EngineState
 from memoracle.errors import (
     InvalidInput,
 )
+from memoracle.lifecycle.claims import split_claims
 from memoracle.lifecycle.conflicts import Verdict, graver, judge, value_prefix
 from memoracle.lifecycle.slots import Slot, slots_of
 from memoracle.store.held import HeldWrite
@@ -179,6 +181,7 @@ def extract_turn(
         day_first=st.settings.workspace.day_first,
         languages=tuple(st.settings.capture.languages),
         classifier=st.classifier,
+        split=functools.partial(split_claims, speaker=stored.speaker),
     )
     outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
     subject = stored.speaker if stored.role == "speaker" else "user"
@@ -194,7 +197,8 @@ def extract_turn(
     ):  # fmt: skip
         new, slots = denied
         memory_id, inserted = store_memory(
-            st, replace(new, subject=subject), now=now, actor=actor, episode_id=episode_id,
+            st, replace(new, subject=new.subject or subject), now=now, actor=actor,
+            episode_id=episode_id,
             speaker=stored.speaker if stored.role == "speaker" else None, slots=slots,
         )  # fmt: skip
         (outcome.added if inserted else outcome.bumped).append(memory_id)
@@ -210,7 +214,7 @@ def extract_turn(
                 outcome.skipped += ("forget:no-match",)
             outcome.forgotten += forgotten or []
             continue
-        new = _new_memory(
+        new = new_memory(
             st, proposal, observed_at=stored.at, scope=scope, source=_source_of(stored)
         )
         memory_id, inserted = store_memory(
@@ -235,17 +239,19 @@ def _extracts_from(st: EngineState, role: str) -> bool:
 
 def _result(st: EngineState, outcomes: Sequence[_Outcome]) -> CaptureResult:
     get = st.store.memories.get_many
+    added = [m for o in outcomes for m in o.added]
     return CaptureResult(
         episodes=tuple(e for o in outcomes for e in o.episodes),
-        added=tuple(get([m for o in outcomes for m in o.added])),
+        added=tuple(get(added)),
         bumped=tuple(get([m for o in outcomes for m in o.bumped])),
         forgotten=tuple(get([m for o in outcomes for m in o.forgotten])),
         skipped=tuple(s for o in outcomes for s in o.skipped),
         duplicate_turn=bool(outcomes) and all(o.duplicate for o in outcomes),
+        superseded=tuple(get(st.store.memories.replaced_by(added))) if added else (),
     )
 
 
-def _new_memory(
+def new_memory(
     st: EngineState, proposal: Proposal, *, observed_at: datetime, scope: Scope, source: str
 ) -> NewMemory:
     c = proposal.candidate

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memoracle.lifecycle.scripts import same_name
-from memoracle.lifecycle.slots import Slot, SlotBook, default_slots
+from memoracle.lifecycle.slots import ANY_VALUE, Slot, SlotBook, default_slots
 
 __all__ = [
     "MULTI_VALUED",
@@ -197,6 +197,9 @@ def judge(new: Slot, old: Slot) -> Verdict:
             reason = f"{about}: no longer {_shown(old)}"
         else:
             reason = f"{about}: {_shown(new)} again, after it was denied"
+        return Verdict("CONTRADICTION", strength, _weak(reason, new), new, old)
+    if new.negated and new.value == ANY_VALUE and not old.negated:
+        reason = f"{about}: no longer {_shown(old)} (nor any other)"
         return Verdict("CONTRADICTION", strength, _weak(reason, new), new, old)
     if new.negated or old.negated:
         return Verdict(

@@ -67,32 +67,52 @@ def hit(
 
 
 def dedup_sources(hits: list[Hit], stood_for: dict[Key, str]) -> list[Hit]:
-    """A memory and the turn it was said in are one piece of evidence: one hit, at the
-    better of their two places (`stood_for` learns which hit stands for each one left
-    out). The memory is that hit even when its turn ranked higher (it takes the turn's
-    place and scores, `Scores.via` naming the turn): it says the same, with its date
-    and kind, and can be superseded; the turn's words found it (the memories' lexical
-    list weighs less, MEMORY_LEXICAL_WEIGHT)."""
-    seen_episodes: dict[int, int] = {}  # episode id -> index in `out` of the hit for it
-    out: list[Hit] = []
+    """A memory and the turns it was said in are one piece of evidence: one hit, at the
+    best of their places (`stood_for` learns which hit stands for each one left out).
+    The memory is that hit even when its turns ranked higher (it takes the best turn's
+    place and, when better, its scores whole, `Scores.via` naming the turn, so every
+    factor of the score stays shown): it says the same, with its date and kind, and can
+    be superseded; the turns' words found it (the memories' lexical list weighs less,
+    MEMORY_LEXICAL_WEIGHT). A memory merged from several turns ("I'm allergic to
+    peanuts", then "I have an allergy to peanuts") leads them all; two memories of one
+    turn (its claims, `lifecycle.claims`) are two hits."""
+    seen: dict[int, int] = {}  # episode id -> index in `out` of the hit for it
+    out: list[Hit | None] = []
     for hit in hits:
-        episodes = set(hit.memory.episode_ids) if hit.memory else {hit.id}
-        if episodes and episodes <= seen_episodes.keys():
-            places = {seen_episodes[e] for e in episodes}
-            at = min(places)
-            turn = out[at]
-            if hit.memory is not None and len(places) == 1 and turn.memory is None:
-                stood_for[(turn.source, turn.id)] = hit.ref
-                # The better of the two scores, whole: every factor of it stays shown.
-                scores = replace(turn.scores, via=turn.ref)
-                out[at] = replace(hit, scores=max(hit.scores, scores, key=lambda s: s.final))
-            else:
-                stood_for[(hit.source, hit.id)] = turn.ref
+        if hit.memory is None:
+            if hit.id in seen:
+                kept = out[seen[hit.id]]
+                assert kept is not None
+                stood_for[(hit.source, hit.id)] = kept.ref
+                continue
+            seen[hit.id] = len(out)
+            out.append(hit)
             continue
+        episodes = hit.memory.episode_ids
+        turns = sorted({seen[e] for e in episodes if e in seen and _a_turn(out[seen[e]])})
+        if not turns:
+            for episode in episodes:
+                seen.setdefault(episode, len(out))
+            out.append(hit)
+            continue
+        at = turns[0]
+        best = hit.scores
+        for place in turns:
+            turn = out[place]
+            assert turn is not None
+            stood_for[(turn.source, turn.id)] = hit.ref
+            if turn.scores.final > best.final:
+                best = replace(turn.scores, via=turn.ref)
+            out[place] = None
+        out[at] = replace(hit, scores=best)
         for episode in episodes:
-            seen_episodes.setdefault(episode, len(out))
-        out.append(hit)
-    return out
+            if episode not in seen or seen[episode] in turns:
+                seen[episode] = at
+    return [h for h in out if h is not None]
+
+
+def _a_turn(hit: Hit | None) -> bool:
+    return hit is not None and hit.memory is None
 
 
 def with_provenance(store: Store, hits: list[Hit]) -> list[Hit]:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memoracle.language.words import MAX_TERMS, content_words, fold, query_words
+from memoracle.lifecycle.scripts import other_script
 from memoracle.text import for_index
 from memoracle.text import stem as index_stem
 
@@ -26,6 +27,9 @@ __all__ = [
     "is_when_question",
     "stem",
 ]
+
+
+_NAME = re.compile(r"[A-Z][a-z]{4,}")  # "Hamburg", "Paris": a name in Latin letters
 
 
 def _quote(term: str) -> str:
@@ -76,15 +80,18 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
     1. every content word (``"a" AND "b"``);
     2. any of them (``"a" OR "b"``), only when there are two or more;
     3. with `prefixes`, any of them with the endings of long words cut (``"кварти"*``,
-       so "квартиру" finds "квартира", "birthdays" finds "birthday"), only when that
-       differs from 2.
+       so "квартиру" finds "квартира", "birthdays" finds "birthday"), and the words'
+       first letters in the other script (`lifecycle.scripts.other_script`: "Гамбург"
+       finds "Hamburg", and a capitalised Latin name "Paris" finds "Париже"), only when
+       that differs from 2.
 
     Terms are content words (`content_words`), stemmed as the index is
     (`memoracle.text.stem`; two words of one stem are one term), each double-quoted with
     inner quotes doubled in the expression, so no input can produce an FTS5 syntax
     error. A text with no content word gives [].
     """
-    words = list(dict.fromkeys(index_stem(w) for w in content_words(text, max_terms=max_terms)))
+    said = content_words(text, max_terms=max_terms)
+    words = list(dict.fromkeys(index_stem(w) for w in said))
     if not words:
         return []
     terms = tuple(Term(w) for w in words)
@@ -93,11 +100,20 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
         queries.append(any_of(terms))
     if prefixes:
         stems = [stem(w) for w in words]
-        if any(stem is not None for stem in stems):
+        spelled = [  # of Latin words, names only
+            Term(s, prefix=True)
+            for w in dict.fromkeys(said)
+            if not w.isascii() or _NAME.fullmatch(w)
+            for s in other_script(w)
+        ]
+        if spelled or any(stem is not None for stem in stems):
             queries.append(
                 any_of(
-                    Term(stem, prefix=True) if stem is not None else Term(word)
-                    for stem, word in zip(stems, words, strict=True)
+                    [
+                        Term(stem, prefix=True) if stem is not None else Term(word)
+                        for stem, word in zip(stems, words, strict=True)
+                    ]
+                    + spelled
                 )
             )
     return queries

@@ -131,6 +131,7 @@ def capture_result(r: CaptureResult) -> dict[str, Any]:
         added=[memory(m) for m in r.added],
         bumped=[memory(m) for m in r.bumped],
         forgotten=[memory(m) for m in r.forgotten],
+        superseded=[memory(m) for m in r.superseded],
         skipped=list(r.skipped),
         duplicate_turn=r.duplicate_turn,
     )

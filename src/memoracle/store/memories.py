@@ -297,6 +297,22 @@ class Memories:
             (by, db_time(now), by, memory_id),
         )
 
+    def replaced_by(self, ids: Sequence[int]) -> list[int]:
+        """The superseded memories that one of `ids` replaced, oldest first."""
+        found: list[int] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            found += [
+                int(r[0])
+                for r in self._db.execute(
+                    "SELECT id FROM memories WHERE status = 'superseded'"
+                    f" AND superseded_by IN ({marks}) ORDER BY id",
+                    chunk,
+                )
+            ]
+        return found
+
     def confirm(self, memory_id: int, *, step: float) -> None:
         """Raise confidence by `step` (capped at 1): something said it again."""
         self._db.execute(

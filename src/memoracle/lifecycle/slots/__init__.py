@@ -90,6 +90,7 @@ from memoracle.lifecycle.slots.loading import (
 )
 from memoracle.lifecycle.slots.matcher import SlotBook
 from memoracle.lifecycle.slots.model import (
+    ANY_VALUE,
     ATTRIBUTES,
     DEFAULT_SUBJECT,
     Slot,
@@ -98,6 +99,7 @@ from memoracle.lifecycle.slots.model import (
 )
 
 __all__ = [
+    "ANY_VALUE",
     "ATTRIBUTES",
     "DEFAULT_SUBJECT",
     "Slot",

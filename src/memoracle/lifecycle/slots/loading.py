@@ -65,6 +65,7 @@ _SLOT_KEYS = frozenset(
         "negatable",
         "fallback",
         "versioned",
+        "uncategorised",
         "unless",
         "not_values",
     }
@@ -337,7 +338,12 @@ def _rule(
         ):
             raise SlotFileError(f"{source}: {where}: {attribute} needs a (?P<topic>...) group.")
     flags: dict[str, bool] = {}
-    for name, default in (("negated", False), ("negatable", True), ("versioned", False)):
+    for name, default in (
+        ("negated", False),
+        ("negatable", True),
+        ("versioned", False),
+        ("uncategorised", False),
+    ):
         flag = raw.get(name, default)
         if not isinstance(flag, bool):
             raise SlotFileError(f"{source}: {where}: {name} must be true or false.")
@@ -354,6 +360,7 @@ def _rule(
         negatable=flags["negatable"],
         fallback=fallback,
         versioned=flags["versioned"],
+        uncategorised=flags["uncategorised"],
         unless=matcher(
             datafiles.strings(raw.get("unless"), source, f"{where} unless", SlotFileError), where
         ),

@@ -160,7 +160,7 @@ class SlotBook:
                 )
                 value_said = versioned.group("tool")
         value = _comparable(base, value_said, vocabulary)
-        if not value:
+        if not value or (rule.uncategorised and self._a_tool(value, _group(match, "other"))):
             return []
         attribute = self._attribute(base, value, topic_said, _group(match, "other"), rule)
         if attribute is not None:
@@ -168,6 +168,11 @@ class SlotBook:
         if slots:
             claimed.append(span)
         return slots
+
+    def _a_tool(self, value: str, other_said: str | None) -> bool:
+        """Whether the value or the alternative left is in a category of tools."""
+        other = key_of(other_said, self.vocabulary) if other_said else ""
+        return any(_category(v, self.vocabulary) is not None for v in (value, other) if v)
 
     def _attribute(
         self,
@@ -268,6 +273,8 @@ def _subject(said: str, language: LanguageSlots, owner: str, vocabulary: Vocabul
     if words and words[-1].casefold() in ("s", "'s"):
         words = words[:-1]
     lowered = [_fold_words(word) for word in words]
+    while len(lowered) > 1 and lowered[0] in language.skip:  # "Yesterday Anna moved"
+        words, lowered = words[1:], lowered[1:]
     if not lowered or lowered[0] in language.skip:
         return None
     if all(word in language.self_words for word in lowered):

@@ -13,6 +13,9 @@ from memoracle.errors import InvalidInput
 from memoracle.language.prefilter import Gate, Matcher
 
 DEFAULT_SUBJECT = "user"
+# The value of a denial that names none ("we broke up", "I quit my job"): whatever the
+# attribute held no longer holds (`conflicts.judge`).
+ANY_VALUE = "*"
 
 
 # The closed set of attributes; a parametrised one is "<base>:<parameter>".
@@ -89,6 +92,9 @@ class SlotRule:
     negatable: bool = True
     fallback: str | None = None
     versioned: bool = False
+    # A place, not a tool: no slot when the value or the alternative is a known tool
+    # ("we moved from MySQL to Postgres" is a `uses`, "I moved from Paris to Lyon" a home).
+    uncategorised: bool = False
     unless: Matcher | None = None
     not_values: Matcher | None = None
 

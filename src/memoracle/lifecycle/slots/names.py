@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memoracle.lifecycle.slots.model import DEFAULT_SUBJECT, Vocabulary
+from memoracle.lifecycle.slots.model import ANY_VALUE, DEFAULT_SUBJECT, Vocabulary
 from memoracle.text import for_index
 
 _TOKEN = re.compile(r"\d+(?:[.:]\d+)*|[^\W_]+[+#]*")
@@ -124,6 +124,8 @@ def _category(value: str, vocabulary: Vocabulary) -> str | None:
 
 def _comparable(attribute: str, said: str, vocabulary: Vocabulary) -> str:
     """The value in the form `conflicts.same_value` compares."""
+    if said == ANY_VALUE:
+        return ANY_VALUE
     if attribute == "phone":
         digits = "".join(_DIGITS.findall(said))
         return digits.lstrip("0")
