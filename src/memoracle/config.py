@@ -284,6 +284,15 @@ class LlmSettings:
     endpoint: str = _opt("", "Its endpoint.")
     model: str = _opt("", "Its model id.")
     local_only: bool = _opt(True, "Refuse non-loopback LLM endpoints.")
+    steps: list[str] = _opt(
+        ["extract", "arbitrate", "consolidate", "reflect"],
+        "The nightly model steps to run, when a model is set (docs/llm.md).",
+        Allowed(choices=("extract", "arbitrate", "consolidate", "reflect")),
+    )
+    night_tokens: int = _opt(20000, "Tokens the model steps may spend in one night.", NATURAL)
+    min_confidence: float = _opt(
+        0.8, "A model proposal applies at this confidence; below, it waits in `pending`.", SHARE
+    )
 
 
 @dataclass(frozen=True)
