@@ -39,6 +39,7 @@ ORDER = (
     "memoracle.graph",
     "memoracle.lifecycle",
     "memoracle.outbox",
+    "memoracle.llm",
     "memoracle.capture",
     "memoracle.render",
     "memoracle.ingest",
@@ -102,6 +103,7 @@ PURE = (
     "memoracle.capture",
     "memoracle.ingest",
     "memoracle.lifecycle",
+    "memoracle.llm",
     "memoracle.outbox",
     "memoracle.render",
 )
