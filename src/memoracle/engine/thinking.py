@@ -81,7 +81,7 @@ def add_memory(
     hold: bool,
 ) -> Memory:
     """A memory the model found, stored as user turns' memories are (redacted text
-    expected: the caller vetted it), source `llm`, rule `<step>/<prompt version>`,
+    expected: the caller vetted it), source `llm`, rule its prompt version (`extract/1`),
     linked to the turns it cites. With `hold` (under the gate) it is stored disputed,
     out of search and recall until `resolve --confirm`."""
     if kind not in LAYER_OF_KIND:
@@ -97,7 +97,7 @@ def add_memory(
         content_hash=content_hash(text),
         scope=first.scope if first is not None else own_scope(st.settings),
         confidence=tag.confidence,
-        rule=f"{tag.step}/{tag.prompt_version}",
+        rule=tag.prompt_version,
         details={"model": _stamp(tag, "add")},
     )
     with st.store.transaction():
@@ -114,9 +114,7 @@ def add_memory(
     return st.memory(memory_id)
 
 
-def supersede(
-    st: EngineState, old: int, by: int, tag: Tag, *, change: str = "supersede"
-) -> Memory:
+def supersede(st: EngineState, old: int, by: int, tag: Tag, *, change: str = "supersede") -> Memory:
     """`old` no longer holds: `by` replaces it (`change` "merge": says the same)."""
     now = st.clock.now()
     memory = st.memory(old)
@@ -167,7 +165,7 @@ def _dispute(st: EngineState, memory_id: int, by: int | None, tag: Tag, *, now: 
         f"{tag.step} by {tag.model_id} ({tag.prompt_version}), confidence "
         f"{tag.confidence:.2f} under the gate: {tag.reason}"
     )
-    detail = {"by": f"m_{by}" if by else None, "reason": reason, **tag.as_detail()}
+    detail = {**tag.as_detail(), "by": f"m_{by}" if by else None, "reason": reason}
     st.store.audit.append(at=now, actor=ACTOR, action="dispute", memory_id=memory_id, detail=detail)
 
 
@@ -198,7 +196,8 @@ def undo(
     dry_run: bool = False,
 ) -> list[Undone]:
     """Reverse the model's changes, newest first: of memory `ref`, or made at or after
-    `since` (one of them). An added memory is forgotten (its turns stay searchable), a
+    `since` (one of them). An added memory is rejected (superseded by nothing, as
+    `resolve --reject` leaves it; its turns stay searchable), a
     superseded or merged one gets its status and end back, a kept one is disputed
     again, a pinned one unpinned. Each reversal has its `model-undo` audit entry; a
     change already undone is not undone twice."""
@@ -243,8 +242,8 @@ def _reverse(
             memories.set_pinned(memory_id, bool(before.get("pinned")))
         return "pinned" if before.get("pinned") else "unpinned"
     status = str(before.get("status", "active"))
-    if change == "add":
-        status = "forgotten"
+    if change == "add":  # rejected, as `resolve --reject` rejects (forgotten would hide its turns)
+        status = "superseded"
     if dry_run:
         return status
     if change in ("supersede", "merge"):

@@ -27,8 +27,11 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
             pairs.append((dispute.memory.id, dispute.by.id))
     pairs += _unsure(engine, state)
     return [
-        Work("arbitrate", "arbitrate:" + ",".join(f"{a}-{b}" for a, b in chunk),
-             {"pairs": [list(p) for p in chunk]})  # fmt: skip
+        Work(
+            "arbitrate",
+            "arbitrate:" + ",".join(f"{a}-{b}" for a, b in chunk),
+            {"pairs": [list(p) for p in chunk]},
+        )
         for chunk in (pairs[i : i + BATCH] for i in range(0, len(pairs), BATCH))
     ]
 
@@ -45,8 +48,9 @@ def _unsure(engine: Engine, state: State) -> list[tuple[int, int]]:
     dedup score is within `UNSURE_BAND` under the threshold."""
     through = int(state.extra.get("arbitrate_through", 0))
     threshold = engine.settings.lifecycle.dedup_threshold
-    fresh = [m for m in engine.store.memories.select(status="active", limit=NEW_READ)
-             if m.id > through]  # fmt: skip
+    fresh = [
+        m for m in engine.store.memories.select(status="active", limit=NEW_READ) if m.id > through
+    ]
     state.extra["arbitrate_through"] = engine.store.memories.max_id()
     pairs: list[tuple[int, int]] = []
     seen: set[frozenset[int]] = set()
@@ -68,13 +72,21 @@ def question(engine: Engine, work: Work) -> Question | None:
     for n, (a, b) in enumerate(pairs, 1):
         if a in found and b in found:
             first, second = found[a], found[b]
-            lines.append(f"pair {n}:\n  {first.ref} ({first.observed_at.date()}): {first.text}"
-                         f"\n  {second.ref} ({second.observed_at.date()}): {second.text}")  # fmt: skip
+            lines.append(
+                f"pair {n}:\n  {first.ref} ({first.observed_at.date()}): {first.text}"
+                f"\n  {second.ref} ({second.observed_at.date()}): {second.text}"
+            )
     if not lines:
         return None
     user = "\n".join(lines) + '\n\nAnswer as {"decisions": [...]}, one per pair.'
-    ask = Ask("arbitrate", prompts.ARBITRATE_VERSION, prompts.ARBITRATE_SYSTEM, user,
-              prompts.ARBITRATE_SCHEMA, prompts.MAX_TOKENS["arbitrate"])  # fmt: skip
+    ask = Ask(
+        "arbitrate",
+        prompts.ARBITRATE_VERSION,
+        prompts.ARBITRATE_SYSTEM,
+        user,
+        prompts.ARBITRATE_SCHEMA,
+        prompts.MAX_TOKENS["arbitrate"],
+    )
     return Question(work, ask, frozenset(f"m_{i}" for p in pairs for i in p if i in found))
 
 

@@ -29,7 +29,7 @@ _UNSAFE = re.compile(r"[^\w-]+")
 
 def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
     done: dict[str, str] = dict(state.extra.get("consolidated", {}))
-    works = []
+    works: list[Work] = []
     for entity in engine.graph_entities(limit=CLUSTERS * 2):
         if entity.memories < CLUSTER_MIN or len(works) == CLUSTERS:
             break
@@ -53,15 +53,26 @@ def _cluster(engine: Engine, entity_id: int) -> list[int]:
 
 
 def question(engine: Engine, work: Work) -> Question | None:
-    found = [m for m in engine.store.memories.get_many(list(work.payload.get("ids", [])))
-             if m.status == "active" and engine.owner_sees(m.scope)]  # fmt: skip
+    found = [
+        m
+        for m in engine.store.memories.get_many(list(work.payload.get("ids", [])))
+        if m.status == "active" and engine.owner_sees(m.scope)
+    ]
     if len(found) < 2:
         return None
     lines = "\n".join(f"{m.ref}: {m.text}" for m in found)
-    user = (f"Topic: {work.payload.get('name')}\nMemories:\n{lines}\n\n"
-            'Answer as {"summary": "...", "cites": [...], "merges": [...]}.')  # fmt: skip
-    ask = Ask("consolidate", prompts.CONSOLIDATE_VERSION, prompts.CONSOLIDATE_SYSTEM, user,
-              prompts.CONSOLIDATE_SCHEMA, prompts.MAX_TOKENS["consolidate"])  # fmt: skip
+    user = (
+        f"Topic: {work.payload.get('name')}\nMemories:\n{lines}\n\n"
+        'Answer as {"summary": "...", "cites": [...], "merges": [...]}.'
+    )
+    ask = Ask(
+        "consolidate",
+        prompts.CONSOLIDATE_VERSION,
+        prompts.CONSOLIDATE_SYSTEM,
+        user,
+        prompts.CONSOLIDATE_SCHEMA,
+        prompts.MAX_TOKENS["consolidate"],
+    )
     return Question(work, ask, frozenset(m.ref for m in found))
 
 
@@ -71,8 +82,9 @@ def settle(night: Night, q: Question, answer: Answer) -> None:
     summary = clean(str(data.get("summary", "")))
     why = vet(night.engine, q, cites, [summary])
     if why is not None:
-        night.refuse(q, why, model_id=answer.model_id, said={"summary": data.get("summary"),
-                                                             "cites": cites})  # fmt: skip
+        night.refuse(
+            q, why, model_id=answer.model_id, said={"summary": data.get("summary"), "cites": cites}
+        )
     else:
         _write_summary(night, q, answer, summary, cites)
     for item in data.get("merges", []):
@@ -95,7 +107,9 @@ def settle(night: Night, q: Question, answer: Answer) -> None:
             night.counts["held"] += 1
 
 
-def _write_summary(night: Night, q: Question, answer: Answer, summary: str, cites: list[str]) -> None:
+def _write_summary(
+    night: Night, q: Question, answer: Answer, summary: str, cites: list[str]
+) -> None:
     engine = night.engine
     stem = _UNSAFE.sub("-", str(q.work.payload.get("key", ""))).strip("-") or "topic"
     path = engine.settings.files_dir / NOTES_DIR / "topics" / f"{stem}.summary.md"

@@ -28,10 +28,13 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
         else now - timedelta(days=FIRST_DAYS)
     )
     turns = apply.turns_without_memory(engine, since, now, limit=MOST)
-    state.extract_through = (turns[-1].at + timedelta(microseconds=1) if len(turns) == MOST
-                             else now).isoformat()  # fmt: skip
+    state.extract_through = (
+        turns[-1].at + timedelta(microseconds=1) if len(turns) == MOST else now
+    ).isoformat()
     return [
-        Work("extract", f"extract:{batch[0].id}-{batch[-1].id}", {"episodes": [t.id for t in batch]})
+        Work(
+            "extract", f"extract:{batch[0].id}-{batch[-1].id}", {"episodes": [t.id for t in batch]}
+        )
         for batch in (turns[i : i + BATCH] for i in range(0, len(turns), BATCH))
     ]
 
@@ -45,8 +48,14 @@ def question(engine: Engine, work: Work) -> Question | None:
         for t in turns
     ]
     user = "Turns:\n" + "\n".join(lines) + '\n\nAnswer as {"memories": [...]}.'
-    ask = Ask("extract", prompts.EXTRACT_VERSION, prompts.EXTRACT_SYSTEM, user,
-              prompts.EXTRACT_SCHEMA, prompts.MAX_TOKENS["extract"])  # fmt: skip
+    ask = Ask(
+        "extract",
+        prompts.EXTRACT_VERSION,
+        prompts.EXTRACT_SYSTEM,
+        user,
+        prompts.EXTRACT_SCHEMA,
+        prompts.MAX_TOKENS["extract"],
+    )
     return Question(work, ask, frozenset(t.ref for t in turns))
 
 
@@ -60,7 +69,11 @@ def settle(night: Night, q: Question, answer: Answer) -> None:
             continue
         hold = not night.applies(item)
         apply.add_memory(
-            night.engine, kind=str(item["kind"]), text=text, hold=hold,
-            tag=night.tag(q, answer, item, cites), episodes=[int(c[2:]) for c in cites],
-        )  # fmt: skip
+            night.engine,
+            kind=str(item["kind"]),
+            text=text,
+            hold=hold,
+            tag=night.tag(q, answer, item, cites),
+            episodes=[int(c[2:]) for c in cites],
+        )
         night.counts["held" if hold else "applied"] += 1

@@ -7,6 +7,7 @@ not parse is kept aside, never dropped. Read by `health`, so it loads nothing el
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -60,8 +61,15 @@ def read_pending(home: Path) -> list[Work]:
     for line in _lines(path):
         try:
             data = json.loads(line)
-            works.append(Work(str(data["step"]), str(data["key"]), dict(data["payload"]),
-                              str(data.get("queued_at", "")), str(data.get("reason", ""))))  # fmt: skip
+            works.append(
+                Work(
+                    str(data["step"]),
+                    str(data["key"]),
+                    dict(data["payload"]),
+                    str(data.get("queued_at", "")),
+                    str(data.get("reason", "")),
+                )
+            )
         except (ValueError, KeyError, TypeError):
             bad.append(line)
     if bad:
@@ -105,8 +113,10 @@ def read_state(home: Path) -> State:
         return State()
     except (OSError, ValueError):
         return State()  # rewritten whole by the next night
-    known = {k: data.get(k) for k in ("extract_through", "light_through", "deep_at",
-                                      "last_error", "last_error_at")}  # fmt: skip
+    known = {
+        k: data.get(k)
+        for k in ("extract_through", "light_through", "deep_at", "last_error", "last_error_at")
+    }
     return State(**known, extra=dict(data.get("extra", {})))
 
 
@@ -123,6 +133,20 @@ def status(home: Path) -> dict[str, Any]:
         "last_error": state.last_error,
         "last_error_at": state.last_error_at,
     }
+
+
+def health(home: Path, warn: Callable[[str, str], None]) -> dict[str, Any]:
+    """`status`, and a warning (`model_unavailable`) while the last night's model steps
+    could not reach the model and their work waits."""
+    found = status(home)
+    if found["last_error"]:
+        warn(
+            "model_unavailable",
+            f"The nightly model steps could not use the model ({found['last_error']}); "
+            f"{found['pending']} question(s) wait in {folder(home) / PENDING_FILE} for the "
+            "next night. Check llm.endpoint and that the model server runs.",
+        )
+    return found
 
 
 def _lines(path: Path) -> list[str]:

@@ -25,8 +25,11 @@ from memoracle.recall.budget import default_counter
 
 STEPS: tuple[str, ...] = ("extract", "arbitrate", "consolidate", "reflect")
 _MODULES: dict[str, ModuleType] = {
-    "extract": extract, "arbitrate": arbitrate, "consolidate": consolidate, "reflect": reflect,
-}  # fmt: skip
+    "extract": extract,
+    "arbitrate": arbitrate,
+    "consolidate": consolidate,
+    "reflect": reflect,
+}
 OFF = "no model configured (llm.provider is empty)"
 
 
@@ -62,10 +65,13 @@ class ThinkReport:
     def step_counts(self) -> dict[str, int]:
         """The nightly step's counts (the runs table and `--json`)."""
         return {
-            "skipped": int(bool(self.skipped)), "asked": self.asked, "tokens": self.tokens,
-            "from_queue": self.from_queue, "queued": self.queued,
+            "skipped": int(bool(self.skipped)),
+            "asked": self.asked,
+            "tokens": self.tokens,
+            "from_queue": self.from_queue,
+            "queued": self.queued,
             **{k: self.counts.get(k, 0) for k in ("applied", "held", "quarantined")},
-        }  # fmt: skip
+        }
 
 
 def run_night(engine: Engine, *, dry_run: bool = False, model: Model | None = None) -> ThinkReport:
@@ -94,14 +100,21 @@ def run_night(engine: Engine, *, dry_run: bool = False, model: Model | None = No
     works = [w for w in queued if w.step in enabled] + [w for w in fresh if w.key not in known]
     waiting = [w for w in queued if w.step not in enabled]  # kept for when it is on again
     night = Night(engine, settings.min_confidence, dry_run=dry_run)
-    left = _ask_all(night, report, works, model, from_queue=len(works) - len(fresh) + len(
-        [w for w in fresh if w.key in known]))  # fmt: skip
+    left = _ask_all(
+        night,
+        report,
+        works,
+        model,
+        from_queue=len(works) - len(fresh) + len([w for w in fresh if w.key in known]),
+    )
     report.counts, report.refused = dict(night.counts), night.refused
     report.queued = len(left) + len(waiting)
     if not dry_run:
         files.write_pending(home, waiting + left)
         if report.error:
             state.last_error, state.last_error_at = report.error, now.isoformat()
+        elif report.asked:  # the model answered: health stops warning
+            state.last_error = None
         files.write_state(home, state)
     return report
 
@@ -121,8 +134,9 @@ def _ask_all(
             why = f"the night's token budget ({report.budget}) was spent"
             return [_waiting(w, at, why) for w in works[n:]]
         if night.dry_run or model is None:
-            report.previews.append(Preview(work.step, work.key, q.ask.prompt_version,
-                                           q.ask.system, q.ask.user, cost))  # fmt: skip
+            report.previews.append(
+                Preview(work.step, work.key, q.ask.prompt_version, q.ask.system, q.ask.user, cost)
+            )
             report.tokens += cost
             continue
         try:
@@ -145,14 +159,27 @@ def _ask_all(
 def _settle(night: Night, q: Question, answer: Any, model_id: str) -> None:
     """The answer's items vetted and applied; an answer of the wrong shape (the schema
     should have refused it) is quarantined whole."""
-    if not isinstance(answer.data, dict):
-        night.refuse(q, "invalid output: not a JSON object", model_id=model_id, said=answer.data)
+    problem = _schema_problem(answer.data, q.ask.schema)
+    if problem:  # the provider checks it too: a second look costs nothing
+        night.refuse(q, f"invalid output: schema: {problem}", model_id=model_id, said=answer.data)
         return
     try:
         _MODULES[q.work.step].settle(night, q, answer)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        night.refuse(q, f"invalid output: {type(exc).__name__}: {exc}", model_id=model_id,
-                     said=answer.data)  # fmt: skip
+        night.refuse(
+            q, f"invalid output: {type(exc).__name__}: {exc}", model_id=model_id, said=answer.data
+        )
+
+
+def _schema_problem(value: Any, schema: dict[str, Any]) -> str:
+    """Why `value` fails `schema` (the first error and where), or ""."""
+    from jsonschema import Draft202012Validator  # the llm extra: a model is set
+
+    error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
+    if error is None:
+        return ""
+    where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+    return f"{where}: {error.message}"[:300]
 
 
 def _estimate(counter: Any, ask: Ask) -> int:
@@ -170,8 +197,9 @@ def _open(engine: Engine) -> Model | None:
 
     def record(request: RequestRecord) -> None:
         with engine.store.transaction():
-            engine.store.audit.append(at=engine.clock.now(), actor=ACTOR, action="model-request",
-                                      detail=asdict(request))  # fmt: skip
+            engine.store.audit.append(
+                at=engine.clock.now(), actor=ACTOR, action="model-request", detail=asdict(request)
+            )
 
     return open_model(engine.settings, on_request=record)
 

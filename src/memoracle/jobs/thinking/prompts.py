@@ -90,10 +90,14 @@ _ABOUT = _object({"id": {"type": "string", "pattern": "^m_[0-9]+$"},
 EXTRACT_SCHEMA = _object(
     {
         "memories": _list(
-            _object({
-                "text": _text(), "kind": {"type": "string", "enum": list(MODEL_KINDS)},
-                "cites": _refs("e", 4), "confidence": _CONFIDENCE,
-            }),  # fmt: skip
+            _object(
+                {
+                    "text": _text(),
+                    "kind": {"type": "string", "enum": list(MODEL_KINDS)},
+                    "cites": _refs("e", 4),
+                    "confidence": _CONFIDENCE,
+                }
+            ),  # fmt: skip
             8,
         )
     }
@@ -102,12 +106,15 @@ EXTRACT_SCHEMA = _object(
 ARBITRATE_SCHEMA = _object(
     {
         "decisions": _list(
-            _object({
-                "pair": {"type": "integer", "minimum": 1, "maximum": 20},
-                "decision": {"type": "string", "enum": ["supersede", "merge", "keep_both"]},
-                "keep": {"type": "string", "pattern": "^m_[0-9]+$"},
-                "reason": _text(REASON_MAX), "confidence": _CONFIDENCE,
-            }),  # fmt: skip
+            _object(
+                {
+                    "pair": {"type": "integer", "minimum": 1, "maximum": 20},
+                    "decision": {"type": "string", "enum": ["supersede", "merge", "keep_both"]},
+                    "keep": {"type": "string", "pattern": "^m_[0-9]+$"},
+                    "reason": _text(REASON_MAX),
+                    "confidence": _CONFIDENCE,
+                }
+            ),  # fmt: skip
             20,
         )
     }
@@ -118,11 +125,14 @@ CONSOLIDATE_SCHEMA = _object(
         "summary": _text(1200),
         "cites": _refs("m", 30),
         "merges": _list(
-            _object({
-                "keep": {"type": "string", "pattern": "^m_[0-9]+$"},
-                "merge": {"type": "string", "pattern": "^m_[0-9]+$"},
-                "reason": _text(REASON_MAX), "confidence": _CONFIDENCE,
-            }),  # fmt: skip
+            _object(
+                {
+                    "keep": {"type": "string", "pattern": "^m_[0-9]+$"},
+                    "merge": {"type": "string", "pattern": "^m_[0-9]+$"},
+                    "reason": _text(REASON_MAX),
+                    "confidence": _CONFIDENCE,
+                }
+            ),  # fmt: skip
             5,
         ),
     }

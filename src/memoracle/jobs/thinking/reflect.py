@@ -27,14 +27,27 @@ _KIND = {"decisions": "decision", "actions": "task", "patterns": "pattern"}
 
 
 def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
-    since = datetime.fromisoformat(state.light_through) if state.light_through else now - timedelta(days=1)
-    works = [Work("reflect", f"reflect-light:{now.date()}",
-                  {"mode": "light", "since": since.isoformat(), "until": now.isoformat()})]  # fmt: skip
+    since = (
+        datetime.fromisoformat(state.light_through)
+        if state.light_through
+        else now - timedelta(days=1)
+    )
+    works = [
+        Work(
+            "reflect",
+            f"reflect-light:{now.date()}",
+            {"mode": "light", "since": since.isoformat(), "until": now.isoformat()},
+        )
+    ]
     state.light_through = now.isoformat()
     if state.deep_at is None or now - datetime.fromisoformat(state.deep_at) >= DEEP_EVERY:
-        works.append(Work("reflect", f"reflect-deep:{now.date()}",
-                          {"mode": "deep", "since": (now - DEEP_EVERY).isoformat(),
-                           "until": now.isoformat()}))  # fmt: skip
+        works.append(
+            Work(
+                "reflect",
+                f"reflect-deep:{now.date()}",
+                {"mode": "deep", "since": (now - DEEP_EVERY).isoformat(), "until": now.isoformat()},
+            )
+        )
         state.deep_at = now.isoformat()
     return works
 
@@ -44,8 +57,11 @@ def _memories(engine: Engine, work: Work) -> list[Memory]:
     until = datetime.fromisoformat(str(work.payload["until"]))
     found = engine.store.memories.created_since(since, ("active",))
     mode = str(work.payload.get("mode"))
-    return [m for m in found if m.created_at < until and engine.owner_sees(m.scope)
-            and m.source != "llm"][: SHOWN.get(mode, 40)]  # fmt: skip
+    return [
+        m
+        for m in found
+        if m.created_at < until and engine.owner_sees(m.scope) and m.source != "llm"
+    ][: SHOWN.get(mode, 40)]
 
 
 def question(engine: Engine, work: Work) -> Question | None:
@@ -54,14 +70,20 @@ def question(engine: Engine, work: Work) -> Question | None:
         return None
     deep = work.payload.get("mode") == "deep"
     lines = "\n".join(f"{m.ref} [{m.kind}, {m.observed_at.date()}]: {m.text}" for m in found)
-    shape = ('{"patterns": [...], "stale": [...], "promote": [...], "compress": [...]}' if deep
-             else '{"decisions": [...], "actions": [...], "questions": [...]}')  # fmt: skip
+    shape = (
+        '{"patterns": [...], "stale": [...], "promote": [...], "compress": [...]}'
+        if deep
+        else '{"decisions": [...], "actions": [...], "questions": [...]}'
+    )
     user = f"Memories:\n{lines}\n\nAnswer as {shape}."
-    ask = Ask("reflect",
-              prompts.REFLECT_DEEP_VERSION if deep else prompts.REFLECT_LIGHT_VERSION,
-              prompts.REFLECT_DEEP_SYSTEM if deep else prompts.REFLECT_LIGHT_SYSTEM, user,
-              prompts.REFLECT_DEEP_SCHEMA if deep else prompts.REFLECT_LIGHT_SCHEMA,
-              prompts.MAX_TOKENS["reflect"])  # fmt: skip
+    ask = Ask(
+        "reflect",
+        prompts.REFLECT_DEEP_VERSION if deep else prompts.REFLECT_LIGHT_VERSION,
+        prompts.REFLECT_DEEP_SYSTEM if deep else prompts.REFLECT_LIGHT_SYSTEM,
+        user,
+        prompts.REFLECT_DEEP_SCHEMA if deep else prompts.REFLECT_LIGHT_SCHEMA,
+        prompts.MAX_TOKENS["reflect"],
+    )
     return Question(work, ask, frozenset(m.ref for m in found))
 
 
@@ -75,7 +97,9 @@ def settle(night: Night, q: Question, answer: Answer) -> None:
                 note.append(f"- {field[:-1]}: {line}")
     for item in data.get("questions", []):
         if _usable(night, q, answer, item, refs(item.get("cites")), str(item.get("text", ""))):
-            note.append(f"- open question: {clean(str(item['text']))} ({', '.join(refs(item['cites']))})")
+            note.append(
+                f"- open question: {clean(str(item['text']))} ({', '.join(refs(item['cites']))})"
+            )
     for item in data.get("promote", []):
         ref = str(item.get("id", ""))
         if _usable(night, q, answer, item, [ref], str(item.get("reason", ""))):
@@ -106,7 +130,9 @@ def _usable(
     return why is None
 
 
-def _note_item(night: Night, q: Question, answer: Answer, item: dict[str, Any], *, kind: str) -> str:
+def _note_item(
+    night: Night, q: Question, answer: Answer, item: dict[str, Any], *, kind: str
+) -> str:
     """A decision, action item or pattern stored as a memory (held under the gate)."""
     cites = refs(item.get("cites"))
     text = clean(str(item.get("text", "")))
@@ -117,8 +143,14 @@ def _note_item(night: Night, q: Question, answer: Answer, item: dict[str, Any], 
     for memory in engine.store.memories.get_many([int(c[2:]) for c in cites if c.startswith("m_")]):
         episodes += [e for e in memory.episode_ids if e not in episodes]
     hold = not night.applies(item)
-    stored = apply.add_memory(engine, kind=kind, text=text, tag=night.tag(q, answer, item, cites),
-                              episodes=episodes[:8], hold=hold)  # fmt: skip
+    stored = apply.add_memory(
+        engine,
+        kind=kind,
+        text=text,
+        tag=night.tag(q, answer, item, cites),
+        episodes=episodes[:8],
+        hold=hold,
+    )
     night.counts["held" if hold else "applied"] += 1
     return f"{text} ({stored.ref}{', waiting in pending' if hold else ''})"
 
@@ -127,9 +159,15 @@ def _write_note(night: Night, q: Question, answer: Answer, note: list[str]) -> N
     engine = night.engine
     day = engine.clock.now().date().isoformat()
     deep = q.work.payload.get("mode") == "deep"
-    path = engine.settings.files_dir / NOTES_DIR / "reflections" / f"{day}{'-week' if deep else ''}.md"
-    head = [f"# {'Weekly' if deep else 'Daily'} reflection, {day}", "",
-            f"_Written by {answer.model_id} ({q.ask.prompt_version}); a model's reading, "
-            "for a person to check._", ""]  # fmt: skip
+    path = (
+        engine.settings.files_dir / NOTES_DIR / "reflections" / f"{day}{'-week' if deep else ''}.md"
+    )
+    head = [
+        f"# {'Weekly' if deep else 'Daily'} reflection, {day}",
+        "",
+        f"_Written by {answer.model_id} ({q.ask.prompt_version}); a model's reading, "
+        "for a person to check._",
+        "",
+    ]
     write_atomically(path, "\n".join(head + note) + "\n")
     night.counts["notes"] += 1

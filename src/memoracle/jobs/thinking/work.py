@@ -61,9 +61,14 @@ class Night:
         engine = self.engine
         now = engine.clock.now()
         record = {
-            "at": now.isoformat(), "step": q.work.step, "key": q.work.key, "reason": reason,
-            "model": model_id, "prompt": prompt or q.ask.prompt_version, "output": said,
-        }  # fmt: skip
+            "at": now.isoformat(),
+            "step": q.work.step,
+            "key": q.work.key,
+            "reason": reason,
+            "model": model_id,
+            "prompt": prompt or q.ask.prompt_version,
+            "output": said,
+        }
         self.refused.append(record)
         self.counts["quarantined"] += 1
         files.quarantine(engine.settings.home, record)
