@@ -278,12 +278,28 @@ class HealthSettings:
 class LlmSettings:
     provider: str = _opt(
         "",
-        "Optional nightly LLM: '', ollama, openai or anthropic.",
-        Allowed(choices=("", "ollama", "openai", "anthropic")),
+        "The optional model path: '' (off), openai (any OpenAI-compatible server: llama.cpp, "
+        "vLLM, LM Studio), ollama (the same) or anthropic. docs/llm.md.",
+        Allowed(choices=("", "openai", "ollama", "anthropic")),
     )
-    endpoint: str = _opt("", "Its endpoint.")
-    model: str = _opt("", "Its model id.")
-    local_only: bool = _opt(True, "Refuse non-loopback LLM endpoints.")
+    endpoint: str = _opt("", "Its URL (or unix:PATH of a socket); empty = the provider's default.")
+    model: str = _opt("", "The model's name at that endpoint.")
+    local_only: bool = _opt(True, "Refuse any endpoint that is not loopback or a unix socket.")
+    api_key_env: str = _opt(
+        "",
+        "NAME of the environment variable holding the API key (never the key itself).",
+        Allowed(pattern="([A-Za-z_][A-Za-z0-9_]*)?"),
+    )
+    timeout: float = _opt(60.0, "Seconds one request may take.", POSITIVE)
+    retries: int = _opt(
+        3, "Tries after the first on timeouts, 429 and 5xx, with backoff.", NON_NEGATIVE
+    )
+    scrub: list[str] = _opt(
+        ["email", "phone", "card", "iban", "address"],
+        "PII classes replaced by a typed placeholder before a request leaves (name optional).",
+        Allowed(choices=("email", "phone", "card", "iban", "address", "name")),
+    )
+    max_reply_bytes: int = _opt(1_000_000, "A larger reply is refused unread.", NATURAL)
     steps: list[str] = _opt(
         ["extract", "arbitrate", "consolidate", "reflect"],
         "The nightly model steps to run, when a model is set (docs/llm.md).",

@@ -13,6 +13,7 @@ model client is imported. Never touches the store. docs/llm.md.
 from __future__ import annotations
 
 from memoracle.llm.errors import ModelOutputInvalid, ModelUnavailable
+from memoracle.llm.factory import open_model
 from memoracle.llm.types import Answer, Ask, Model, RequestRecord
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "ModelOutputInvalid",
     "ModelUnavailable",
     "RequestRecord",
+    "open_model",
 ]
