@@ -285,8 +285,8 @@ def explain(
     said = _model_tag(item)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:
-            reasons = _reasons(hit, rank, outcome.mode)
-            return Explanation(hit.ref, query, rank, hit, (*reasons, *said))
+            why = _reasons(hit, rank, outcome.mode)
+            return Explanation(hit.ref, query, rank, hit, (*why, *said))
     reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)", *said]
     filtered = _filtered(st, item, tuple(kinds))
     if filtered:

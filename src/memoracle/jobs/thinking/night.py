@@ -21,6 +21,7 @@ from memoracle.jobs.thinking import arbitrate, consolidate, extract, files, refl
 from memoracle.jobs.thinking.files import Work
 from memoracle.jobs.thinking.work import Night, Question
 from memoracle.llm import Ask, Model, ModelOutputInvalid, ModelUnavailable, RequestRecord
+from memoracle.llm.reply import schema_problem
 from memoracle.recall.budget import default_counter
 
 STEPS: tuple[str, ...] = ("extract", "arbitrate", "consolidate", "reflect")
@@ -159,7 +160,7 @@ def _ask_all(
 def _settle(night: Night, q: Question, answer: Any, model_id: str) -> None:
     """The answer's items vetted and applied; an answer of the wrong shape (the schema
     should have refused it) is quarantined whole."""
-    problem = _schema_problem(answer.data, q.ask.schema)
+    problem = schema_problem(answer.data, q.ask.schema)
     if problem:  # the provider checks it too: a second look costs nothing
         night.refuse(q, f"invalid output: schema: {problem}", model_id=model_id, said=answer.data)
         return
@@ -169,17 +170,6 @@ def _settle(night: Night, q: Question, answer: Any, model_id: str) -> None:
         night.refuse(
             q, f"invalid output: {type(exc).__name__}: {exc}", model_id=model_id, said=answer.data
         )
-
-
-def _schema_problem(value: Any, schema: dict[str, Any]) -> str:
-    """Why `value` fails `schema` (the first error and where), or ""."""
-    from jsonschema import Draft202012Validator  # the llm extra: a model is set
-
-    error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
-    if error is None:
-        return ""
-    where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-    return f"{where}: {error.message}"[:300]
 
 
 def _estimate(counter: Any, ask: Ask) -> int:
