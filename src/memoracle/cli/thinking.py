@@ -9,8 +9,10 @@ import click
 
 from memoracle.cli.context import current, echo_json, engine_errors, fail, home_option, parse_time
 from memoracle.cli.main import main
+from memoracle.config import LlmSettings
 from memoracle.engine import thinking
 from memoracle.jobs.thinking.night import ThinkReport
+from memoracle.llm import Model
 from memoracle.serialize import records
 
 
@@ -47,6 +49,22 @@ def undo_model(ref: str | None, since: str | None, dry_run: bool, as_json: bool)
         click.echo(f"{verb} {u.change} of {u.memory} ({u.step}, {u.model_id}): now {u.to}")
     if not done:
         click.echo("nothing to undo")
+
+
+def bench_model() -> tuple[Model, LlmSettings]:
+    """The configured model for `bench … --llm` / `--answer` (the home's [llm] settings,
+    --set and MEMORACLE_LLM_* apply), or a usage error when none is set."""
+    from memoracle.llm import open_model  # the provider layer: only when asked for
+
+    settings = current().settings()
+    model = open_model(settings)
+    if model is None:
+        fail(
+            "No model is configured: set llm.provider and llm.model (docs/llm.md), e.g. "
+            "--set llm.provider=openai --set llm.endpoint=http://127.0.0.1:8080/v1 "
+            "--set llm.model=NAME."
+        )
+    return model, settings.llm
 
 
 def echo_model(report: ThinkReport) -> None:

@@ -120,6 +120,16 @@ def run_night(engine: Engine, *, dry_run: bool = False, model: Model | None = No
     return report
 
 
+def ask(engine: Engine, model: Model, works: list[Work]) -> ThinkReport:
+    """`works` asked of `model` now, in order, vetted, gated and applied as a night
+    would, outside any night: no queue, no state, no budget (`bench … --llm`)."""
+    report = ThinkReport(dry_run=False, model_id=model.model_id, budget=1 << 62)
+    night = Night(engine, engine.settings.llm.min_confidence)
+    left = _ask_all(night, report, works, model, from_queue=0)
+    report.counts, report.refused, report.queued = dict(night.counts), night.refused, len(left)
+    return report
+
+
 def _ask_all(
     night: Night, report: ThinkReport, works: list[Work], model: Model | None, *, from_queue: int
 ) -> list[Work]:
