@@ -56,7 +56,7 @@ def bench_model() -> tuple[Model, LlmSettings]:
     --set and MEMORACLE_LLM_* apply), or a usage error when none is set."""
     from memoracle.llm import open_model  # the provider layer: only when asked for
 
-    settings = current().settings()
+    settings = current().settings(missing_ok=True)  # a bench needs no workspace
     model = open_model(settings)
     if model is None:
         fail(

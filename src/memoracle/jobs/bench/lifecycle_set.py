@@ -182,8 +182,9 @@ def run_lifecycle_set(
     end state (the module docstring says how); `learned` turns capture's learned
     decision on, as `capture.classifier` does in a workspace (it needs the use model).
 
-    With `model`, the model path: each scenario in a store of its own (the model steps
-    read the whole store), the model steps (`llm`'s, without a token budget) run after
+    With `model`, the model path: each scenario in a store of its own, as the workspace
+    owner's (the model steps read the whole store; reflect and consolidate what the
+    owner sees), the model steps (`llm`'s, without a token budget) run after
     each of its nightly items and once more after its last turn, before the checks."""
     started = time.perf_counter()
     scenarios = read_scenarios(Path(path))
@@ -217,7 +218,9 @@ def _play(
     model: Model | None = None,
     use: ModelUse | None = None,
 ) -> Outcome:
-    scope = Scope(user=f"scenario-{scenario.id}")
+    # In a store of its own (the model path), the scenario is the owner's: what the
+    # owner's views (reflect, consolidate) read.
+    scope = Scope() if model is not None else Scope(user=f"scenario-{scenario.id}")
     for n, step in enumerate(scenario.steps):
         if step.at is None:
             run_nightly(engine)
