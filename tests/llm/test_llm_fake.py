@@ -42,12 +42,14 @@ def test_good_output_is_the_answer_with_its_tokens_and_the_hash_of_what_was_sent
 
 
 def test_malformed_json_is_refused_once_not_retried(fake: FakeModelServer, open_on: OpenOn) -> None:
-    fake.script = [chat("Sure! Here are the facts: {{facts: moved]] and so on")]
+    key = "sk-proj-" + "Wq4" * 14
+    fake.script = [chat(f"Sure! Here are the facts: {{{{facts: moved]] and {key} so on")]
     opened = open_on()
     with pytest.raises(ModelOutputInvalid) as caught:
         opened.model.ask(facts_ask())
     assert caught.value.reason == "not JSON"
     assert "Here are the facts" in caught.value.raw
+    assert key not in caught.value.raw and "[REDACTED:" in caught.value.raw  # for quarantine
     assert opened.outcomes() == ["invalid"] and len(fake.log) == 1
 
 

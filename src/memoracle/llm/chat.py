@@ -160,6 +160,7 @@ class ChatModel:
             tokens_out = tokens_out or _estimate(len(text.encode("utf-8")))
             data = parse_reply(text, ask.schema, _redacted)
         except ModelOutputInvalid as err:
+            err.raw = _redacted(err.raw)  # kept for a quarantine file: no secret in it
             self._record(ask, "invalid", took, err.reason, tokens_in, tokens_out)
             raise
         self._proven = True
