@@ -1,7 +1,8 @@
 """Anthropic's Messages API, through the official `anthropic` client (the llm extra),
-imported only when such a model is opened. Structured output: one tool whose input
-schema is the ask's schema, the model made to call it; when the endpoint refuses tools,
-plain text with the schema in the system message. It is not on this machine, so
+imported only when such a model is opened. Structured output: the API's JSON schema
+output format; when the endpoint refuses it, one tool whose input schema is the ask's
+schema, the model made to call it; then plain text with the schema in the system
+message. It is not on this machine, so
 `llm.local_only` must be false to use it (docs/llm.md#anthropic)."""
 
 from __future__ import annotations
@@ -18,23 +19,24 @@ TOOL = "answer"
 
 class AnthropicChat(ChatModel):
     provider = "anthropic"
-    modes = ("tool", "text")
+    modes = ("json_schema", "tool", "text")
 
     def _client(self, url: str, api_key: str, http: Any) -> Any:
         import anthropic
 
         return anthropic.Anthropic(
-            base_url=url, api_key=api_key or None, max_retries=0, http_client=http
+            base_url=url, api_key=api_key or "none", max_retries=0, http_client=http
         )
 
     def _kwargs(self, ask: Ask, system: str, user: str, mode: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": ask.max_tokens,
-            "temperature": 0,
             "messages": [{"role": "user", "content": user}],
         }
-        if mode == "tool":
+        if mode == "json_schema":
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": ask.schema}}
+        elif mode == "tool":
             kwargs["tools"] = [
                 {
                     "name": TOOL,

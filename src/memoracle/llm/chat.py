@@ -1,8 +1,9 @@
 """The ask, the same for every provider: the messages made safe to send (`outbound`), one
 request per try with bounded retries and backoff (Retry-After honoured), the structured
 output mode stepped down when the server refuses it (JSON schema → JSON mode → text),
-the reply read up to its cap, parsed, repaired and validated, and one RequestRecord per
-request. Providers say only how a request is made and where the answer is in a reply.
+the reply read up to its cap, parsed, repaired, its secrets redacted and validated, and
+one RequestRecord per request. Providers say only how a request is made and where the
+answer is in a reply.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memoracle.capture.redact import redact
 from memoracle.clock import Clock, SystemClock
 from memoracle.llm.endpoint import Endpoint, http_client
 from memoracle.llm.errors import ModelOutputInvalid, ModelUnavailable
@@ -79,8 +81,18 @@ class ChatModel:
         self._mode = 0
         self._proven = False  # a mode has answered once: its errors are the server's
         self._lock = threading.Lock()
-        http = http_client(endpoint, self.options.timeout, self._note_sent)
-        self._api = self._client(endpoint.url, api_key, http)
+        self._http = http_client(endpoint, self.options.timeout, self._note_sent)
+        self._api = self._client(endpoint.url, api_key, self._http)
+
+    def close(self) -> None:
+        """Close the connections kept to the server."""
+        self._http.close()
+
+    def __enter__(self) -> ChatModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- provider parts ----------------------------------------------------------------
 
@@ -146,8 +158,9 @@ class ChatModel:
             text, tokens_in, tokens_out = self._decoded(exchange.body)
             tokens_in = tokens_in or _estimate(self._sent[1])
             tokens_out = tokens_out or _estimate(len(text.encode("utf-8")))
-            data = parse_reply(text, ask.schema)
+            data = parse_reply(text, ask.schema, _redacted)
         except ModelOutputInvalid as err:
+            err.raw = _redacted(err.raw)  # kept for a quarantine file: no secret in it
             self._record(ask, "invalid", took, err.reason, tokens_in, tokens_out)
             raise
         self._proven = True
@@ -241,6 +254,11 @@ def _length(headers: Any) -> int:
         return int(headers.get("content-length") or 0)
     except ValueError:
         return 0
+
+
+def _redacted(text: str) -> str:
+    """A string of an answer with any secret in it redacted, as a stored turn would be."""
+    return redact(text).text
 
 
 def _estimate(size: int) -> int:

@@ -33,17 +33,16 @@ _STREET = (
 )
 _ADDRESS = re.compile(
     # 221B Baker Street / 12, Elm Road
-    rf"(?<!\w)\d{{1,5}}[A-Za-z]?,?\s+(?:[A-Z][\w'’.-]*\s+){{1,4}}(?:{_STREET})(?!\w)"
+    rf"(?<!\w)\d{{1,5}}[A-Za-z]?,?\s+(?:[A-Z][\w'’.-]*\s+){{1,4}}(?i:{_STREET})(?!\w)"
     # 12 rue de la Paix / 3 calle Mayor / calle Mayor 3 / via Roma 10
-    r"|(?<!\w)(?:\d{1,5}(?:\s*bis)?,?\s+)?(?:rue|avenue|boulevard|bd|place|chemin|calle|"
-    r"avenida|plaza|paseo|via|viale|piazza)\s+(?:(?:de|del|de la|des|du|la|le|di|della)\s+)?"
+    r"|(?<!\w)(?:\d{1,5}(?:\s*bis)?,?\s+)?(?i:rue|avenue|boulevard|bd|place|chemin|calle|"
+    r"avenida|plaza|paseo|via|viale|piazza)\s+(?:(?i:de|del|de la|des|du|la|le|di|della)\s+)?"
     r"[A-ZÀ-Ý][\w'’-]*(?:\s+[A-ZÀ-Ý][\w'’-]*){0,3}(?:,?\s+\d{1,5}[a-z]?)?"
     # Hauptstraße 5 / Am Wiesenweg 12
     r"|(?<!\w)[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|platz|gasse|allee|ring)\s+\d{1,5}[a-z]?"
     # ул. Ленина, д. 5 / улица Ленина 5 / проспект Мира 10
-    r"|(?<!\w)(?:ул\.|улица|пр\.|проспект|пер\.|переулок|бульвар|шоссе|наб\.|набережная)\s*"
-    r"[А-ЯЁ][\wё-]*(?:\s+[А-ЯЁ][\wё-]*)?(?:,?\s*(?:д\.|дом)?\s*\d{1,4}[а-я]?)?",
-    re.IGNORECASE,
+    r"|(?<!\w)(?i:ул\.|улица|пр\.|проспект|пер\.|переулок|бульвар|шоссе|наб\.|набережная)\s*"
+    r"[А-ЯЁ][\wё-]*(?:\s+[А-ЯЁ][\wё-]*)?(?:,?\s*(?:д\.|дом)?\s*\d{1,4}[а-я]?)?"
 )
 _NAME_WORD = r"[A-ZÀ-ÝА-ЯЁ][a-zà-ÿа-яё'’-]+"
 _NAME = re.compile(

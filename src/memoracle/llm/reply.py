@@ -1,6 +1,7 @@
 """A model's reply made into checked data: parsed as JSON (or, when it is not, the first
 JSON value in it found and repaired: code fences, trailing commas, single quotes,
-Python literals, an unclosed end), then validated against the ask's JSON schema.
+Python literals, an unclosed end), its strings cleaned (the caller redacts secrets a
+model may echo), then validated against the ask's JSON schema.
 Anything that does not come out valid raises ModelOutputInvalid with the reason. Pure.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from memoracle.llm.errors import ModelOutputInvalid
@@ -18,9 +20,12 @@ _SINGLE_QUOTED = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 
 
-def parse_reply(text: str, schema: dict[str, Any]) -> Any:
-    """The reply's JSON value, valid against `schema`; ModelOutputInvalid otherwise."""
-    value = _parse(text)
+def parse_reply(
+    text: str, schema: dict[str, Any], clean: Callable[[str], str] = lambda s: s
+) -> Any:
+    """The reply's JSON value, each string in it (keys too) passed through `clean`, then
+    valid against `schema`; ModelOutputInvalid otherwise."""
+    value = _cleaned(_parse(text), clean)
     problem = schema_problem(value, schema)
     if problem:
         raise ModelOutputInvalid(
@@ -40,6 +45,16 @@ def schema_problem(value: Any, schema: dict[str, Any]) -> str:
         return ""
     where = "/".join(str(p) for p in error.absolute_path) or "(root)"
     return f"at {where}: {error.message[:300]}"
+
+
+def _cleaned(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [_cleaned(v, clean) for v in value]
+    if isinstance(value, dict):
+        return {clean(k): _cleaned(v, clean) for k, v in value.items()}
+    return value
 
 
 def _parse(text: str) -> Any:

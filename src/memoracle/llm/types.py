@@ -67,8 +67,11 @@ class RequestRecord:
 class Model(Protocol):
     """A chat model behind one call. `ask` sends the ask (redacted and scrubbed), and
     returns an Answer whose data satisfies `ask.schema`; it raises ModelUnavailable
-    (no answer after bounded retries) or ModelOutputInvalid (an answer not usable)."""
+    (no answer after bounded retries) or ModelOutputInvalid (an answer not usable).
+    `close` releases its connections (a model is also a context manager)."""
 
     model_id: str
 
     def ask(self, ask: Ask) -> Answer: ...
+
+    def close(self) -> None: ...
