@@ -92,6 +92,19 @@ def run_night(engine: Engine, *, dry_run: bool = False, model: Model | None = No
             report.skipped = report.error = f"the model could not be opened: {exc}"
             _failed(home, state, report.error, engine, dry_run)
             return report
+        try:  # the model opened here is closed here (its HTTP connections)
+            return _think(engine, report, model, state)
+        finally:
+            if model is not None:
+                model.close()
+    return _think(engine, report, model, state)
+
+
+def _think(
+    engine: Engine, report: ThinkReport, model: Model | None, state: files.State
+) -> ThinkReport:
+    """The night's questions planned, asked (`model`; None: previewed) and settled."""
+    settings, home, dry_run = engine.settings.llm, engine.settings.home, report.dry_run
     report.model_id = model.model_id if model is not None else settings.model
     queued = files.read_pending(home)
     now = engine.clock.now()
