@@ -193,7 +193,7 @@ def test_with_the_model_down_the_cli_night_does_its_rule_steps_and_queues_the_re
     assert (tmp_path / "down" / "workspace" / "MEMORY.md").exists()
     checked = cli.invoke(main, [*base, *down, "health", "--json"])
     model = json.loads(checked.output)["model"]
-    assert model["pending"] == steps["model"]["queued"] and "Unavailable" in model["last_error"]
+    assert model["pending"] == steps["model"]["queued"] and "after 1 try:" in model["last_error"]
 
 
 @pytest.mark.slow

@@ -190,7 +190,8 @@ class ChatModel:
     def _unavailable(
         self, why: str, failures: int, wait: float | None, transient: bool
     ) -> ModelUnavailable:
-        tries = f"after {failures + 1} tries" if transient else "(not retried)"
+        n = failures + 1
+        tries = f"after {n} {'try' if n == 1 else 'tries'}" if transient else "(not retried)"
         return ModelUnavailable(
             f"The model {self.model_id} at {self.endpoint.url} gave no answer {tries}: {why}. "
             "Check that the server runs and llm.endpoint and llm.model are right; the work "
