@@ -20,6 +20,7 @@ from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.jobs import health, nightly
 from memoracle.jobs.thinking import files
+from memoracle.jobs.thinking.night import run_night
 from memoracle.jobs.thinking.prompts import MODEL_KINDS
 from memoracle.types import Turn
 
@@ -144,6 +145,13 @@ def test_no_planted_secret_or_pii_is_in_any_request_body(
     sent = "".join(bodies)
     for placeholder in ("[EMAIL]", "[PHONE]", "[ADDRESS]", "[REDACTED:"):
         assert placeholder in sent, placeholder  # the turns were sent, scrubbed
+
+
+def test_a_dry_run_shows_the_prompts_as_they_would_leave(hostile: Engine) -> None:
+    shown = "".join(p.user for p in run_night(hostile, dry_run=True).previews)
+    assert "[EMAIL]" in shown and "[PHONE]" in shown and "[ADDRESS]" in shown
+    for kind, planted in PLANTED.items():
+        assert planted not in shown, kind
 
 
 def test_the_night_closes_the_model_it_opened(

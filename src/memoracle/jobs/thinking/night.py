@@ -21,6 +21,7 @@ from memoracle.jobs.thinking import arbitrate, consolidate, extract, files, refl
 from memoracle.jobs.thinking.files import Work
 from memoracle.jobs.thinking.work import Night, Question
 from memoracle.llm import Ask, Model, ModelOutputInvalid, ModelUnavailable, RequestRecord
+from memoracle.llm.outbound import outbound
 from memoracle.llm.reply import schema_problem
 from memoracle.recall.budget import default_counter
 
@@ -158,8 +159,11 @@ def _ask_all(
             why = f"the night's token budget ({report.budget}) was spent"
             return [_waiting(w, at, why) for w in works[n:]]
         if night.dry_run or model is None:
-            report.previews.append(
-                Preview(work.step, work.key, q.ask.prompt_version, q.ask.system, q.ask.user, cost)
+            system, user = (
+                outbound(t, night.engine.settings.llm.scrub) for t in (q.ask.system, q.ask.user)
+            )
+            report.previews.append(  # as it would leave: PII scrubbed, secrets redacted
+                Preview(work.step, work.key, q.ask.prompt_version, system, user, cost)
             )
             report.tokens += cost
             continue
