@@ -20,6 +20,7 @@ class Scripted:
         self.replies = list(replies)
         self.asked: list[Ask] = []
         self.tokens = tokens
+        self.closed = False
 
     def ask(self, ask: Ask) -> Answer:
         self.asked.append(ask)
@@ -30,3 +31,6 @@ class Scripted:
         sent = (ask.system + ask.user).encode()
         return Answer(data, self.model_id, ask.prompt_version, *self.tokens,
                       hashlib.sha256(sent).hexdigest(), len(sent))  # fmt: skip
+
+    def close(self) -> None:
+        self.closed = True
