@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoracle.config import load, render_toml
+from memoracle.config import load
+from memoracle.config_file import render_toml
 from memoracle.errors import InvalidInput
 
 

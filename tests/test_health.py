@@ -104,6 +104,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
         "drift",
         "queue",
         "cron",
+        "model",
         "warnings",
     ]
     assert body["duplicates"] == {"sampled": 0, "repeating": 0, "rate": 0.0}

@@ -25,7 +25,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import platformdirs
 
 from memoracle.errors import InvalidInput
-from memoracle.files import write_atomically
 from memoracle.types import KINDS
 
 CONFIG_FILE = "config.toml"
@@ -281,12 +280,37 @@ class HealthSettings:
 class LlmSettings:
     provider: str = _opt(
         "",
-        "Optional nightly LLM: '', ollama, openai or anthropic.",
-        Allowed(choices=("", "ollama", "openai", "anthropic")),
+        "The optional model path: '' (off), openai (any OpenAI-compatible server: llama.cpp, "
+        "vLLM, LM Studio), ollama (the same) or anthropic. docs/llm.md.",
+        Allowed(choices=("", "openai", "ollama", "anthropic")),
     )
-    endpoint: str = _opt("", "Its endpoint.")
-    model: str = _opt("", "Its model id.")
-    local_only: bool = _opt(True, "Refuse non-loopback LLM endpoints.")
+    endpoint: str = _opt("", "Its URL (or unix:PATH of a socket); empty = the provider's default.")
+    model: str = _opt("", "The model's name at that endpoint.")
+    local_only: bool = _opt(True, "Refuse any endpoint that is not loopback or a unix socket.")
+    api_key_env: str = _opt(
+        "",
+        "NAME of the environment variable holding the API key (never the key itself).",
+        Allowed(pattern="([A-Za-z_][A-Za-z0-9_]*)?"),
+    )
+    timeout: float = _opt(60.0, "Seconds one request may take.", POSITIVE)
+    retries: int = _opt(
+        3, "Tries after the first on timeouts, 429 and 5xx, with backoff.", NON_NEGATIVE
+    )
+    scrub: list[str] = _opt(
+        ["email", "phone", "card", "iban", "address"],
+        "PII classes replaced by a typed placeholder before a request leaves (name optional).",
+        Allowed(choices=("email", "phone", "card", "iban", "address", "name")),
+    )
+    max_reply_bytes: int = _opt(1_000_000, "A larger reply is refused unread.", NATURAL)
+    steps: list[str] = _opt(
+        ["extract", "arbitrate", "consolidate", "reflect"],
+        "The nightly model steps to run, when a model is set (docs/llm.md).",
+        Allowed(choices=("extract", "arbitrate", "consolidate", "reflect")),
+    )
+    night_tokens: int = _opt(20000, "Tokens the model steps may spend in one night.", NATURAL)
+    min_confidence: float = _opt(
+        0.8, "A model proposal applies at this confidence; below, it waits in `pending`.", SHARE
+    )
 
 
 @dataclass(frozen=True)
@@ -515,58 +539,6 @@ def _convert(f: dataclasses.Field[Any], raw: Any, where: str) -> Any:
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{where}: bad value {raw!r} ({exc}).") from None
     raise InvalidInput(f"{where}: unsupported setting type {kind}.")  # pragma: no cover
-
-
-def render_toml(settings: Settings) -> str:
-    """The full config file text with every key commented at its default, for `init`."""
-    lines = [
-        "# memoracle configuration. Every key is optional; the defaults are shown commented.",
-        "# Override any key with MEMORACLE_<SECTION>_<KEY>, e.g. MEMORACLE_RECALL_BUDGET_TOKENS.",
-    ]
-    current = ""
-    for key, value, _source, help in settings.items():
-        section, name = key.split(".")
-        if section != current:
-            lines += ["", f"[{section}]"]
-            current = section
-        lines.append(f"# {help}")
-        lines.append(f"# {name} = {toml_value(value)}")
-    return "\n".join(lines) + "\n"
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return "inf" if math.isinf(value) else repr(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def set_key(path: Path, section: str, key: str, value: str) -> None:
-    """Set `section.key` in a config file, keeping every other line (and comment) as is."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    header = f"[{section}]"
-    setting = f"{key} = {toml_value(value)}"
-    if header not in lines:
-        lines += ["", header, setting]
-    else:
-        start = lines.index(header) + 1
-        end = next((i for i in range(start, len(lines)) if lines[i].startswith("[")), len(lines))
-        for i in range(start, end):
-            if lines[i].split("=")[0].strip() == key:
-                lines[i] = setting
-                break
-        else:
-            lines.insert(start, setting)
-    write_atomically(path, "\n".join(lines) + "\n")
 
 
 def installed_version() -> str:

@@ -18,6 +18,7 @@ from memoracle.cli.context import (
     parse_time,
 )
 from memoracle.cli.main import main
+from memoracle.cli.thinking import echo_model
 from memoracle.engine import Engine
 from memoracle.errors import StoreError
 from memoracle.jobs import (
@@ -81,6 +82,8 @@ def nightly_command(dry_run: bool, only: str | None, as_json: bool) -> None:
         return
     if dry_run:
         _echo_nightly_plan(report)
+    if report.model is not None:
+        echo_model(report.model)
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     if report.backup:

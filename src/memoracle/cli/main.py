@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "search": "search", "recall": "search", "explain": "search", "reindex": "search",
     "serve": "serve", "mcp": "serve", "bench": "serve",
     "init": "setup", "config": "setup", "demo": "setup",
+    "undo-model": "thinking",
     "export": "transfer", "import": "transfer",
     "complete": "tidy", "advise": "tidy",
 }  # fmt: skip

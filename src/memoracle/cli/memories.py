@@ -113,6 +113,9 @@ def get(ref: str, as_json: bool, scope: Scope) -> None:
     scores = {k: v for k, v in shaped["scores"].items() if k != "activation_at"}
     click.echo("  scores       " + ", ".join(f"{k}={v}" for k, v in scores.items()))
     click.echo(f"  activation   decayed to {now.isoformat()} (the engine clock)")
+    if tag := memory.details.get("model"):  # changed by a nightly model step (docs/llm.md)
+        how = f"{tag['step']}: {tag['change']}, confidence {tag['confidence']}"
+        click.echo(f"  model        {tag['model']} {tag['prompt']} ({how}): {tag['reason'] or '-'}")
     for d in memory.details.get("dates", []):
         click.echo(
             f"  date         {d['text']!r} → {d['start']} .. {d['end']} ({d['granularity']})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,10 @@ from memoracle.cli.context import (
 from memoracle.cli.main import main
 from memoracle.serialize import records
 from memoracle.types import Scope
+
+if TYPE_CHECKING:
+    from memoracle.config import LlmSettings
+    from memoracle.llm import Model
 
 
 @main.command(name="serve")
@@ -131,6 +136,12 @@ def bench() -> None:
     metavar="SPEC",
     help="Only these conversations, by position from 0: 0-4, 5-9, 0,3,7-9.",
 )
+@click.option(
+    "--answer",
+    is_flag=True,
+    help="Answer each question with the configured model from the recall block alone; "
+    "report token F1 per category and tokens spent (docs/llm.md).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_locomo(
     path: Path,
@@ -139,6 +150,7 @@ def bench_locomo(
     embedder: str | None,
     limit: int | None,
     conversations: str | None,
+    answer: bool,
     as_json: bool,
 ) -> None:
     """Retrieval benchmark on LoCoMo-format data, no LLM: does search (and the recall
@@ -152,9 +164,14 @@ def bench_locomo(
       memoracle bench locomo ../shared/bench/locomo10.json --limit 2
       memoracle bench locomo locomo10.json --conversations 5-9
       memoracle --set search.mmr_lambda=0.7 bench locomo locomo10.json
+      memoracle bench locomo locomo10.json --limit 1 --answer --set llm.provider=openai ...
     """
     # The harness is loaded by this command only, not at every CLI start.
     from memoracle.jobs.bench import format_report, report_json, run_locomo
+
+    if answer:
+        _bench_answer(path, budget, embedder, limit, conversations, as_json)
+        return
 
     try:
         cutoffs = [int(part) for part in ks.split(",") if part.strip()]
@@ -179,6 +196,23 @@ def bench_locomo(
     click.echo(format_report(report))
 
 
+def _bench_answer(
+    path: Path, budget: int, embedder: str | None, limit: int | None, picked: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
+    from memoracle.cli.thinking import bench_model
+    from memoracle.jobs.bench.answer import run_locomo_answer
+
+    with engine_errors(), progress("questions") as on_progress:
+        model, _ = bench_model()
+        report = run_locomo_answer(path, model, budget=budget, embedder=embedder, limit=limit,
+                                   conversations=picked, on_progress=on_progress)  # fmt: skip
+    if as_json:
+        echo_json(records.envelope(**report.to_json()))
+        return
+    click.echo(report.format())
+
+
 @bench.command("capture")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--embedder", default="hash", show_default=True, help="Embedding model for the run.")
@@ -192,8 +226,15 @@ def bench_locomo(
     is_flag=True,
     help="List every case with a miss, an extra memory or a wrong kind or date.",
 )
+@click.option(
+    "--llm", "with_model", is_flag=True,
+    help="The model path: after the rules, the configured model's extract step on each "
+    "turn they made nothing from (docs/llm.md).",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_json: bool) -> None:
+def bench_capture(
+    path: Path, embedder: str, learned: bool, misses: bool, with_model: bool, as_json: bool
+) -> None:
     """Capture benchmark on a labelled set (JSONL, docs/capture.md): recall, typed recall,
     dates, strict recall (kind and date both right), precision, the noise rate (turns)
     and the noise share (memories matching nothing expected), per language and category.
@@ -223,7 +264,9 @@ def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_jso
             click.echo(observed.format())
         return
     with engine_errors(), progress("turns") as on_progress:
-        report = run_capture_set(path, embedder=embedder, learned=learned, on_progress=on_progress)
+        model, llm = _model_for(with_model)
+        report = run_capture_set(path, embedder=embedder, learned=learned, model=model, llm=llm,
+                                 on_progress=on_progress)  # fmt: skip
     if as_json:
         echo_json(records.envelope(**report.to_json()))
         return
@@ -246,8 +289,15 @@ def bench_capture(path: Path, embedder: str, learned: bool, misses: bool, as_jso
     is_flag=True,
     help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
 )
+@click.option(
+    "--llm", "with_model", is_flag=True,
+    help="The model path: the configured model's nightly steps after each nightly item "
+    "and after each scenario's last turn, each scenario in a store of its own.",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bench_lifecycle(path: Path, embedder: str, learned: bool, as_json: bool) -> None:
+def bench_lifecycle(
+    path: Path, embedder: str, learned: bool, with_model: bool, as_json: bool
+) -> None:
     """Lifecycle benchmark (JSONL scenarios, docs/lifecycle.md): after turns that change
     things (and nightly runs), is each scenario's current truth right?
 
@@ -261,10 +311,19 @@ def bench_lifecycle(path: Path, embedder: str, learned: bool, as_json: bool) -> 
     from memoracle.jobs.bench.lifecycle_set import run_lifecycle_set
 
     with engine_errors(), progress("scenarios") as on_progress:
-        report = run_lifecycle_set(
-            path, embedder=embedder, learned=learned, on_progress=on_progress
-        )
+        model, llm = _model_for(with_model)
+        report = run_lifecycle_set(path, embedder=embedder, learned=learned, model=model,
+                                   llm=llm, on_progress=on_progress)  # fmt: skip
     if as_json:
         echo_json(records.envelope(**report.to_json()))
         return
     click.echo(report.format())
+
+
+def _model_for(wanted: bool) -> tuple[Model | None, LlmSettings | None]:
+    """The configured model and its settings when `--llm` asks for them."""
+    if not wanted:
+        return None, None
+    from memoracle.cli.thinking import bench_model
+
+    return bench_model()

@@ -25,7 +25,8 @@ from memoracle.cli.context import (
 )
 from memoracle.cli.main import main
 from memoracle.clock import FixedClock
-from memoracle.config import load, toml_value
+from memoracle.config import load
+from memoracle.config_file import toml_value
 from memoracle.engine import Engine
 from memoracle.serialize import records
 from memoracle.types import Turn

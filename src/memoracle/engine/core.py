@@ -16,17 +16,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from memoracle.clock import Clock, SystemClock
-from memoracle.config import Settings, render_toml, set_key
+from memoracle.config import Settings
+from memoracle.config_file import render_toml, set_key
 from memoracle.engine import graph, guard, memories, search, upkeep, write
 from memoracle.engine.repeats import Repeats
 from memoracle.engine.replay import Replay, deliver
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
-from memoracle.errors import (
-    StoreDamaged,
-    StoreError,
-    WorkspaceError,
-)
+from memoracle.errors import StoreDamaged, StoreError, WorkspaceError
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore

@@ -311,10 +311,12 @@ def explain(
     else:
         item = memories.get_episode(st, item_id, scope=scope)
     outcome = search(st, query, k=EXPLAIN_DEPTH, scope=scope, kinds=kinds)
+    said = _model_tag(item)
     for rank, hit in enumerate(outcome.hits, 1):
         if hit.source == source and hit.id == item_id:
-            return Explanation(hit.ref, query, rank, hit, _reasons(st, hit, rank, outcome.mode))
-    reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)"]
+            why = _reasons(st, hit, rank, outcome.mode)
+            return Explanation(hit.ref, query, rank, hit, (*why, *said))
+    reasons = [f"not returned ({outcome.mode} search, {EXPLAIN_DEPTH} deep)", *said]
     filtered = _filtered(st, item, tuple(kinds))
     if filtered:
         reasons += filtered
@@ -327,6 +329,16 @@ def explain(
     if outcome.no_match:
         reasons.append(outcome.no_match)
     return Explanation(f"{source[0]}_{item_id}", query, None, None, tuple(reasons))
+
+
+def _model_tag(item: Memory | Episode) -> list[str]:
+    """What a nightly model step did to `item`, and why (docs/llm.md)."""
+    tag = item.details.get("model") if isinstance(item, Memory) else None
+    return (
+        [f"{tag['change']} by model {tag['model']} ({tag['prompt']}): {tag['reason']}"]
+        if tag
+        else []
+    )
 
 
 def _hash(item: Memory | Episode) -> str:

@@ -31,6 +31,7 @@ from memoracle.engine import Engine
 from memoracle.errors import EngineError, StoreError, WorkspaceError
 from memoracle.files import tree_bytes, write_atomically
 from memoracle.jobs import canary, cron, pointers
+from memoracle.jobs.thinking.files import health as model_health
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BlockError, budget_warning, extract_block
 from memoracle.types import STATUSES
@@ -53,7 +54,7 @@ _EXIT_CODES = {HEALTHY: 0, WARNING: 1, FAILING: 2}
 # health.json's measurements, in its order: `check` takes each, `unopened` none but two.
 FIELDS = tuple(
     "memoracle_version disk memories average_activation files index index_bytes last_nightly"
-    " database pointers canary graph duplicates duplicate_rate drift queue cron".split()
+    " database pointers canary graph duplicates duplicate_rate drift queue cron model".split()
 )
 
 _T = TypeVar("_T")
@@ -142,11 +143,10 @@ def check(
     fields["cron"] = checks.run(
         "cron health", lambda: cron.check(engine.settings, engine.store, now, checks.warn)
     )
+    fields["model"] = checks.run("model", lambda: model_health(engine.settings.home, checks.warn))
     warnings = tuple(checks.warnings)
-    if any(w.severity == FAILING for w in warnings):
-        status = FAILING
-    else:
-        status = WARNING if warnings else HEALTHY
+    failing = any(w.severity == FAILING for w in warnings)
+    status = FAILING if failing else WARNING if warnings else HEALTHY
     return HealthReport(status, now, fields, warnings)
 
 

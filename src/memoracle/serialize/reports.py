@@ -15,6 +15,7 @@ from memoracle.jobs.doctor import Finding
 from memoracle.jobs.graph_log import CompactReport
 from memoracle.jobs.nightly import FileChange, NightlyReport
 from memoracle.jobs.scrub import RedactReport
+from memoracle.jobs.thinking.night import ThinkReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport
 from memoracle.serialize.records import envelope, memory
@@ -161,9 +162,22 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
         changes=[_change(c) for c in report.changes],
         vacuum=None if report.vacuum is None else asdict(report.vacuum),
         redact=None if report.redact is None else redact_report(report.redact),
+        model=None if report.model is None else model_report(report.model),
         problems=report.problems,
         seconds=report.seconds,
     )
+
+
+def model_report(r: ThinkReport) -> dict[str, Any]:
+    """The nightly model steps: what was asked, spent, applied, held, quarantined and
+    queued; a dry run's prompts with their estimated tokens."""
+    return {
+        "skipped": r.skipped or None, "model": r.model_id or None, "budget": r.budget,
+        "tokens": r.tokens, "asked": r.asked, "from_queue": r.from_queue, "queued": r.queued,
+        "error": r.error or None, "counts": dict(r.counts),
+        "prompts": [asdict(p) for p in r.previews],
+        "quarantined": [{k: q.get(k) for k in ("step", "key", "reason")} for q in r.refused],
+    }  # fmt: skip
 
 
 def redact_report(report: RedactReport) -> dict[str, Any]:

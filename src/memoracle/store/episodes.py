@@ -121,6 +121,19 @@ class Episodes:
                 found[episode.id] = episode
         return [found[i] for i in ids if i in found]
 
+    def without_memory(self, since: datetime, until: datetime, *, limit: int) -> list[Episode]:
+        """Messages said in [since, until) that no memory came from and the write audit
+        did not hold back, oldest first (what the rules found nothing in)."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM episodes e WHERE e.at >= ? AND e.at < ?"
+            " AND e.kind = 'message' AND e.role IN ('user', 'assistant')"
+            " AND NOT EXISTS (SELECT 1 FROM provenance p WHERE p.episode_id = e.id)"
+            " AND NOT EXISTS (SELECT 1 FROM held h WHERE h.episode_id = e.id)"
+            " ORDER BY e.at, e.id LIMIT ?",
+            (db_time(since), db_time(until), limit),
+        ).fetchall()
+        return [_episode(row) for row in rows]
+
     def get(self, episode_id: int) -> Episode | None:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)

@@ -313,6 +313,19 @@ class Memories:
             ]
         return found
 
+    def reinstate(
+        self, memory_id: int, status: str, *, valid_to: datetime | None, now: datetime
+    ) -> None:
+        """Undo a supersession: `status` again, no longer replaced, `valid_to` as it was."""
+        self._db.execute(
+            "UPDATE memories SET status = ?, superseded_by = NULL, valid_to = ?,"
+            " status_changed_at = ? WHERE id = ?",
+            (status, db_time(valid_to), db_time(now), memory_id),
+        )
+
+    def set_pinned(self, memory_id: int, pinned: bool) -> None:
+        self._db.execute("UPDATE memories SET pinned = ? WHERE id = ?", (int(pinned), memory_id))
+
     def confirm(self, memory_id: int, *, step: float) -> None:
         """Raise confidence by `step` (capped at 1): something said it again."""
         self._db.execute(

@@ -27,21 +27,26 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memoracle.clock import FixedClock, parse_instant
-from memoracle.config import load
+from memoracle.config import LlmSettings, load
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput
+from memoracle.jobs.thinking.files import Work
+from memoracle.jobs.thinking.night import ThinkReport
+from memoracle.jobs.thinking.night import ask as ask_model
 from memoracle.language.words import fold
+from memoracle.llm import Model
 from memoracle.types import Memory, Scope, Turn
 
 __all__ = [
     "CaptureCase",
     "CaptureSetReport",
+    "ModelUse",
     "Tally",
     "folded",
     "read_cases",
@@ -105,6 +110,37 @@ class Tally:
         }
 
 
+@dataclass
+class ModelUse:
+    """What the model path did in a benchmark run (`--llm`): its model, the questions
+    asked, tokens spent, and its proposals applied, held under the gate, quarantined."""
+
+    model_id: str
+    asked: int = 0
+    tokens: int = 0
+    applied: int = 0
+    held: int = 0
+    quarantined: int = 0
+    unavailable: int = 0  # questions the model did not answer (ModelUnavailable)
+
+    def add(self, report: ThinkReport) -> None:
+        self.asked += report.asked
+        self.tokens += report.tokens
+        for name in ("applied", "held", "quarantined"):
+            setattr(self, name, getattr(self, name) + report.counts.get(name, 0))
+        self.unavailable += report.queued
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def format(self) -> str:
+        return (
+            f"model {self.model_id}: {self.asked} asked, {self.tokens} tokens; {self.applied}"
+            f" applied, {self.held} held under the gate, {self.quarantined} quarantined,"
+            f" {self.unavailable} unanswered"
+        )
+
+
 @dataclass(frozen=True)
 class Miss:
     """A case capture got wrong: what was expected and what it made."""
@@ -125,11 +161,13 @@ class CaptureSetReport:
     by_category: dict[str, Tally] = field(default_factory=dict)
     misses: list[Miss] = field(default_factory=list)
     seconds: float = 0.0
+    model: ModelUse | None = None  # with --llm: the model's extract after the rules
 
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "embedder": self.embedder,
+            "model": None if self.model is None else self.model.to_json(),
             "overall": self.overall.to_json(),
             "by_language": {k: v.to_json() for k, v in sorted(self.by_language.items())},
             "by_category": {k: v.to_json() for k, v in sorted(self.by_category.items())},
@@ -156,6 +194,8 @@ class CaptureSetReport:
             f"{len(self.misses)} case(s) with a miss, an extra memory or a wrong kind or date;"
             f" {self.seconds}s"
         )
+        if self.model is not None:
+            rows.append(self.model.format())
         return "\n".join(rows)
 
 
@@ -207,25 +247,36 @@ def run_capture_set(
     *,
     embedder: str | None = "hash",
     learned: bool = False,
+    model: Model | None = None,
+    llm: LlmSettings | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CaptureSetReport:
     """Capture every case of the set at `path` in a fresh temporary store and score it
     (the module docstring says how). `learned` turns capture's learned decision on
-    (`capture.classifier`), which needs the embedder it was trained for (`use`)."""
+    (`capture.classifier`), which needs the embedder it was trained for (`use`). With
+    `model`, the model path: after the rules, a turn they made no memory from is asked
+    of the model as the nightly extract step asks it (gated by `llm`'s min_confidence),
+    and the memories it applied count as made."""
     started = time.perf_counter()
     cases = read_cases(Path(path))
     report = CaptureSetReport(str(path), embedder or "default")
+    if model is not None:
+        report.model = ModelUse(model.model_id)
     with scratch_engine("capture-set", embedder, cases[0].said_at, learned=learned) as (
         engine,
         clock,
     ):
+        if llm is not None:
+            engine.settings = replace(engine.settings, llm=llm)
         for done, case in enumerate(cases, 1):
             clock.set(case.said_at)
-            result = engine.capture(
-                [Turn(case.role, case.text, case.said_at, case.id, "1", case.speaker)],
-                scope=Scope(user=f"case-{case.id}"),
-            )
-            tally, miss = score_case(case, result.added)
+            scope = Scope(user=f"case-{case.id}")
+            turn = Turn(case.role, case.text, case.said_at, case.id, "1", case.speaker)
+            result = engine.capture([turn], scope=scope)
+            made = list(result.added)
+            if model is not None and report.model is not None and not made:
+                made += _extracted(engine, model, result.episodes, report.model, scope)
+            tally, miss = score_case(case, made)
             report.overall.add(tally)
             report.by_language.setdefault(case.lang, Tally()).add(tally)
             report.by_category.setdefault(case.category or "-", Tally()).add(tally)
@@ -235,6 +286,18 @@ def run_capture_set(
                 on_progress(done, len(cases))
     report.seconds = round(time.perf_counter() - started, 2)
     return report
+
+
+def _extracted(
+    engine: Engine, model: Model, episodes: Sequence[int], use: ModelUse, scope: Scope
+) -> list[Memory]:
+    """The nightly extract step on these turns: the memories it applied (active)."""
+    if not episodes:
+        return []
+    work = Work("extract", f"extract:{episodes[0]}", {"episodes": list(episodes)})
+    use.add(ask_model(engine, model, [work]))
+    found = engine.list_memories(status="active", limit=1000, scope=scope)
+    return [m for m in found if m.source == "llm"]
 
 
 @contextmanager

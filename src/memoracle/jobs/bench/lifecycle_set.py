@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from memoracle.clock import FixedClock, parse_instant
+from memoracle.config import LlmSettings
 from memoracle.engine import Engine
-from memoracle.jobs.bench.capture_set import folded, read_jsonl, scratch_engine
+from memoracle.jobs.bench.capture_set import ModelUse, folded, read_jsonl, scratch_engine
 from memoracle.jobs.nightly import run_nightly
+from memoracle.jobs.thinking.night import run_night
 from memoracle.lifecycle.conflicts import same_value, single_valued
 from memoracle.lifecycle.slots import slots_of
+from memoracle.llm import Model
 from memoracle.types import Memory, Scope, Turn
 
 __all__ = ["LifecycleReport", "Scenario", "read_scenarios", "run_lifecycle_set"]
@@ -76,6 +79,7 @@ class LifecycleReport:
     embedder: str
     outcomes: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
+    model: ModelUse | None = None  # with --llm: the model steps after each night
 
     def groups(self, key: Callable[[Outcome], str]) -> dict[str, tuple[int, int]]:
         """(right, scenarios) by `key`."""
@@ -105,6 +109,7 @@ class LifecycleReport:
             "silent_conflicts": sum(bool(o.silent) for o in self.outcomes),
             "silent": [{"id": o.id, "slots": o.silent} for o in self.outcomes if o.silent],
             "seconds": self.seconds,
+            "model": None if self.model is None else self.model.to_json(),
         }
 
     def format(self) -> str:
@@ -120,6 +125,8 @@ class LifecycleReport:
         rows += [f"  {o.id}: {'; '.join(o.failed)}" for o in self.outcomes if o.failed]
         rows += [f"  {o.id} silent: {'; '.join(o.silent)}" for o in self.outcomes if o.silent]
         rows.append(f"{self.seconds}s")
+        if self.model is not None:
+            rows.append(self.model.format())
         return "\n".join(rows)
 
 
@@ -167,15 +174,34 @@ def run_lifecycle_set(
     *,
     embedder: str | None = "hash",
     learned: bool = False,
+    model: Model | None = None,
+    llm: LlmSettings | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LifecycleReport:
     """Play every scenario of the set at `path` in a fresh temporary store and check its
     end state (the module docstring says how); `learned` turns capture's learned
-    decision on, as `capture.classifier` does in a workspace (it needs the use model)."""
+    decision on, as `capture.classifier` does in a workspace (it needs the use model).
+
+    With `model`, the model path: each scenario in a store of its own, as the workspace
+    owner's (the model steps read the whole store; reflect and consolidate what the
+    owner sees), the model steps (`llm`'s, without a token budget) run after
+    each of its nightly items and once more after its last turn, before the checks."""
     started = time.perf_counter()
     scenarios = read_scenarios(Path(path))
     report = LifecycleReport(str(path), embedder or "default")
     first = next(s.at for s in scenarios[0].steps if s.at is not None)
+    if model is not None:
+        report.model = ModelUse(model.model_id)
+        for done, scenario in enumerate(scenarios, 1):
+            at = next(s.at for s in scenario.steps if s.at is not None)
+            with scratch_engine("lifecycle-set", embedder, at, learned=learned) as (engine, clock):
+                if llm is not None:
+                    engine.settings = replace(engine.settings, llm=llm)
+                report.outcomes.append(_play(engine, clock, scenario, model, report.model))
+            if on_progress is not None:
+                on_progress(done, len(scenarios))
+        report.seconds = round(time.perf_counter() - started, 2)
+        return report
     with scratch_engine("lifecycle-set", embedder, first, learned=learned) as (engine, clock):
         for done, scenario in enumerate(scenarios, 1):
             report.outcomes.append(_play(engine, clock, scenario))
@@ -185,15 +211,25 @@ def run_lifecycle_set(
     return report
 
 
-def _play(engine: Engine, clock: FixedClock, scenario: Scenario) -> Outcome:
-    scope = Scope(user=f"scenario-{scenario.id}")
+def _play(
+    engine: Engine,
+    clock: FixedClock,
+    scenario: Scenario,
+    model: Model | None = None,
+    use: ModelUse | None = None,
+) -> Outcome:
+    # In a store of its own (the model path), the scenario is the owner's: what the
+    # owner's views (reflect, consolidate) read.
+    scope = Scope() if model is not None else Scope(user=f"scenario-{scenario.id}")
     for n, step in enumerate(scenario.steps):
         if step.at is None:
             run_nightly(engine)
+            _model_night(engine, clock, model, use)
             continue
         clock.set(step.at)
         turn = Turn(step.role, step.text, step.at, scenario.id, str(n))
         engine.capture([turn], scope=scope)
+    _model_night(engine, clock, model, use)
     memories = engine.list_memories(status=None, limit=100_000, scope=scope)
     failed = [
         f"{name} {phrase!r}"
@@ -210,6 +246,21 @@ def _play(engine: Engine, clock: FixedClock, scenario: Scenario) -> Outcome:
     return Outcome(
         scenario.id, scenario.lang, scenario.topic, total, failed, silent_conflicts(memories)
     )
+
+
+def _model_night(
+    engine: Engine, clock: FixedClock, model: Model | None, use: ModelUse | None
+) -> None:
+    """The model steps a minute after the last turn (a night reads what came before
+    it), the clock put back after."""
+    if model is None or use is None:
+        return
+    at = clock.now()
+    clock.set(at + timedelta(minutes=1))
+    unlimited = replace(engine.settings.llm, night_tokens=1 << 40)
+    engine.settings = replace(engine.settings, llm=unlimited)
+    use.add(run_night(engine, model=model))
+    clock.set(at)
 
 
 def silent_conflicts(memories: list[Memory]) -> list[str]:

@@ -36,6 +36,7 @@ from memoracle.jobs.nightly.notes import (
     archive_daily_notes,
     clean_old_files,
 )
+from memoracle.jobs.thinking.night import ThinkReport, run_night
 from memoracle.store import Store
 from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet
@@ -68,6 +69,7 @@ class NightlyReport:
     problems: list[str] = field(default_factory=list)  # steps that failed on a file, and why
     health: health.HealthReport | None = None
     redact: scrub.RedactReport | None = None  # when the redaction's rules had changed
+    model: ThinkReport | None = None  # the model steps (docs/llm.md)
     seconds: float = 0.0
 
 
@@ -85,8 +87,8 @@ class Vacuum:
 
 
 STEPS: tuple[str, ...] = (
-    "queue", "redact", "summarize", "archive", "reindex", "resolve", "dedup", "graph", "complete",
-    "render", "clean", "index", "vacuum", "report", "health",
+    "queue", "redact", "summarize", "archive", "reindex", "resolve", "dedup", "model", "graph",
+    "complete", "render", "clean", "index", "vacuum", "report", "health",
 )  # fmt: skip
 """The nightly steps, in order (decay needs no step: activation is computed from time).
 The write queue comes first (what was said while the store was unusable, stored once
@@ -315,6 +317,12 @@ def _reindex(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
     return {"embedded": engine.reindex()}
 
 
+def _model(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
+    """The model steps (docs/llm.md), when `llm.provider` is set; never fails the night."""
+    report.model = run_night(engine, dry_run=dry_run)
+    return report.model.step_counts()
+
+
 def _graph(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     try:
         read = engine.read_graph_backlog()
@@ -422,6 +430,7 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
     "summarize": _summarize,
     "dedup": _dedup,
     "resolve": _resolve,
+    "model": _model,
     "graph": _graph,
     "reindex": _reindex,
     "archive": _archive,

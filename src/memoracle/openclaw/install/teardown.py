@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoracle.clock import Clock
-from memoracle.config import Settings, set_key
+from memoracle.config import Settings
+from memoracle.config_file import set_key
 from memoracle.engine import Engine
 from memoracle.errors import NotFound, WorkspaceError
 from memoracle.files import pid_lock
