@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve", "mcp": "serve", "bench": "serve",
     "init": "setup", "config": "setup", "demo": "setup",
     "export": "transfer", "import": "transfer",
+    "ui": "ui",
 }  # fmt: skip
 
 
