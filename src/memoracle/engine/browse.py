@@ -72,7 +72,7 @@ class Review:
 
     held: tuple[HeldWrite, ...]  # writes the write audit held back, waiting
     disputes: tuple[Dispute, ...]  # disputed memories, then a "forget …" that fit several
-    duplicates: tuple[DuplicateSet, ...]  # what the next nightly dedup would merge
+    duplicates: tuple[DuplicateSet, ...] | None  # what the next nightly would merge (if asked)
 
 
 def memories_page(
@@ -151,14 +151,17 @@ def line_reasons(line: RecallLine) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def review(st: EngineState, *, scope: Scope | None = None) -> Review:
+def review(st: EngineState, *, scope: Scope | None = None, duplicates: bool = False) -> Review:
     """Held writes waiting, disputes (and the memories a "forget …" fitted along with
-    others) and the near-duplicates the next nightly would merge (among the newest
-    `DUPLICATES_SAMPLE` it has not compared yet), only those `scope` sees."""
+    others) and, with `duplicates`, the near-duplicates the next nightly would merge
+    (among the newest `DUPLICATES_SAMPLE` it has not compared yet: seconds of work),
+    only those `scope` sees."""
     held = [
         h for h in memories.held_writes(st, waiting=True) if can_see(st.settings, scope, h.scope)
     ]
     disputes = [d for d in upkeep.pending(st) if can_see(st.settings, scope, d.memory.scope)]
+    if not duplicates:  # the dedup score over even a few hundred memories takes seconds
+        return Review(tuple(held), tuple(disputes), None)
     last = st.store.runs.latest("nightly:dedup", status="ok")
     through = (last.counts.get("through_id") if last else None) or 0
     newest = st.store.memories.id_before_newest(DUPLICATES_SAMPLE, LIVE)

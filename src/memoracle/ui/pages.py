@@ -121,9 +121,10 @@ async def recall(request: Request) -> Response:
 async def review(request: Request) -> Response:
     ui = _ui(request)
     described = request.query_params.get("describe", "").strip()
+    duplicates = request.query_params.get("duplicates") == "1"
 
     def read(engine: Engine) -> tuple[browse.Review, list[object], str]:
-        waiting = browse.review(engine, scope=ui.scope)
+        waiting = browse.review(engine, scope=ui.scope, duplicates=duplicates)
         if not described:
             return waiting, [], ""
         try:
@@ -211,13 +212,20 @@ async def graph(request: Request) -> Response:
     wanted = request.query_params.get("type", "").strip() or None
     name = request.query_params.get("name", "").strip()
 
-    def read(engine: Engine) -> tuple[list[Entity], list[Relation], object]:
+    def read(engine: Engine) -> tuple[list[Entity], list[Relation], object, str]:
         entities = engine.graph_entities(type_=wanted, limit=GRAPH_ENTITIES, scope=ui.scope)
         relations = engine.graph_relations(limit=GRAPH_RELATIONS, scope=ui.scope)
-        shown = engine.graph_show(name, scope=ui.scope) if name else None
-        return entities, relations, shown
+        try:
+            return (
+                entities,
+                relations,
+                engine.graph_show(name, scope=ui.scope) if name else None,
+                "",
+            )
+        except NotFound as exc:
+            return entities, relations, None, str(exc)
 
-    entities, relations, shown = await ui.call(read)
+    entities, relations, shown, missing = await ui.call(read)
     by_type: dict[str, list[Entity]] = {}
     for e in entities:
         by_type.setdefault(e.type, []).append(e)
@@ -230,6 +238,7 @@ async def graph(request: Request) -> Response:
         nodes=nodes,
         edges=edges,
         shown=shown,
+        missing=missing,
         wanted=wanted or "",
     )
 
