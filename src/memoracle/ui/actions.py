@@ -107,12 +107,12 @@ async def expiry(request: Request) -> Response:
 
 def _held_visible(ui: Ui, engine: Engine, ref: str) -> None:
     """`NotFound` for a held write the view may not see, as for one that does not exist."""
-    for held in engine.held_writes(waiting=True):
+    for held in engine.held_writes():
         if held.ref == ref or str(held.id) == ref:
             if can_see(ui.settings, ui.scope, held.scope):
                 return
             break
-    raise NotFound(f"No held write {ref!r} waiting.")
+    raise NotFound(f"No held write {ref!r}.")
 
 
 async def approve(request: Request) -> Response:
