@@ -3,11 +3,12 @@
 #   make test   - create .venv, install memoracle with test tools, lint, type-check, fast tests
 #   make check  - the same with every test, the slow ones included (what CI runs)
 #   make gateway-toolchain - Node 24 + openclaw@2026.9.6 for tests/gateway (npm, cached)
+#   make browser - Debian's chromium for the web page's browser tests (tests/ui, apt)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check lint fix bench clean gateway-toolchain
+.PHONY: demo test check lint fix bench clean gateway-toolchain browser
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,14 @@ check: $(VENV)/.dev lint
 # (default ~/.cache/memoracle-e2e); exit 3 when the npm registry cannot be reached.
 gateway-toolchain:
 	$(PYTHON) tests/gateway/toolchain.py
+
+# Debian's chromium, which tests/ui/test_ui_browser.py drives with Playwright (never
+# `playwright install`: no browser download). Exit 3 when apt cannot install it.
+browser:
+	@if [ -x /usr/bin/chromium ]; then /usr/bin/chromium --version; \
+	elif ! command -v apt-get >/dev/null; then echo "browser: no apt-get here" >&2; exit 3; \
+	else (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core) || exit 3; fi
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench
