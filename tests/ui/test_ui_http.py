@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
-from ui_world import HTML, ORIGIN, SCRIPT, SECRET, TOKEN, World, build_world, client, post
+from ui_world import (
+    GROUP,
+    HTML,
+    ORIGIN,
+    SCRIPT,
+    SECRET,
+    TOKEN,
+    World,
+    build_world,
+    client,
+    post,
+)
 
 from memoracle.ui import routes
 from memoracle.ui.guard import COOKIE, CSP
@@ -126,20 +137,36 @@ def test_html_in_a_memory_is_text(world: World) -> None:
     assert SCRIPT.startswith("<script>") and HTML.startswith("My <b>")
 
 
-def test_another_persons_memory_is_never_shown_nor_changed(world: World) -> None:
+@pytest.mark.parametrize(
+    ("name", "words", "search"),
+    [("bob", "Zebrastrasse", "spare bicycle depot"), ("group", "Quokka", "team offsite lodge")],
+)
+def test_another_persons_or_a_groups_memory_is_never_shown_nor_changed(
+    world: World, name: str, words: str, search: str
+) -> None:
     c, access = client(world)
-    bob = world.refs["bob"]
-    for path in ("/memories?status=", "/memories?q=bicycle", "/recall?q=spare+bicycle+depot",
-                 "/review?describe=bicycle", "/graph", "/health"):  # fmt: skip
-        assert "Zebrastrasse" not in c.get(path).text, path
-    assert c.get(f"/memories/{bob}").status_code == 404
-    for action in ("forget", "pin", "edit", "expiry"):
+    ref = world.refs[name]
+    q = search.replace(" ", "+")
+    for path in ("/memories?status=", f"/memories?q={q}", f"/recall?q={q}",
+                 f"/review?describe={q}", "/review?duplicates=1", "/graph", "/health"):  # fmt: skip
+        answer = c.get(path)
+        assert answer.status_code == 200 and words not in answer.text, path
+    asked = c.get(f"/graph?name={words}").text  # the name asked is echoed, nothing else
+    assert 'id="entity"' not in asked and "No entity" in asked
+    assert {"bob": SECRET, "group": GROUP}[name] not in asked
+    by_url = c.get(f"/memories/{ref}")  # its id typed in the address
+    assert by_url.status_code == 404 and words not in by_url.text
+    assert "No memory" in by_url.text  # as for an id that does not exist
+    for action in ("forget", "pin", "edit", "expiry", "restore"):
         fields = {"text": "x", "ttl": "1d", "pinned": "1"}
-        assert post(c, access, f"/memories/{bob}/{action}", **fields) == 404, action
+        assert post(c, access, f"/memories/{ref}/{action}", **fields) == 404, action
+    assert post(c, access, f"/disputes/{ref}/resolve", decision="reject") == 404
     with world.engine() as engine:
-        memory = engine.store.memories.get(int(bob[2:]))
+        memory = engine.store.memories.get(int(ref[2:]))
         assert memory is not None and memory.status == "active" and not memory.pinned
-        assert memory.text == SECRET and memory.expires_at is None
+        assert memory.text == {"bob": SECRET, "group": GROUP}[name]
+        assert memory.expires_at is None and memory.superseded_by is None
+        assert not [e for e in engine.store.audit.entries(memory_id=memory.id) if e.actor == "ui"]
 
 
 def _actions(world: World, ref: str) -> list[tuple[str, str]]:
