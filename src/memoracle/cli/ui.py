@@ -56,5 +56,6 @@ def ui_command(
                 say=lambda line: click.echo(line, err=line.startswith("warning")),
             )
         except OSError as exc:
-            click.echo(f"error: cannot listen on port {port}: {exc.strerror or exc}", err=True)
+            where = f"[{host}]:{port}" if host and ":" in host else f"{host or '127.0.0.1'}:{port}"
+            click.echo(f"error: cannot listen on {where}: {exc.strerror or exc}", err=True)
             sys.exit(2)

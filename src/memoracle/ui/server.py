@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 import webbrowser
 from collections.abc import Callable
 
@@ -114,6 +115,7 @@ def run(
             f"warning: listening on {host}: anyone who can reach it and has the token can "
             "read and change this memory, over plain HTTP."
         )
+    listener = listen(host, port)  # an address taken or not ours: OSError, before any URL
     token = new_token()
     app = build_app(
         settings, access=Access.for_address(token, host, port), scope=scope, clock=clock
@@ -123,5 +125,12 @@ def run(
     say("Open it in your browser; the token is needed once (then a cookie). Ctrl-C stops.")
     if open_browser:
         webbrowser.open(address)
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level="warning")
-    uvicorn.Server(config).run()
+    config = uvicorn.Config(app, log_config=None, log_level="warning")
+    with listener:
+        uvicorn.Server(config).run(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` and listening (OSError when it cannot be)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host.strip("[]"), port), family=family, backlog=64)
