@@ -156,3 +156,17 @@ def test_each_page_is_what_reading_every_memory_gives(
             ids = [m.id for m, _ in shown.items]
             assert ids == expected[(page - 1) * size : page * size], (wanted, page, walk)
             assert shown.more == (len(expected) > page * size)
+
+
+def test_forget_by_description_reads_only_what_it_lists(engine: Engine) -> None:
+    """The review page's "forget by description" is a dry run listing 50 at most: it
+    reads those, not the thousands of memories the words fit."""
+    fits = len(engine.forget_matching("lease", dry_run=True, limit=SIZE))
+    assert fits > 1000
+    listed = engine.forget_matching("lease", dry_run=True, limit=50)
+    assert [m.id for m in listed] == [
+        m.id for m in engine.forget_matching("lease", dry_run=True, limit=SIZE)[:50]
+    ]
+    few = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=50))
+    every = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=SIZE))
+    assert few < every / 2, (few, every)  # the FTS match of all of them remains
