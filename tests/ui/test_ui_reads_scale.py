@@ -103,12 +103,16 @@ def test_subjects_and_the_graph_read_a_bounded_part(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The subjects offered: counted among the newest SUBJECTS_SAMPLE (2,000 of 100,000
-    in the benchmark; 300 here). The graph: its links, not every memory (none here)."""
+    in the benchmark; 300 here). The graph: its links, not every memory (none here);
+    the graph page's counts: among the newest GRAPH_SAMPLE (5,000; 300 here)."""
     monkeypatch.setattr(store_browse, "SUBJECTS_SAMPLE", 300, raising=False)
     everything = _read_everything(engine)
     assert _steps(engine, lambda: browse.subjects(engine)) < everything / 4
     assert _steps(engine, lambda: engine.graph_entities(limit=300)) < everything / 20
     assert _steps(engine, lambda: engine.graph_relations(limit=300)) < everything / 20
+    monkeypatch.setattr(store_browse, "GRAPH_SAMPLE", 300, raising=False)
+    assert _steps(engine, lambda: browse.entities(engine)) < everything / 4
+    assert _steps(engine, lambda: browse.relations(engine)) < everything / 4
 
 
 def _everything_in_order(engine: Engine, viewer: Scope | None) -> list[Memory]:

@@ -18,23 +18,25 @@ from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState
 from memoracle.lifecycle import scoring
 from memoracle.store.audit import AuditEntry
-from memoracle.store.browse import Filter
+from memoracle.store.browse import GRAPH_SAMPLE, Filter
 from memoracle.store.held import HeldWrite
 from memoracle.store.memories import LIVE
 from memoracle.types import (
     Dispute,
     DuplicateSet,
+    Entity,
     Episode,
     Explanation,
     Memory,
     RecallBlock,
     RecallLine,
+    Relation,
     Scope,
 )
 
 __all__ = [
-    "Detail", "Filter", "Page", "Review", "SLOT_REASONS", "detail", "line_reasons",
-    "memories_page", "recall_preview", "review", "subjects",
+    "GRAPH_SAMPLE", "Detail", "Filter", "Page", "Review", "SLOT_REASONS", "detail", "entities",
+    "line_reasons", "memories_page", "recall_preview", "relations", "review", "subjects",
 ]  # fmt: skip
 
 MAX_PAGE = 200  # memories on one page at most
@@ -91,6 +93,19 @@ def memories_page(
 def subjects(st: EngineState, *, scope: Scope | None = None) -> list[tuple[str, int]]:
     """Whom the live memories `scope` sees are about, most first (the subject filter)."""
     return st.store.browse.subjects(view_for(st.settings, scope))
+
+
+def entities(
+    st: EngineState, *, type_: str | None = None, limit: int = 300, scope: Scope | None = None
+) -> list[Entity]:
+    """The entities the newest live memories `scope` sees name (`GRAPH_SAMPLE` of them,
+    so the graph page costs the same at any size), most named among them first."""
+    return st.store.browse.entities(view_for(st.settings, scope), type_=type_, limit=limit)
+
+
+def relations(st: EngineState, *, limit: int = 300, scope: Scope | None = None) -> list[Relation]:
+    """The relations those newest memories state, most stated among them first."""
+    return st.store.browse.relations(view_for(st.settings, scope), limit=limit)
 
 
 def detail(

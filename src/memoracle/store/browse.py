@@ -21,8 +21,10 @@ from typing import Any
 from memoracle.store.db import Database, db_time
 from memoracle.store.index import View
 from memoracle.store.memories import match_expression
+from memoracle.types import Entity, Relation
 
 SUBJECTS_SAMPLE = 2000  # the newest memories whose subjects the filter offers
+GRAPH_SAMPLE = 5000  # the newest live memories whose entities and relations the page counts
 # The memories page first walks at most this many memories newest first (by
 # `memories_observed`, in order, no sort; within the dates asked): when that was all of
 # them or the page is full, it is the answer; a rarer filter then asks the planner (a
@@ -134,3 +136,39 @@ class Browse:
             (*params, SUBJECTS_SAMPLE, limit),
         ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
+
+    def _newest_live(self, view: View) -> tuple[str, list[Any]]:
+        """The newest `GRAPH_SAMPLE` live memories `view`'s requester sees, as SQL."""
+        visible, params = view.scope_clause("m")
+        return (
+            "(SELECT m.id FROM memories m INDEXED BY memories_observed"
+            f" WHERE m.status IN ('active', 'disputed') AND {visible}"
+            " ORDER BY m.observed_at DESC, m.id DESC LIMIT ?)",
+            [*params, GRAPH_SAMPLE],
+        )
+
+    def entities(self, view: View, *, type_: str | None, limit: int) -> list[Entity]:
+        """The entities the newest `GRAPH_SAMPLE` live memories `view`'s requester sees
+        name, most named among them first (the count is theirs)."""
+        newest, params = self._newest_live(view)
+        rows = self._db.execute(
+            f"SELECT e.id, e.key, e.name, e.type, count(*) AS n FROM {newest} r"
+            " JOIN entity_memories em ON em.memory_id = r.id"
+            " JOIN entities e ON e.id = em.entity_id WHERE (? IS NULL OR e.type = ?)"
+            " GROUP BY e.id ORDER BY n DESC, e.key LIMIT ?",
+            (*params, type_, type_, limit),
+        ).fetchall()
+        return [Entity(int(i), str(k), str(n), str(t), (), int(c)) for i, k, n, t, c in rows]
+
+    def relations(self, view: View, *, limit: int) -> list[Relation]:
+        """The relations those newest memories state, most stated among them first."""
+        newest, params = self._newest_live(view)
+        rows = self._db.execute(
+            "SELECT rel.id, s.key, rel.relation, t.key, count(*) AS n"
+            f" FROM {newest} r JOIN relation_memories rm ON rm.memory_id = r.id"
+            " JOIN relations rel ON rel.id = rm.relation_id"
+            " JOIN entities s ON s.id = rel.source_id JOIN entities t ON t.id = rel.target_id"
+            " GROUP BY rel.id ORDER BY n DESC, s.key, rel.relation, t.key LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [Relation(int(i), str(s), str(r), str(t), int(n)) for i, s, r, t, n in rows]

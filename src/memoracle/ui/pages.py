@@ -213,8 +213,8 @@ async def graph(request: Request) -> Response:
     name = request.query_params.get("name", "").strip()
 
     def read(engine: Engine) -> tuple[list[Entity], list[Relation], object, str]:
-        entities = engine.graph_entities(type_=wanted, limit=GRAPH_ENTITIES, scope=ui.scope)
-        relations = engine.graph_relations(limit=GRAPH_RELATIONS, scope=ui.scope)
+        entities = browse.entities(engine, type_=wanted, limit=GRAPH_ENTITIES, scope=ui.scope)
+        relations = browse.relations(engine, limit=GRAPH_RELATIONS, scope=ui.scope)
         try:
             return (
                 entities,
@@ -240,6 +240,7 @@ async def graph(request: Request) -> Response:
         shown=shown,
         missing=missing,
         wanted=wanted or "",
+        sample=browse.GRAPH_SAMPLE,
     )
 
 
