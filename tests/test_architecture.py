@@ -25,6 +25,7 @@ ORDER = (
     "memoracle.cli",
     "memoracle.serve",
     "memoracle.mcp_server",
+    "memoracle.ui",
     "memoracle.serialize.reports",
     # integrations
     "memoracle.openclaw",
@@ -65,6 +66,8 @@ ORDER = (
 INSIDE: dict[str, tuple[str, ...]] = {
     "memoracle.engine": (
         "core",
+        "browse",
+        "amend",
         "completion",
         "guard",
         "replay",
@@ -235,7 +238,7 @@ def test_pure_packages_never_touch_the_store(package: str) -> None:
 
 def test_doors_hold_no_store_or_capture() -> None:
     for path in MODULES:
-        if _unit(_name(path)) in ("memoracle.cli", "memoracle.mcp_server"):
+        if _unit(_name(path)) in ("memoracle.cli", "memoracle.mcp_server", "memoracle.ui"):
             banned = ("memoracle.store", "memoracle.capture", "memoracle.ingest")
             bad = [t for t in _imports(path) if t.startswith(banned)]
             assert not bad, f"{_name(path)} imports {bad}: doors call the engine"

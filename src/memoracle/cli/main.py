@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "undo-model": "thinking",
     "export": "transfer", "import": "transfer",
     "complete": "tidy", "advise": "tidy",
+    "ui": "ui",
 }  # fmt: skip
 
 

@@ -290,8 +290,8 @@ def forget_matching(
         ids = st.store.memories.match(query, view=view, limit=EVERY)
         if len(ids) == 1:  # holding the words, while it describes others too?
             ids += settle.also_described(st, query, ids, None, view=view)
-        found = st.store.memories.get_many(ids)
-        if len(found) > limit and not everything and not dry_run:
+        found = st.store.memories.get_many(ids if everything else ids[: limit + 1])
+        if len(ids) > limit and not everything and not dry_run:
             raise InvalidInput(
                 f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
                 " say more, or pass --all to forget every one."

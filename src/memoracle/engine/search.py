@@ -160,9 +160,15 @@ READONLY_NOTE = "read-only workspace: the recalled memories' use was not recorde
 
 
 def recall(
-    st: EngineState, message: str, *, budget: int | None = None, scope: Scope | None = None
+    st: EngineState,
+    message: str,
+    *,
+    budget: int | None = None,
+    scope: Scope | None = None,
+    boost: bool = True,
 ) -> RecallBlock:
-    """`Engine.recall` (its docstring says what callers get)."""
+    """`Engine.recall` (its docstring says what callers get); `boost` False: a preview,
+    no memory gets its recall boost (the web page's recall page)."""
     budget = st.settings.recall.budget_tokens if budget is None else budget
     if budget <= 0:
         raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
@@ -217,7 +223,7 @@ def recall(
     note = outcome.note if outcome else None
     if recalled and st.store.readonly:
         note = "; ".join(filter(None, [note, READONLY_NOTE]))
-    elif recalled:
+    elif recalled and boost:
         with st.store.transaction():
             memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(

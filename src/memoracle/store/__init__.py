@@ -20,6 +20,7 @@ from memoracle.store import safety, schema
 from memoracle.store.archive import Archive, ArchivedMemory
 from memoracle.store.audit import Audit, AuditEntry
 from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.browse import Browse
 from memoracle.store.db import Database, db_time, require_fts5, writable
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
@@ -79,6 +80,7 @@ class Store:
         self.graph = Graph(db)
         self.held = Held(db)
         self.scrub = Scrub(db)
+        self.browse = Browse(db)  # the web page's reads (memoracle ui)
 
     @classmethod
     def open(

@@ -15,7 +15,7 @@ The parts: `history` (reading it, gaps), `ticks`, `svg` (one chart as data and
 SVG), `charts` (the four charts).
 """
 
-from memoracle.jobs.charts.charts import write_charts
+from memoracle.jobs.charts.charts import draw, write_charts
 from memoracle.jobs.charts.history import (
     GAP_FACTOR,
     GAP_FLOOR,
@@ -37,6 +37,7 @@ __all__ = [
     "Problem",
     "WIDTH",
     "date_ticks",
+    "draw",
     "find_gaps",
     "nice_ticks",
     "read_history",

@@ -32,11 +32,17 @@ def write_charts(
     warning bands and lines are `health`'s thresholds (default: the config's defaults).
     A file that cannot be written is a WorkspaceError naming it."""
     paths = []
-    for name, chart in _charts(history, health or HealthSettings()).items():
+    for name, drawn in draw(history, health=health).items():
         path = folder / f"{name}.svg"
-        write_atomically(path, _svg(chart))
+        write_atomically(path, drawn)
         paths.append(path)
     return paths
+
+
+def draw(history: History, *, health: HealthSettings | None = None) -> dict[str, str]:
+    """The four charts as SVG text by name (activation, memories, rates, nightly), as
+    `write_charts` writes them: for a page that serves them without files."""
+    return {name: _svg(c) for name, c in _charts(history, health or HealthSettings()).items()}
 
 
 def _charts(history: History, health: HealthSettings) -> dict[str, _Chart]:
