@@ -30,6 +30,7 @@ from memoracle.store import Store
 from memoracle.types import (
     Memory,
 )
+from memoracle.workspace import MODELS_DIR
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -118,7 +119,12 @@ class EngineState:
             self._embedder_one = (
                 None
                 if e.provider in ("", "none")
-                else make_embedder(name, endpoint=e.endpoint, model=e.model)
+                else make_embedder(
+                    name,
+                    endpoint=e.endpoint,
+                    model=e.model,
+                    cache_dir=self.settings.home / MODELS_DIR,
+                )
             )
             self._embedder_made = True
         return self._embedder_one
