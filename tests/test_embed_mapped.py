@@ -137,3 +137,34 @@ def test_an_unwritable_cache_folder_costs_speed_not_vectors(
     expected = _packaged(reference[0]).embed_documents(_texts())
     assert np.array_equal(embedder.embed_documents(_texts()), expected)
     assert blocker.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_the_prototypes_vectors_are_kept_beside_the_model(
+    tmp_path: Path, reference: tuple[Any, Matrix], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every process that reads an attribute by meaning compares with the packaged
+    prototypes: embedded once (in one call, as ever), then mapped by the next process."""
+    from memoracle.embed.memo import Memo
+    from memoracle.lifecycle.attributes import AttributeReader, prototypes
+
+    table = prototypes()
+    texts = [s for sentences in table.values() for s in sentences]
+    first = mapped.fixed(Memo(UseEmbedder(cache_dir=tmp_path)), texts)
+    assert np.array_equal(first, _packaged(reference[0]).embed_documents(texts))
+    folder = tmp_path / UseEmbedder().model_id
+    assert len(list(folder.glob("fixed-*.npy"))) == 1
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the prototypes were embedded again")
+
+    monkeypatch.setattr(UseEmbedder, "embed_documents", refuse)
+    reader = AttributeReader(Memo(UseEmbedder(cache_dir=tmp_path)), table)
+    assert np.array_equal(reader.matrix, first)
+    other = [*texts[:-1], texts[-1] + "!"]  # another list: its own file
+    monkeypatch.undo()
+    assert mapped.fixed(UseEmbedder(cache_dir=tmp_path), other).shape == first.shape
+    assert len(list(folder.glob("fixed-*.npy"))) == 2
+    for path in folder.glob("fixed-*.npy"):
+        path.write_bytes(b"damaged")  # embedded and written again
+    assert np.array_equal(mapped.fixed(UseEmbedder(cache_dir=tmp_path), texts), first)
+    assert np.array_equal(mapped.fixed(UseEmbedder(cache_dir=tmp_path), texts), first)

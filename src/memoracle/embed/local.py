@@ -87,6 +87,11 @@ class UseEmbedder:
         """Whether the model is in memory (it loads on the first embed call)."""
         return self._model is not None
 
+    @property
+    def cache_folder(self) -> Path | None:
+        """Where this model is kept ready to map (`embed.mapped`), if anywhere."""
+        return None if self._cache_dir is None else self._cache_dir / self._model_id
+
     def _get(self) -> Any:
         with self._lock:
             if self._model is None:

@@ -11,11 +11,15 @@ characters, so a text loads only the groups it can touch. The result is the same
 the folder is written only when the mapped model embeds a set of probe texts exactly as
 the package's own loading does, and a folder that is missing, partial or unreadable is
 ignored (the package's own loading is used and the folder written again).
+
+`fixed` keeps, beside the model, the vectors of a fixed list of the package's texts that
+every process compares with (the attribute prototypes, `lifecycle.attributes`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import mmap
@@ -24,10 +28,13 @@ import shutil
 import tempfile
 import zlib
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memoracle.embed.core import Matrix
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,47 @@ def prepare(model: Any, folder: Path) -> None:
     if not load(model, folder):
         log.debug("loading %s from its package; writing %s", folder.name, folder)
         write(model, folder)
+
+
+def fixed(embedder: Any, texts: Sequence[str]) -> Matrix:
+    """`embedder.embed_documents(texts)` for a fixed list of the package's own texts
+    (the attribute prototypes every process compares with), kept beside the model as
+    one file per list (`fixed-<digest>.npy`, the digest of the texts): a process maps
+    it instead of embedding them. The same call computed them, so they are the same
+    vectors. Embedders without a cache folder (`cache_folder`) just embed."""
+    inner = getattr(embedder, "inner", embedder)  # behind a `Memo`
+    folder = getattr(inner, "cache_folder", None)
+    if not isinstance(folder, Path) or not texts:
+        return np.asarray(inner.embed_documents(texts), dtype=np.float32)
+    digest = hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()[:24]
+    path = folder / f"fixed-{digest}.npy"
+    shape = (len(texts), int(inner.dim))
+    try:
+        found = np.load(path, mmap_mode="r")
+        if found.shape == shape and found.dtype == np.float32:
+            return np.array(found)
+    except (OSError, ValueError):
+        pass  # not there yet, or damaged: embedded and written again
+    vectors = np.asarray(inner.embed_documents(texts), dtype=np.float32)  # one batch, as ever
+    if folder.is_dir():  # written beside a model cache, never a folder of its own
+        _write_fixed(path, vectors)
+    return vectors
+
+
+def _write_fixed(path: Path, vectors: Matrix) -> None:
+    try:
+        fd, temp = tempfile.mkstemp(prefix=".fixed-", suffix=".npy", dir=path.parent)
+    except OSError as exc:
+        log.debug("fixed vectors not written (%s)", exc)
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, vectors)
+        os.replace(temp, path)
+    except OSError as exc:
+        log.debug("fixed vectors not written (%s)", exc)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 def load(model: Any, folder: Path) -> bool:
