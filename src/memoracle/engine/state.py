@@ -18,6 +18,7 @@ from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, make_embedder
 from memoracle.embed.core import Vector
+from memoracle.embed.memo import Memo
 from memoracle.errors import (
     EngineError,
     InvalidInput,
@@ -30,6 +31,7 @@ from memoracle.store import Store
 from memoracle.types import (
     Memory,
 )
+from memoracle.workspace import MODELS_DIR
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -111,14 +113,22 @@ class EngineState:
         return self._searcher
 
     def _embedder(self) -> Embedder | None:
-        """The store's embedder, made once (the searcher and capture share it)."""
+        """The store's embedder, made once (the searcher and capture share it), behind a
+        `Memo`: a text embedded as a document is embedded once in this process."""
         if not self._embedder_made:
             e = self.settings.embedding
             name = e.model if e.provider == "local" else e.provider
             self._embedder_one = (
                 None
                 if e.provider in ("", "none")
-                else make_embedder(name, endpoint=e.endpoint, model=e.model)
+                else Memo(
+                    make_embedder(
+                        name,
+                        endpoint=e.endpoint,
+                        model=e.model,
+                        cache_dir=self.settings.home / MODELS_DIR,
+                    )
+                )
             )
             self._embedder_made = True
         return self._embedder_one

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memoracle.capture.dates import find_dates
+from memoracle.embed import mapped
 from memoracle.embed.core import Embedder, Vector
 from memoracle.language import datafiles
 from memoracle.language.kit import packaged, read_folder
@@ -96,7 +97,7 @@ class AttributeReader:
         self.model_id = embedder.model_id
         self.labels = [a for a, sentences in table.items() for _ in sentences]
         texts = [s for sentences in table.values() for s in sentences]
-        self.matrix = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        self.matrix = mapped.fixed(embedder, texts)  # kept beside the model: mapped
         self.attributes = sorted(set(self.labels))
         self._rows = {a: [i for i, b in enumerate(self.labels) if b == a] for a in self.attributes}
 

@@ -36,6 +36,7 @@ from memoracle.engine import memories as engine_memories
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint
+from memoracle.lifecycle.attributes import reader_for
 from memoracle.serialize import records, reports
 from memoracle.serve.protocol import SCOPE_FIELDS, scope_of, turns_of
 from memoracle.types import Scope
@@ -143,6 +144,17 @@ class WarmServer:
                 # turns first: vectors land between requests.
                 self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
             return self._engine
+
+    def warm(self) -> None:
+        """Open the engine and load what a first recall needs (the embedding model, the
+        attribute prototypes' vectors), so the first request after the server says it is
+        ready does not pay for them. A store or model that fails now fails the first
+        request instead, which says why, as before."""
+        with contextlib.suppress(EngineError), self._call() as engine:
+            embedder = engine.searcher.embedder
+            if embedder is not None:
+                embedder.embed_query("memoracle")
+                reader_for(embedder)
 
     def close(self) -> None:
         with self._lock:
@@ -356,7 +368,9 @@ class WarmServer:
 
     def serve(self, path: Path, *, on_ready: Callable[[], None] | None = None) -> None:
         """Listen at `path` (mode 0600) until stopped; the socket file is removed on the
-        way out. SIGTERM and SIGINT stop it cleanly when called from the main thread."""
+        way out. SIGTERM and SIGINT stop it cleanly when called from the main thread. The
+        engine is opened and warmed (`warm`) before the socket is there."""
+        self.warm()
         claim_socket(path)
         owner = self
 
