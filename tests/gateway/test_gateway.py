@@ -99,7 +99,12 @@ def test_plugin_loads_with_its_hooks_and_tools_not_hook_only(world: World) -> No
         world.oc.run("plugins", "inspect", "memoracle", "--runtime", "--json").stdout
     )
     assert report["plugin"]["status"] == "loaded", report["plugin"]
-    assert {h["name"] for h in report["typedHooks"]} == {"before_prompt_build", "agent_end"}
+    # gateway_start starts the warm server before the first turn needs it.
+    assert {h["name"] for h in report["typedHooks"]} == {
+        "before_prompt_build",
+        "agent_end",
+        "gateway_start",
+    }
     assert report["policy"]["allowConversationAccess"] is True
     # The memory slot whole: the gateway's memory tools are memoracle's, and inspect no
     # longer calls it hook-only (it printed "has not migrated to explicit capability
