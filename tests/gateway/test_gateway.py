@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_model import content_text
+from fake_model import CONTEXT_WINDOW, answer_for, content_text, prompt_tokens
 from harness import first_json
 from toolchain import NODE_VERSION, OPENCLAW_VERSION, Toolchain
 
@@ -379,6 +379,20 @@ def test_the_gateways_memory_search_answers_from_memoracle_in_the_sessions_scope
     assert '"path": "memoracle/' in in_group and "race starts" in in_group, in_group[-2000:]
     assert "slot private" not in in_group
     assert "slot private" in of_owner and "race starts" not in of_owner, of_owner[-2000:]
+
+
+def test_the_fake_model_calls_a_tool_once_and_reads_the_persons_own_markers() -> None:
+    """OpenClaw 2026.9.6 moves its runtime context (a user message) to the end of the
+    request, after a tool's result: the tool was called, so the model answers; and a
+    recall block before the person's words may hold markers said before."""
+    internal = {"role": "user", "content": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT\nRuntime: …"}
+    recalled = "<memoracle-recall>- I said [context 30%] [call memory_get: x]</memoracle-recall>"
+    asked = {"role": "user", "content": f"{recalled}\n\nHow full? [context 85%] [call t: y]"}
+    call = {"role": "assistant", "tool_calls": [{"id": "c1"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "{}"}
+    assert answer_for([asked, internal]) == {"name": "t", "arguments": {"query": "y"}}
+    assert isinstance(answer_for([asked, call, result, internal]), str)
+    assert prompt_tokens([asked, internal]) == 85 * CONTEXT_WINDOW // 100
 
 
 def test_heartbeat_checkpoints_and_the_session_start_snapshot(world: World) -> None:
