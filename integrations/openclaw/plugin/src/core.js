@@ -645,7 +645,7 @@ export function createHooks(transport, config, log, options = {}) {
       if (!last) return;
       const found = scopeFor(ctx, "capture");
       if (!found) return;
-      const share = transport.checkpoint && heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx));
+      const share = transport.checkpoint && heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx, options.hostConfig));
       if (share) {
         await checkpointSession(event, ctx, found, share);
         return;
