@@ -23,6 +23,7 @@ describe("context fill", () => {
   });
 
   test("a hook context without the window (2026.9.6's agent_end): the config's window for the run's model", () => {
+    /** @type {any} */
     const config = { models: { providers: { fake: { models: [{ id: "m1", contextWindow: 64000 }] } } } };
     const ctx = { sessionKey: "agent:main:main", modelProviderId: "fake", modelId: "m1" };
     assert.equal(contextFill([answer(35200)], ctx, config), 0.55);
