@@ -26,10 +26,17 @@ _CALL = re.compile(r"\[call (\w+): ([^\]]+)\]")
 _CONTEXT = re.compile(r"\[context (\d{1,3})%\]")
 
 
+def _is_person(message: dict[str, Any]) -> bool:
+    """A user message the person wrote. The gateway sends its own runtime context as a
+    user message too, and moves it to the end of the request (after a tool's result,
+    where a run calls a tool): that one is not the person's."""
+    return message.get("role") == "user" and not content_text(message.get("content")).startswith(
+        "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT"
+    )
+
+
 def _person_said(messages: list[dict[str, Any]]) -> str:
-    said = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
-    # The gateway appends its own context as a user message: answer the person's words.
-    said = [t for t in said if not t.startswith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT")]
+    said = [content_text(m.get("content")) for m in messages if _is_person(m)]
     return said[-1] if said else ""
 
 
@@ -39,18 +46,21 @@ def answer_for(messages: list[dict[str, Any]]) -> str | dict[str, Any]:
     text = _person_said(messages)
     if "memory flush" in text.lower() or "NO_REPLY" in text:
         return "NO_REPLY"
-    call = _CALL.search(text)
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    if call and not any(m.get("role") == "tool" for m in messages[last_user + 1 :]):
-        return {"name": call.group(1), "arguments": {"query": call.group(2).strip()}}
+    # The person's own words come last in their message (a recall block may come first,
+    # holding words said before): the last call and the last context share are theirs.
+    calls = _CALL.findall(text)
+    last_user = max((i for i, m in enumerate(messages) if _is_person(m)), default=-1)
+    if calls and not any(m.get("role") == "tool" for m in messages[last_user + 1 :]):
+        name, words = calls[-1]
+        return {"name": name, "arguments": {"query": words.strip()}}
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"Noted ({digest}): I will keep that in mind."
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """The prompt's size the model reports: `[context N%]` of the window, else 10."""
-    found = _CONTEXT.search(_person_said(messages))
-    return int(found.group(1)) * CONTEXT_WINDOW // 100 if found else 10
+    found = _CONTEXT.findall(_person_said(messages))
+    return int(found[-1]) * CONTEXT_WINDOW // 100 if found else 10
 
 
 def content_text(content: Any) -> str:

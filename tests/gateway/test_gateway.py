@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_model import content_text
+from fake_model import CONTEXT_WINDOW, answer_for, content_text, prompt_tokens
 from harness import first_json
 from toolchain import NODE_VERSION, OPENCLAW_VERSION, Toolchain
 
@@ -99,7 +99,12 @@ def test_plugin_loads_with_its_hooks_and_tools_not_hook_only(world: World) -> No
         world.oc.run("plugins", "inspect", "memoracle", "--runtime", "--json").stdout
     )
     assert report["plugin"]["status"] == "loaded", report["plugin"]
-    assert {h["name"] for h in report["typedHooks"]} == {"before_prompt_build", "agent_end"}
+    # gateway_start starts the warm server before the first turn needs it.
+    assert {h["name"] for h in report["typedHooks"]} == {
+        "before_prompt_build",
+        "agent_end",
+        "gateway_start",
+    }
     assert report["policy"]["allowConversationAccess"] is True
     # The memory slot whole: the gateway's memory tools are memoracle's, and inspect no
     # longer calls it hook-only (it printed "has not migrated to explicit capability
@@ -376,6 +381,20 @@ def test_the_gateways_memory_search_answers_from_memoracle_in_the_sessions_scope
     assert "slot private" in of_owner and "race starts" not in of_owner, of_owner[-2000:]
 
 
+def test_the_fake_model_calls_a_tool_once_and_reads_the_persons_own_markers() -> None:
+    """OpenClaw 2026.9.6 moves its runtime context (a user message) to the end of the
+    request, after a tool's result: the tool was called, so the model answers; and a
+    recall block before the person's words may hold markers said before."""
+    internal = {"role": "user", "content": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT\nRuntime: …"}
+    recalled = "<memoracle-recall>- I said [context 30%] [call memory_get: x]</memoracle-recall>"
+    asked = {"role": "user", "content": f"{recalled}\n\nHow full? [context 85%] [call t: y]"}
+    call = {"role": "assistant", "tool_calls": [{"id": "c1"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "{}"}
+    assert answer_for([asked, internal]) == {"name": "t", "arguments": {"query": "y"}}
+    assert isinstance(answer_for([asked, call, result, internal]), str)
+    assert prompt_tokens([asked, internal]) == 85 * CONTEXT_WINDOW // 100
+
+
 def test_heartbeat_checkpoints_and_the_session_start_snapshot(world: World) -> None:
     """One owner's session (a Control UI thread) whose model reports its prompt at 30,
     55, 60 and 85 % of the window: the plugin checkpoints the live session at 50 % and at
@@ -413,8 +432,10 @@ def test_heartbeat_checkpoints_and_the_session_start_snapshot(world: World) -> N
         _last_user_text(r, "(heartbeat check)") for r in _requests_with(world, "(heartbeat check)")
     ]
     asked = [t for t in asked if t]
-    first = [t for t in asked if said_in_turns[0] in t]
-    later = [t for t in asked if said_in_turns[0] not in t]
+    # Which turn a message is: the person's words after the blocks (a later turn's recall
+    # block may hold the first turn's words).
+    first = [t for t in asked if said_in_turns[0] in t.rsplit("</memoracle-recall>", 1)[-1]]
+    later = [t for t in asked if t not in first]
     assert first and all("<memoracle-session-start>" in t and "(start check)" in t for t in first)
     assert len(later) >= 3 and not [t for t in later if "(start check)" in t]
 

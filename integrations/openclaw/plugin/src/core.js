@@ -27,7 +27,7 @@ import { CheckpointTracker, contextFill, DEFAULT_CHECKPOINT_AT, parseShares, per
 import { inboundWords } from "./inbound.js";
 import { createMemorySlot } from "./slot.js";
 import { groupsReachMain, ownerIdentities, scopeFlags, turnScope } from "./scope.js";
-import { memoracleHome, SOCKET_NAME, WarmRequestError, WarmServer } from "./warm.js";
+import { memoracleHome, SOCKET_NAME, START_TIMEOUT_MS, WarmRequestError, WarmServer } from "./warm.js";
 
 import {
   contentText as messageContentText,
@@ -146,6 +146,8 @@ const NO_RECALL_TRIGGERS = new Set(["heartbeat", "memory"]);
  *   a checkpoint of a live session's turns (heartbeat checkpoints; none without it)
  * @property {(query: string, limit: number, scope: WireScope) => Promise<Record<string, any>>} [search]
  * @property {(ids: string[], scope: WireScope) => Promise<Record<string, any>[]>} [get]
+ * @property {() => Promise<void>} [warmUp] start the warm server and open its store
+ *   (at the gateway's start, before the first turn)
  * @property {boolean} [fixedScope] the server fixes the scope (MCP over HTTP): only the
  *   owner's turns may use it
  */
@@ -399,6 +401,12 @@ export function registerMemoracle(api, options = {}) {
   if (config.autoCapture || heartbeat) {
     api.on("agent_end", hooks.agentEnd, { timeoutMs: config.captureTimeoutMs + 1000 });
   }
+  if (transport.warmUp && config.autoRecall) {
+    // The first turn's recall finds the server up and its store open (a cold start's
+    // seconds otherwise come out of that turn's recall budget, and its recall is lost).
+    const warmUp = transport.warmUp;
+    api.on("gateway_start", () => void warmUp().catch((error) => log.debug(`memoracle: no warm-up: ${messageOf(error)}`)));
+  }
   const does = [
     config.autoRecall && "recall",
     config.autoCapture && "capture",
@@ -637,7 +645,7 @@ export function createHooks(transport, config, log, options = {}) {
       if (!last) return;
       const found = scopeFor(ctx, "capture");
       if (!found) return;
-      const share = transport.checkpoint && heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx));
+      const share = transport.checkpoint && heartbeat.due(sessionOf(ctx), contextFill(event?.messages, ctx, options.hostConfig));
       if (share) {
         await checkpointSession(event, ctx, found, share);
         return;
@@ -1024,6 +1032,10 @@ export function warmTransport(config, resolvePath, log, options = {}) {
         },
         () => cli.checkpoint(turns, scope),
       );
+    },
+    async warmUp() {
+      // `status` opens the engine; the server starts first if nothing listens.
+      await server.call({ op: "status" }, START_TIMEOUT_MS + config.recallTimeoutMs);
     },
     search(query, limit, scope) {
       return call({ op: "search", query, limit }, scope, config.recallTimeoutMs, (reply) => reply, () =>

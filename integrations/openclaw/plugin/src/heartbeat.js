@@ -5,15 +5,19 @@
  *
  * OpenClaw 2026.9.x hands `agent_end` the session's messages, each assistant message
  * with the `usage` of the model call that wrote it (`input`, `output`, `cacheRead`,
- * `cacheWrite`, `totalTokens`), and its context the run's context window:
- * `modelContextWindowTokens` (the run's effective budget after the model's, the config's
- * and the agent's caps, else the model's window; other hooks name it
- * `contextTokenBudget`, which is read first). The
- * last call's tokens over that budget is how full the context is now. When it passes a
+ * `cacheWrite`, `totalTokens`). The run's context window is read from the hook's context
+ * when the host puts it there (`contextTokenBudget`, else `modelContextWindowTokens`);
+ * 2026.9.6 does not: its embedded runner builds `modelContextWindowTokens`, but the
+ * harness's hook context (`buildAgentHookContext`) copies a fixed list of fields that
+ * leaves it out. The window is then the one the gateway's config gives the run's model
+ * (`models.providers.<provider>.models[]`: `contextTokens`, else `contextWindow`),
+ * capped by `agents.defaults.contextTokens`. The last call's tokens over that budget is
+ * how full the context is now. When it passes a
  * share in `checkpointAt` (default 50 % and 80 %) for the first time in a session, the
  * plugin checkpoints the live session (./core.js): once per share per session, however
- * many turns stay above it. A gateway that gives no budget or no usage gets no
- * heartbeat checkpoint (its pre-compaction flush still runs).
+ * many turns stay above it. A run whose window neither the hook nor the config gives
+ * (a built-in model the config does not list), or with no usage, gets no heartbeat
+ * checkpoint (its pre-compaction flush still runs).
  */
 
 /** The shares of the context window that trigger a checkpoint, by default. */
@@ -21,14 +25,17 @@ export const DEFAULT_CHECKPOINT_AT = Object.freeze([0.5, 0.8]);
 
 /**
  * How full the context is after the turn in `messages` (0.52 = 52 %), or undefined when
- * the host gives no budget or no usage.
+ * no budget or no usage is known.
  * @param {unknown} messages agent_end's `messages`
- * @param {any} ctx agent_end's context (`contextTokenBudget`, else `modelContextWindowTokens`)
+ * @param {any} ctx agent_end's context (`contextTokenBudget`, else `modelContextWindowTokens`,
+ *   else the window `hostConfig` gives its `modelProviderId`/`modelId`)
+ * @param {any} [hostConfig] the gateway's config (`api.config`)
  * @returns {number | undefined}
  */
-export function contextFill(messages, ctx) {
-  const budget = ctx?.contextTokenBudget ?? ctx?.modelContextWindowTokens;
-  if (typeof budget !== "number" || !Number.isFinite(budget) || budget <= 0) return undefined;
+export function contextFill(messages, ctx, hostConfig) {
+  const budget = [ctx?.contextTokenBudget, ctx?.modelContextWindowTokens].find(positive) ??
+    configuredWindow(hostConfig, ctx?.modelProviderId, ctx?.modelId);
+  if (!positive(budget)) return undefined;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     const message = messages[i];
@@ -37,6 +44,33 @@ export function contextFill(messages, ctx) {
     if (tokens !== undefined) return tokens / budget;
   }
   return undefined;
+}
+
+/**
+ * The context window the gateway's config gives a model: its entry under
+ * `models.providers.<provider>.models` (`contextTokens`, else `contextWindow`), capped
+ * by `agents.defaults.contextTokens`; undefined when the config does not list the model.
+ * @param {any} hostConfig
+ * @param {unknown} provider
+ * @param {unknown} modelId
+ * @returns {number | undefined}
+ */
+export function configuredWindow(hostConfig, provider, modelId) {
+  if (typeof provider !== "string" || typeof modelId !== "string") return undefined;
+  const models = hostConfig?.models?.providers?.[provider]?.models;
+  const entry = Array.isArray(models) ? models.find((m) => m?.id === modelId) : undefined;
+  const window = [entry?.contextTokens, entry?.contextWindow].find(positive);
+  if (window === undefined) return undefined;
+  const cap = hostConfig?.agents?.defaults?.contextTokens;
+  return positive(cap) ? Math.min(window, cap) : window;
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is number}
+ */
+function positive(value) {
+  return typeof value === "number" && Number.isFinite(value) && value > 0;
 }
 
 /**

@@ -32,6 +32,14 @@ import { turnScope } from "./scope.js";
 
 export const SEARCH_TOOL = "memory_search";
 export const GET_TOOL = "memory_get";
+/**
+ * Both tools stay in the model's own tool list. OpenClaw 2026.9.x compacts a run's tools
+ * behind its tool search (`tools.toolSearch`, on by default): a catalogued tool is not
+ * callable by its name, only through `tool_search`/`tool_call`, so a model calling
+ * `memory_search` got "Tool memory_search not found". A tool marked `direct-only` is
+ * not catalogued (OpenClaw's `shouldCatalogTool`).
+ */
+export const DIRECT_ONLY = "direct-only";
 /** A hit's path: memoracle's id under this folder name. */
 export const HIT_FOLDER = "memoracle";
 const DEFAULT_RESULTS = 8;
@@ -392,6 +400,7 @@ export function createMemorySlot(memory, settings, log, options = {}) {
       {
         name: SEARCH_TOOL,
         label: "Memory search",
+        catalogMode: DIRECT_ONLY,
         description:
           "Search long-term memory (memoracle): facts, preferences, decisions, tasks and past conversation turns, best match first. Returns results with a path (memoracle/m_12) that memory_get opens.",
         parameters: {
@@ -422,6 +431,7 @@ export function createMemorySlot(memory, settings, log, options = {}) {
       {
         name: GET_TOOL,
         label: "Memory get",
+        catalogMode: DIRECT_ONLY,
         description:
           "Read one memory or conversation turn whole by the path memory_search gave (memoracle/m_12); the owner may also read MEMORY.md, SESSION-START.md and the notes under memory/.",
         parameters: {

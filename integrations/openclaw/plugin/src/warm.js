@@ -23,7 +23,7 @@ export const LOG_NAME = "serve.log";
 /** A server the plugin started exits after this long without a request. */
 export const IDLE_EXIT_SECONDS = 3600;
 /** Longest wait for a server just started to answer. */
-const START_TIMEOUT_MS = 20000;
+export const START_TIMEOUT_MS = 20000;
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60000;
 

@@ -22,6 +22,22 @@ describe("context fill", () => {
     assert.equal(contextFill(parts, { modelContextWindowTokens: 2000 }), 0.25);
   });
 
+  test("a hook context without the window (2026.9.6's agent_end): the config's window for the run's model", () => {
+    /** @type {any} */
+    const config = { models: { providers: { fake: { models: [{ id: "m1", contextWindow: 64000 }] } } } };
+    const ctx = { sessionKey: "agent:main:main", modelProviderId: "fake", modelId: "m1" };
+    assert.equal(contextFill([answer(35200)], ctx, config), 0.55);
+    // contextTokens before contextWindow; agents.defaults.contextTokens caps both.
+    config.models.providers.fake.models[0] = { id: "m1", contextWindow: 64000, contextTokens: 32000 };
+    assert.equal(contextFill([answer(16000)], ctx, config), 0.5);
+    assert.equal(contextFill([answer(16000)], ctx, { ...config, agents: { defaults: { contextTokens: 20000 } } }), 0.8);
+    // The hook's own window, when it gives one, comes first.
+    assert.equal(contextFill([answer(16000)], { ...ctx, contextTokenBudget: 160000 }, config), 0.1);
+    // A model the config does not list: unknown.
+    assert.equal(contextFill([answer(16000)], { ...ctx, modelId: "other" }, config), undefined);
+    assert.equal(contextFill([answer(16000)], ctx, undefined), undefined);
+  });
+
   test("no budget or no usage: unknown, no checkpoint", () => {
     assert.equal(contextFill([answer(640)], {}), undefined);
     assert.equal(contextFill([{ role: "assistant", content: "x" }], { contextTokenBudget: 1000 }), undefined);

@@ -142,6 +142,17 @@ describe("the capability", () => {
     assert.deepEqual(capability.promptBuilder({ availableTools: new Set(["exec"]) }), []);
   });
 
+  test("both tools stay in the model's tool list: not hidden behind the gateway's tool search", () => {
+    // OpenClaw 2026.9.x catalogues a run's tools behind tool_search unless a tool is
+    // `direct-only`; a catalogued memory_search is "not found" when the model calls it.
+    const slot = createMemorySlot({ search: async () => ({ hits: [] }), get: async () => [] }, SETTINGS, quiet);
+    const made = slot.tools({ sessionKey: "agent:main:main" });
+    assert.deepEqual(made.map((t) => [t.name, t.catalogMode]), [
+      ["memory_search", "direct-only"],
+      ["memory_get", "direct-only"],
+    ]);
+  });
+
   test("with an MCP endpoint (one fixed scope) only the flush plan: no shared tools", () => {
     /** @type {Record<string, any>} */
     const capability = {};

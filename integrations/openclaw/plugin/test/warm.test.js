@@ -73,6 +73,21 @@ describe("the warm server", { skip, concurrency: false }, () => {
     assert.equal(await serverPid(socket), pid, "every call went to the same server");
   });
 
+  test("the gateway's start starts it, so the first turn's recall does not wait for it", async () => {
+    const socket = join(sockets, "w.sock");
+    const { hooks, warnings } = plugin({ command, commandArgs, home: await home("w"), socket });
+    assert.equal(typeof hooks.gateway_start, "function");
+    assert.equal(hooks.gateway_start({ port: 18789 }, {}), undefined, "the gateway's start is not held up");
+    for (let i = 0; i < 600 && !existsSync(socket); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    const pid = await serverPid(socket);
+    const result = await hooks.before_prompt_build(QUESTION, CTX);
+    assert.equal(result, undefined, "nothing is stored yet: an empty recall");
+    assert.equal(await serverPid(socket), pid, "the turn used the server the start had started");
+    assert.deepEqual(warnings(), []);
+    // Recall off: no warm-up (capture alone starts the server at the first turn's end).
+    assert.equal(plugin({ command, commandArgs, home: await home("w2"), socket, autoRecall: false }).hooks.gateway_start, undefined);
+  });
+
   test("killed, it is started again at the next call (its socket file left behind)", async () => {
     const socket = join(sockets, "b.sock");
     const { hooks, warnings } = plugin({ command, commandArgs, home: await home("b"), socket });
