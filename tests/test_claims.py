@@ -340,3 +340,14 @@ def test_after_a_move_where_one_works_is_answered_with_the_job_kept(
     assert (_one(use, "Datadog").status, _one(use, "Berlin").status) == ("active", "superseded")
     first = use.recall("Where do I work?").text.splitlines()[0]  # the move is fresh
     assert "Datadog" in first
+
+
+def test_the_users_own_attribute_and_it_as_a_subject_are_one_claim(engine: Engine) -> None:
+    from memoracle.engine.near import same_subject
+
+    assert same_subject("user", "dog", "user's dog", None)
+    assert not same_subject("user", "lives_in", "user's sister", None)
+    engine.remember("My dog is called Toby.")
+    engine.remember("Toby is my dog.")
+    toby = [m for m in engine.list_memories(status=None, limit=10) if "Toby" in m.text]
+    assert len(toby) == 1  # said again in other words: the same memory, bumped

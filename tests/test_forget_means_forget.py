@@ -41,7 +41,8 @@ def _recalled(engine: Engine, message: str) -> str:
 
 
 def _dog(engine: Engine) -> Any:
-    (memory,) = [m for m in engine.list_memories(status=None, limit=100) if "Toby" in m.text]
+    memories = engine.list_memories(status=None, limit=100)
+    (memory,) = [m for m in memories if "Toby" in m.text and "dog" in m.text]
     return memory
 
 
@@ -91,7 +92,9 @@ def test_restore_brings_the_memory_and_its_turns_back(engine: Engine, clock: Fix
     back = engine.restore(_dog(engine).ref)
     assert back.status == "active"
     found = _texts(engine, "Toby")
-    assert ("episode", "Toby is my dog.") in found or ("episode", DOG) in found
+    # the memory is back, standing for the turns it came from (a merged memory leads
+    # its turns in search), or those turns are back themselves
+    assert ("memory", DOG) in found or ("episode", DOG) in found
     assert any("Toby" in t for _, t in found)
     assert "restore" in [e.action for e in engine.store.audit.entries(memory_id=back.id)]
 

@@ -84,11 +84,18 @@ def near_duplicate(
         expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
+    rows = st.store.memories.owners([i for i, _ in found])
+    others = {r[3] for r in rows if r[3] != new.subject}
+    predicates = (
+        {m.id: m.predicate for m in st.store.memories.get_many([r[0] for r in rows])}
+        if others
+        else {}
+    )
     candidates = [
         (memory_id, text)
-        for memory_id, kind, text, subject, scope in st.store.memories.owners([i for i, _ in found])
+        for memory_id, kind, text, subject, scope in rows
         if kind == new.kind
-        and subject == new.subject
+        and same_subject(new.subject, new.predicate, subject, predicates.get(memory_id))
         and (scope.agent, scope.user, scope.chat) == owner
         and len(words) <= len(other := token_set(text))  # saying more is news
         and len(words & other) >= NEAR_OVERLAP * len(words)
@@ -102,6 +109,15 @@ def near_duplicate(
     best = dedup.query(new.text, candidates, limit=1)  # the new text prepared once
     threshold = st.settings.lifecycle.dedup_threshold
     return best[0] if best and dedup.is_duplicate(best[0][1], threshold) else None
+
+
+def same_subject(a: str | None, a_said: str | None, b: str | None, b_said: str | None) -> bool:
+    """Whether two memories are about one subject: the same, or one the user's own
+    attribute and the other that attribute as a subject ("My dog is called Toby": the
+    user, attribute dog; "Toby is my dog.": the user's dog)."""
+    if a == b:
+        return True
+    return (a == "user" and b == f"user's {a_said}") or (b == "user" and a == f"user's {b_said}")
 
 
 def near_expression(st: EngineState, text: str) -> str | None:
