@@ -235,14 +235,8 @@ def save_session(
     if not fits:
         report.problems.append(f"{path}: no turns to save.")
         return report
-    results = _capture(settings, engine, [([t], scope) for t in fits], report, clock.now(), "")
-    if results is None:
-        return report
-    for result in results:
-        _record(report, result)
-    noted = [CheckpointItem("user", m.text) for m in report.added]
-    _append_note(settings, scope, report, noted, local)
-    return report
+    batches = [([t], scope) for t in fits]
+    return _store_and_note(settings, engine, batches, report, clock.now(), scope, local)
 
 
 def save_turns(
@@ -277,7 +271,20 @@ def save_turns(
     if not fits:
         report.problems.append("Nothing to save: no turns were given.")
         return report
-    results = _capture(settings, engine, fits, report, clock.now(), "")
+    return _store_and_note(settings, engine, fits, report, clock.now(), scope, local)
+
+
+def _store_and_note(
+    settings: Settings,
+    engine: Callable[[], Engine],
+    batches: Sequence[tuple[Sequence[Turn], Scope | None]],
+    report: CheckpointReport,
+    now: datetime,
+    scope: Scope | None,
+    local: datetime,
+) -> CheckpointReport:
+    """Capture `batches` as a checkpoint and append what they made to today's note."""
+    results = _capture(settings, engine, batches, report, now, "")
     if results is None:
         return report
     for result in results:
