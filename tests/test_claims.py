@@ -351,3 +351,23 @@ def test_the_users_own_attribute_and_it_as_a_subject_are_one_claim(engine: Engin
     engine.remember("Toby is my dog.")
     toby = [m for m in engine.list_memories(status=None, limit=10) if "Toby" in m.text]
     assert len(toby) == 1  # said again in other words: the same memory, bumped
+
+
+@pytest.mark.parametrize(
+    ("said", "claims"),
+    [
+        (
+            "I work at Procter and Gamble and I live in Cincinnati.",
+            ["I work at Procter and Gamble.", "I live in Cincinnati."],
+        ),
+        (
+            "I live in Bosnia and Herzegovina, and I work at BH Telecom.",
+            ["I live in Bosnia and Herzegovina.", "I work at BH Telecom."],
+        ),
+    ],
+)
+def test_a_claim_keeps_its_words_as_said(said: str, claims: list[str]) -> None:
+    from memoracle.lifecycle.claims import split_claims
+
+    (candidate,) = extract(said, role="user").candidates
+    assert [c.text for c in split_claims(candidate)] == claims

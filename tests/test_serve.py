@@ -325,3 +325,22 @@ def test_the_cli_refuses_a_live_socket_with_one_line(settings: Settings, tmp_pat
     assert result.exit_code == 2
     assert f"{path} exists and is not a socket" in result.output
     assert "Traceback" not in result.output
+
+
+def test_get_never_answers_with_what_was_forgotten(server: WarmServer) -> None:
+    """A forgotten memory and the turn it came from leave search, and `get` (the
+    gateway's memory_get, and its check of stale hits) does not bring them back."""
+    _result(server, op="capture", turns={"user": "My sister Anna lives in Lyon."})
+    server.engine().forget("m_1")
+    assert not _result(server, op="search", query="Anna Lyon")["hits"]
+    assert _result(server, op="get", ids=["m_1", "e_1"])["items"] == []
+
+
+def test_a_checkpoint_for_another_person_leaves_the_owners_note_alone(
+    server: WarmServer, settings: Settings
+) -> None:
+    turn = {"user": "I keep my spare bicycle at the Zebrastrasse depot.", "turn": "b1"}
+    reply = _result(server, op="checkpoint", turns=[{**turn, "user_id": "bob"}])
+    assert reply["checkpoints"][0]["episodes"]  # stored, in bob's scope
+    notes = list(settings.files_dir.rglob("*.md"))
+    assert all("Zebrastrasse" not in n.read_text() for n in notes)

@@ -13,10 +13,11 @@ from steps_model import Scripted
 from memoracle.clock import FixedClock
 from memoracle.engine import Engine
 from memoracle.engine import thinking as applied
+from memoracle.errors import InvalidInput
 from memoracle.jobs.thinking import files
 from memoracle.jobs.thinking.night import run_night
 from memoracle.llm import Ask, ModelOutputInvalid
-from memoracle.types import Memory, Turn
+from memoracle.types import Memory, Scope, Turn
 
 WALK = "Had a long walk by the river with Bella, my sister, on Sunday."
 PLAIN = "Rearranging the bookshelves in the hallway took ages."  # the rules store nothing
@@ -249,3 +250,37 @@ def test_requests_are_audited_by_hash_never_by_content(
     entry = next(e for e in night.store.audit.entries() if e.action == "model-request")
     assert entry.detail["sent_sha256"] == "ab" * 32 and entry.detail["sent_bytes"] == 321
     assert PLAIN not in json.dumps(entry.detail)
+
+
+def test_no_ask_mixes_two_scopes_and_no_memory_lands_in_another(
+    engine: Engine, clock: FixedClock
+) -> None:
+    """The owner's turn and bob's are read in separate asks; an item citing both is
+    quarantined, never stored in bob's scope (or anyone's)."""
+    _only(engine, "extract")
+    at = engine.clock.now() - timedelta(minutes=5)
+    engine.capture([Turn("user", PLAIN, at, "s1", "1")])
+    bob = Scope(user="bob")
+    engine.capture([Turn("user", "Ok thanks, that helps a lot.", at, "s2", "2")], scope=bob)
+    clock.advance(hours=1)
+
+    def reply(ask: Ask) -> Any:
+        if ask.purpose != "extract":
+            return {"decisions": [], "actions": [], "questions": []}
+        item = {"kind": "fact", "cites": ["e_2", "e_1"], "confidence": 0.9}
+        return {"memories": [{**item, "text": "The owner rearranged the hallway bookshelves."}]}
+
+    model = Scripted(reply)
+    run_night(engine, model=model)
+    assert [len(_turn_refs(a)) for a in model.asked if a.purpose == "extract"] == [1, 1]
+    assert _by_model(engine) == []
+    assert not engine.search("bookshelves hallway", scope=bob).hits
+    with pytest.raises(InvalidInput, match="different scopes"):
+        applied.add_memory(
+            engine,
+            kind="fact",
+            text="mixed",
+            tag=applied.Tag("m", "extract/1", "extract", 0.9, "", ("e_1", "e_2")),
+            episodes=[1, 2],
+            hold=False,
+        )

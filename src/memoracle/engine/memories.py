@@ -111,6 +111,15 @@ def get_episode(st: EngineState, ref: str | int, *, scope: Scope | None = None) 
     return episode
 
 
+def live_episode(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Episode:
+    """As `get_episode`, and NotFound for a turn a forgotten memory took out of search
+    and recall with it (what answers a host's memory tools: forget means forget)."""
+    episode = get_episode(st, ref, scope=scope)
+    if st.store.episodes.taken_out_by_forget(episode.id):
+        raise NotFound(f"No episode {episode.ref!r}.")
+    return episode
+
+
 def episodes_of(st: EngineState, memory: Memory, *, scope: Scope | None = None) -> list[Episode]:
     """The turns `memory` came from that `scope` may see."""
     found = (st.store.episodes.get(i) for i in memory.episode_ids)

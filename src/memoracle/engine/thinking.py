@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memoracle.engine.scope import own_scope
+from memoracle.engine.scope import can_see, own_scope
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.engine.write import LAYER_OF_KIND, store_memory
 from memoracle.errors import InvalidInput
 from memoracle.text import content_hash
-from memoracle.types import Episode, Memory, NewMemory
+from memoracle.types import Episode, Memory, NewMemory, Scope
 
 ACTOR = "model"  # the audit actor of every change a model proposal made
 APPLIED = "model-apply"  # the audit action of such a change
@@ -79,15 +79,24 @@ def add_memory(
     tag: Tag,
     episodes: Sequence[int],
     hold: bool,
+    scope: Scope | None = None,
 ) -> Memory:
     """A memory the model found, stored as user turns' memories are (redacted text
     expected: the caller vetted it), source `llm`, rule its prompt version (`extract/1`),
     linked to the turns it cites. With `hold` (under the gate) it is stored disputed,
-    out of search and recall until `resolve --confirm`."""
+    out of search and recall until `resolve --confirm`. It takes `scope`, every cited
+    turn visible to it; by default the one scope the cited turns share. InvalidInput
+    when they do not: a memory drawn from one person's or one chat's turns never lands
+    in another's."""
     if kind not in LAYER_OF_KIND:
         raise InvalidInput(f"Unknown memory kind {kind!r}.")
     now = st.clock.now()
-    first = st.store.episodes.get(episodes[0]) if episodes else None
+    cited = st.store.episodes.get_many(list(episodes))
+    first = next((e for e in cited if episodes and e.id == episodes[0]), None)
+    if scope is None and len({e.scope for e in cited}) > 1:
+        raise InvalidInput("The cited turns belong to different scopes.")
+    if scope is not None and not all(can_see(st.settings, scope, e.scope) for e in cited):
+        raise InvalidInput("A cited turn is not visible where the memory would be stored.")
     new = NewMemory(
         kind=kind,
         text=text,
@@ -95,7 +104,7 @@ def add_memory(
         source="llm",
         observed_at=first.at if first is not None else now,
         content_hash=content_hash(text),
-        scope=first.scope if first is not None else own_scope(st.settings),
+        scope=scope or (first.scope if first is not None else own_scope(st.settings)),
         confidence=tag.confidence,
         rule=tag.prompt_version,
         details={"model": _stamp(tag, "add")},

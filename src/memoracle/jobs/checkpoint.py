@@ -289,7 +289,10 @@ def _store_and_note(
         return report
     for result in results:
         _record(report, result)
-    noted = [CheckpointItem("user", m.text) for m in report.added]
+    owner = own_scope(settings)  # the notes are the owner's: what another scope stored stays out
+    noted = [
+        CheckpointItem("user", m.text) for m in report.added if can_see(settings, owner, m.scope)
+    ]
     _append_note(settings, scope, report, noted, local)
     return report
 

@@ -13,7 +13,8 @@ never cut. The sentence is split only when at least two claims fill slots of dif
 in Paris and I live in Lyon too") are one claim, and so is a denial with what replaced
 it ("I don't like green tea anymore, I prefer coffee now": one change). Each claim
 keeps the sentence's kind unless the capture rules, reading the claim alone, type it
-otherwise; its text is the pieces as said, trimmed, with the sentence's closing stop.
+otherwise; its text is its words as said, from its first piece to its last, with the sentence's
+closing stop.
 Pure: text in, candidates out.
 """
 
@@ -39,8 +40,10 @@ _BOUNDARY = re.compile(
     re.IGNORECASE,
 )
 _END = re.compile(r"[.!…]+$")
-# A claim: its pieces as said, the (subject, attribute) slots they fill, their language.
-_Claim = tuple[list[str], set[tuple[str, str]], str]
+# A piece: its text and where it stands in the sentence.
+_Piece = tuple[str, int, int]
+# A claim: its pieces, the (subject, attribute) slots they fill, their language.
+_Claim = tuple[list[_Piece], set[tuple[str, str]], str]
 
 
 def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Candidate]:
@@ -55,7 +58,7 @@ def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Ca
         return [candidate]
     claims: list[_Claim] = []
     for piece in pieces:
-        slots, lang = _slots(piece, candidate.lang, speaker)
+        slots, lang = _slots(piece[0], candidate.lang, speaker)
         if any(s.negated or s.value == "dislike" for s in slots):
             return [candidate]  # "I don't like tea anymore, I prefer coffee": one change
         keys = {_key(s) for s in slots}
@@ -70,8 +73,8 @@ def split_claims(candidate: Candidate, *, speaker: str | None = None) -> list[Ca
     if any(not keys for _, keys, _ in claims):
         return [candidate]
     stop = ending.group(0) if ending else ""
-    return [
-        _claim(candidate, _capital(", ".join(parts)) + stop, speaker, lang)
+    return [  # each claim's words as said, separators and all, from its first to its last
+        _claim(candidate, _capital(body[parts[0][1] : parts[-1][2]]) + stop, speaker, lang)
         for parts, _, lang in claims
     ]
 
@@ -86,15 +89,22 @@ def _slots(piece: str, lang: str, speaker: str | None) -> tuple[list[Slot], str]
     return slots, lang
 
 
-def _pieces(body: str) -> list[str]:
-    pieces: list[str] = []
+def _pieces(body: str) -> list[_Piece]:
+    spans: list[tuple[int, int]] = []
     start = 0
     for found in _BOUNDARY.finditer(body):
         if found.start() > start:
-            pieces.append(body[start : found.start()].strip())
+            spans.append((start, found.start()))
         start = found.end()
-    pieces.append(body[start:].strip())
-    return [p for p in pieces if p]
+    spans.append((start, len(body)))
+    pieces: list[_Piece] = []
+    for a, b in spans:
+        text = body[a:b]
+        if text.strip():
+            a += len(text) - len(text.lstrip())
+            b -= len(text) - len(text.rstrip())
+            pieces.append((body[a:b], a, b))
+    return pieces
 
 
 def _merge_leading(claims: list[_Claim]) -> list[_Claim]:

@@ -67,13 +67,17 @@ FIELDS: dict[str, frozenset[str]] = {
 
 
 def _visible(engine: Engine, ref: str, scope: Scope) -> dict[str, Any] | None:
-    """The JSON of the memory or turn `ref` names, if `scope` sees it; else None."""
+    """The JSON of the memory or turn `ref` names, if `scope` sees it and it was not
+    forgotten (a forgotten memory, and the turns it took out of search with it, are no
+    answer to a host's memory tools); else None."""
     try:
         if ref.lower().startswith("e_"):
-            episode = engine_memories.get_episode(engine, ref, scope=scope)
+            episode = engine_memories.live_episode(engine, ref, scope=scope)
             return {"id": episode.ref, "episode": records.episode(episode)}
         memory = engine.get(ref, scope=scope)
     except (NotFound, InvalidInput):
+        return None
+    if memory.status == "forgotten":
         return None
     return {"id": memory.ref, "memory": records.memory(memory)}
 

@@ -134,6 +134,16 @@ class Episodes:
         ).fetchall()
         return [_episode(row) for row in rows]
 
+    def taken_out_by_forget(self, episode_id: int) -> bool:
+        """Whether a forgotten memory came from the turn (or it only repeated one, or said
+        the forget in its words): it is out of search and recall with it, as `View` says."""
+        row = self._db.execute(
+            "SELECT 1 FROM provenance p JOIN memories m ON m.id = p.memory_id"
+            " WHERE m.status = 'forgotten' AND p.episode_id = ? LIMIT 1",
+            (episode_id,),
+        ).fetchone()
+        return row is not None
+
     def get(self, episode_id: int) -> Episode | None:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)

@@ -9,10 +9,12 @@ from datetime import datetime, timedelta
 
 from memoracle.engine import Engine
 from memoracle.engine import thinking as apply
+from memoracle.errors import InvalidInput
 from memoracle.jobs.thinking import prompts
 from memoracle.jobs.thinking.files import State, Work
 from memoracle.jobs.thinking.work import Night, Question, clean, refs, vet
 from memoracle.llm import Answer, Ask
+from memoracle.types import Episode, Scope
 
 BATCH = 8  # turns in one ask
 MOST = 200  # turns read in one night (the rest: the next night's, by time)
@@ -31,11 +33,15 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
     state.extract_through = (
         turns[-1].at + timedelta(microseconds=1) if len(turns) == MOST else now
     ).isoformat()
+    by_scope: dict[Scope, list[Episode]] = {}
+    for turn in turns:  # one ask reads one scope's turns: none lends words to another's
+        by_scope.setdefault(turn.scope, []).append(turn)
     return [
         Work(
             "extract", f"extract:{batch[0].id}-{batch[-1].id}", {"episodes": [t.id for t in batch]}
         )
-        for batch in (turns[i : i + BATCH] for i in range(0, len(turns), BATCH))
+        for group in by_scope.values()
+        for batch in (group[i : i + BATCH] for i in range(0, len(group), BATCH))
     ]
 
 
@@ -68,12 +74,16 @@ def settle(night: Night, q: Question, answer: Answer) -> None:
             night.refuse(q, why, model_id=answer.model_id, said=item)
             continue
         hold = not night.applies(item)
-        apply.add_memory(
-            night.engine,
-            kind=str(item["kind"]),
-            text=text,
-            hold=hold,
-            tag=night.tag(q, answer, item, cites),
-            episodes=[int(c[2:]) for c in cites],
-        )
+        try:
+            apply.add_memory(
+                night.engine,
+                kind=str(item["kind"]),
+                text=text,
+                hold=hold,
+                tag=night.tag(q, answer, item, cites),
+                episodes=[int(c[2:]) for c in cites],
+            )
+        except InvalidInput as exc:  # cites turns of two scopes
+            night.refuse(q, str(exc), model_id=answer.model_id, said=item)
+            continue
         night.counts["held" if hold else "applied"] += 1

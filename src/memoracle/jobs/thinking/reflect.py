@@ -13,6 +13,8 @@ from typing import Any
 
 from memoracle.engine import Engine
 from memoracle.engine import thinking as apply
+from memoracle.engine.scope import own_scope
+from memoracle.errors import InvalidInput
 from memoracle.files import write_atomically
 from memoracle.jobs.thinking import prompts
 from memoracle.jobs.thinking.files import State, Work
@@ -143,14 +145,19 @@ def _note_item(
     for memory in engine.store.memories.get_many([int(c[2:]) for c in cites if c.startswith("m_")]):
         episodes += [e for e in memory.episode_ids if e not in episodes]
     hold = not night.applies(item)
-    stored = apply.add_memory(
-        engine,
-        kind=kind,
-        text=text,
-        tag=night.tag(q, answer, item, cites),
-        episodes=episodes[:8],
-        hold=hold,
-    )
+    try:  # the owner's reflection: in the owner's own private scope, whatever it cites
+        stored = apply.add_memory(
+            engine,
+            kind=kind,
+            text=text,
+            tag=night.tag(q, answer, item, cites),
+            episodes=episodes[:8],
+            hold=hold,
+            scope=own_scope(engine.settings),
+        )
+    except InvalidInput as exc:
+        night.refuse(q, str(exc), model_id=answer.model_id, said=item)
+        return ""
     night.counts["held" if hold else "applied"] += 1
     return f"{text} ({stored.ref}{', waiting in pending' if hold else ''})"
 
