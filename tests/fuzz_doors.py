@@ -134,6 +134,7 @@ SKIPPED = {
     ("mcp",),  # serves until stdin closes; the MCP door is fuzzed directly below
     ("daemon",),  # runs forever
     ("serve",),  # serves until SIGTERM; its requests are checked in tests/test_serve.py
+    ("ui",),  # serves the web page until stopped; its routes are checked in tests/ui/
     ("demo",),  # its own throwaway workspace, seconds per run
     ("install",),  # edits an OpenClaw workspace and the crontab
     ("uninstall",),
