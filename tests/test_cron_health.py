@@ -71,6 +71,24 @@ def test_memoracle_jobs_last_run_duration_exit_and_next_run(
     assert "health is late" in report.warnings[0].message
 
 
+def test_a_night_is_failing_only_when_a_step_failed(engine: Engine, clock: FixedClock) -> None:
+    """A night still running, killed, or caught mid-way in a backup (a store restored
+    from it) is not failing; a step recorded "failed" after the last clean night is."""
+    clock.set(datetime(2026, 11, 2, 3, 0, tzinfo=UTC))
+    engine.remember("We deploy on Tuesdays.", kind="decision")
+    nightly.run_nightly(engine)
+    clock.advance(days=1)
+    engine.store.runs.start("nightly:queue", now=clock.now())  # began, never ended
+    jobs = _by_name(health.check(engine).fields["cron"])  # type: ignore[arg-type]
+    assert not jobs["nightly"]["failing"] and jobs["nightly"]["exit"] == 0
+    run = engine.store.runs.start("nightly:render", now=clock.now())
+    engine.store.runs.finish(run, now=clock.now(), status="failed", counts={}, error="x")
+    report = health.check(engine)
+    jobs = _by_name(report.fields["cron"])  # type: ignore[arg-type]
+    assert jobs["nightly"]["failing"] and jobs["nightly"]["exit"] == 1
+    assert "cron_job_failing" in [w.code for w in report.warnings]
+
+
 def test_a_failed_run_of_the_daemon_is_flagged(engine: Engine, clock: FixedClock) -> None:
     clock.set(datetime(2026, 11, 2, 4, 0, tzinfo=UTC))
     lines = [

@@ -24,4 +24,4 @@ def test_the_plugin_through_the_warm_server(tmp_path: Path) -> None:
     warm = nodetests.PLUGIN / "test" / "warm.test.js"
     run = nodetests.run(NODE, [warm], nodetests.e2e_env(tmp_path))
     assert run.returncode == 0, nodetests.failure(run)
-    assert (nodetests.count(run, "pass"), nodetests.count(run, "fail")) == (6, 0)
+    assert (nodetests.count(run, "pass"), nodetests.count(run, "fail")) == (7, 0)

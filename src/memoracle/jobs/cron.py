@@ -4,9 +4,9 @@ cron store is readable, the host's own OpenClaw cron jobs — with its last run,
 exit, next run, and the jobs that are late or failing flagged.
 
 Where each run is recorded: a nightly run in the runs table (`nightly`, with its
-milliseconds, when it ended without a problem; `nightly:queue` when any run began), a
-health check or probe as a line of HOME/health-history.jsonl (a probe's has `canary`),
-and any run of `memoracle daemon` in HOME/daemon.log (its seconds and status). A job is
+milliseconds, when it ended without a problem; each step as `nightly:STEP`, "failed"
+when it ended with a problem), a health check or probe as a line of
+HOME/health-history.jsonl (a probe's has `canary`), and any run of `memoracle daemon` in HOME/daemon.log (its seconds and status). A job is
 late when its last run is older than its last scheduled time less `LATE_GRACE`; one
 that never ran is said so, not flagged (nothing says it was ever scheduled). `digest`
 only reads; `health.check` shows it (health.json's `cron`) and `write` makes
@@ -119,7 +119,10 @@ def _last_runs(settings: Settings, store: Store) -> dict[str, _Last]:
     began = store.runs.latest("nightly:queue")
     if began is not None and "nightly" in last and (ok is None or began.started_at > ok.started_at):
         done = ok is not None and ok.finished_at is not None and ok.finished_at >= began.started_at
-        if not done:
+        # A step that ended "failed" says so; a run still going, killed, or caught in a
+        # backup mid-night (a store restored from it) is not a failure, and a night
+        # that never ends shows as nightly_missing.
+        if not done and store.runs.failed_since("nightly:", began.started_at):
             note = "its last run ended with a problem (see `memoracle nightly` or health)"
             last["nightly"].take(began.started_at, None, 1, note)
     for body in _json_lines(settings.home / "health-history.jsonl"):

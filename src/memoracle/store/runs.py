@@ -53,6 +53,16 @@ class Runs:
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
+    def failed_since(self, prefix: str, since: datetime) -> bool:
+        """Whether a run whose kind starts with `prefix` and that started at `since` or
+        later ended "failed"."""
+        row = self._db.execute(
+            "SELECT 1 FROM runs WHERE substr(kind, 1, ?) = ? AND started_at >= ?"
+            " AND status = 'failed' LIMIT 1",
+            (len(prefix), prefix, db_time(since)),
+        ).fetchone()
+        return row is not None
+
     def latest(self, kind: str, *, status: str | None = None) -> Run | None:
         """The latest run of `kind` (that ended with `status`), with its counts."""
         row = self._db.execute(
