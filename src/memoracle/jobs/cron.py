@@ -4,13 +4,13 @@ cron store is readable, the host's own OpenClaw cron jobs — with its last run,
 exit, next run, and the jobs that are late or failing flagged.
 
 Where each run is recorded: a nightly run in the runs table (`nightly`, with its
-milliseconds, when it ended without a problem; each step as `nightly:STEP`, "failed"
-when it ended with a problem), a health check or probe as a line of
-HOME/health-history.jsonl (a probe's has `canary`), and any run of `memoracle daemon` in HOME/daemon.log (its seconds and status). A job is
-late when its last run is older than its last scheduled time less `LATE_GRACE`; one
-that never ran is said so, not flagged (nothing says it was ever scheduled). `digest`
-only reads; `health.check` shows it (health.json's `cron`) and `write` makes
-HOME/reports/CRON-HEALTH.md of it."""
+milliseconds, when it ended without a problem; each step as `nightly:STEP`, "failed" when it
+ended with a problem), a health check or probe as a line of HOME/health-history.jsonl (a
+probe's has `canary`), and any run of `memoracle daemon` in HOME/daemon.log (its seconds and
+status). A job is late when its last run is older than its last scheduled time less
+`LATE_GRACE`; one that never ran is said so, not flagged (nothing says it was ever
+scheduled). `digest` only reads; `health.check` shows it (health.json's `cron`) and `write`
+makes HOME/reports/CRON-HEALTH.md of it."""
 
 from __future__ import annotations
 
