@@ -26,7 +26,7 @@ ORDER = (
     "memoracle.serve",
     "memoracle.mcp_server",
     "memoracle.ui",
-    "memoracle.serialize.reports",
+    "memoracle.reports",
     # integrations
     "memoracle.openclaw",
     # jobs
@@ -186,8 +186,7 @@ def test_every_listed_part_exists() -> None:
         assert found <= set(parts), f"{unit} has parts in no order: {found - set(parts)}"
 
 
-def _cycles() -> Iterator[list[str]]:
-    graph = {_name(p): sorted(t for t in _imports(p) if t in NAMES) for p in MODULES}
+def _cycles(graph: dict[str, list[str]]) -> Iterator[list[str]]:
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -224,8 +223,42 @@ def _cycles() -> Iterator[list[str]]:
 def test_no_import_cycles() -> None:
     # The package itself (memoracle/__init__.py, the public API) imports the engine, and
     # every submodule's import runs it first; that is Python's, not a cycle of ours.
-    cycles = [c for c in _cycles() if c != ["memoracle"]]
+    graph = {_name(p): sorted(t for t in _imports(p) if t in NAMES) for p in MODULES}
+    cycles = [c for c in _cycles(graph) if c != ["memoracle"]]
     assert not cycles, f"import cycles: {cycles}"
+
+
+def _package(path: Path) -> str:
+    """The package a module stands in: its folder's (memoracle.jobs.nightly for
+    jobs/nightly/runner.py). A module the floors rank by itself is a package of its
+    own: one directly under memoracle/ (ORDER), or a part of a unit in INSIDE
+    (memoracle.jobs.health)."""
+    name = _name(path)
+    folder = name.rpartition(".")[0]
+    if path.name == "__init__.py" or path.parent == SRC or folder in INSIDE:
+        return name
+    return folder
+
+
+def _package_cycles(depth: int) -> list[list[str]]:
+    """The circles among packages seen `depth` names deep (2: memoracle.jobs holds all
+    of jobs/; 3: memoracle.jobs.nightly apart from the rest of jobs/)."""
+    package_of = {_name(p): ".".join(_package(p).split(".")[:depth]) for p in MODULES}
+    graph: dict[str, set[str]] = {package: set() for package in package_of.values()}
+    for path in MODULES:
+        source = package_of[_name(path)]
+        graph[source] |= {package_of[t] for t in _imports(path) if t in NAMES} - {source}
+    return list(_cycles({package: sorted(targets) for package, targets in graph.items()}))
+
+
+def test_no_package_cycles() -> None:
+    """Each package stands on one floor: no two packages import each other, however
+    far round, whether subpackages are told apart or folded into their top package (a
+    package whose modules sit on two floors makes such a circle even when no module
+    does)."""
+    deepest = max(len(_package(p).split(".")) for p in MODULES)
+    cycles = {depth: c for depth in range(2, deepest + 1) if (c := _package_cycles(depth))}
+    assert not cycles, f"package circles: {cycles}"
 
 
 @pytest.mark.parametrize("package", PURE)

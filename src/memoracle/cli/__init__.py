@@ -4,7 +4,7 @@
 opening an engine, errors as one-line messages and exit codes, `--json` output) in
 `context`; the commands in one module per area, each registered on `main` when its
 module is imported, which `main` does for the command asked for (`main.COMMANDS`).
-`--json` outputs are the shapes in `serialize` (docs/json.md).
+`--json` outputs are the shapes in `serialize` and `reports` (docs/json.md).
 """
 
 from memoracle.cli.main import main

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from memoracle import outbox
+from memoracle import outbox, reports
 from memoracle.cli.context import (
     current,
     echo_json,
@@ -26,7 +26,7 @@ from memoracle.cli.context import (
 from memoracle.cli.main import main
 from memoracle.engine.scope import can_see, fill_scope, own_scope
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 from memoracle.serve.protocol import turn_pair, turns_of
 from memoracle.types import IngestWarning, Scope, Turn
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from memoracle import reports
 from memoracle.cli.context import (
     current,
     echo_json,
@@ -13,7 +14,7 @@ from memoracle.cli.context import (
 )
 from memoracle.cli.main import main
 from memoracle.jobs import graph_log
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 from memoracle.types import Scope
 
 

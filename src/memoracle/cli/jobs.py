@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from memoracle import reports
 from memoracle.cli.context import (
     clip,
     current,
@@ -30,7 +31,7 @@ from memoracle.jobs import (
     pointers,
     scrub,
 )
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 
 
 @main.command(name="nightly")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from memoracle import reports
 from memoracle.cli.context import (
     current,
     echo_json,
@@ -29,7 +30,7 @@ from memoracle.jobs import (
 )
 from memoracle.openclaw import install
 from memoracle.openclaw import workspace as openclaw
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 from memoracle.types import Scope
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from memoracle import reports
 from memoracle.cli.context import (
     current,
     echo_json,
@@ -19,7 +20,6 @@ from memoracle.cli.main import main
 from memoracle.jobs import (
     transfer,
 )
-from memoracle.serialize import reports
 from memoracle.types import Scope
 
 

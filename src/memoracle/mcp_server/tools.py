@@ -17,14 +17,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from memoracle import outbox
+from memoracle import outbox, reports
 from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
 from memoracle.config import Settings
 from memoracle.engine import Ambiguous, Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint, health
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 from memoracle.types import Hit, Memory, Scope
 
 log = logging.getLogger(__name__)

@@ -1,2 +1,3 @@
-"""JSON shapes: `records` for the engine's values, `reports` for what jobs and doors
-report. Every `--json` output and MCP result is built by one of them (docs/json.md)."""
+"""JSON shapes of the engine's values (`records`): memory, hit, recall block, entity, ….
+The doors and the nightly exports build them here; what jobs and doors report is
+`memoracle.reports`, a floor above (docs/architecture.md, docs/json.md)."""

@@ -28,7 +28,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from memoracle import outbox
+from memoracle import outbox, reports
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
@@ -37,7 +37,7 @@ from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint
 from memoracle.lifecycle.attributes import reader_for
-from memoracle.serialize import records, reports
+from memoracle.serialize import records
 from memoracle.serve.protocol import SCOPE_FIELDS, scope_of, turns_of
 from memoracle.types import Scope
 

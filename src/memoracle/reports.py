@@ -1,6 +1,7 @@
 """The stable JSON shapes of what jobs and doors report: nightly, doctor, graph-log
-compaction, export, import, checkpoint, install, uninstall. A door-floor module (the
-reports' types sit above the engine); the engine's values are `records`'. docs/json.md
+compaction, export, import, checkpoint, install, uninstall. A door-floor module: the
+reports' types are the jobs' and openclaw's, so it stands above them, apart from
+`serialize` (the engine's values, below the jobs, which use them). docs/json.md
 documents them.
 """
 
