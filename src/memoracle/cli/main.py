@@ -33,7 +33,7 @@ COMMANDS: dict[str, str] = {
     "openclaw": "openclaw",
     "schedule": "schedule", "daemon": "schedule",
     "search": "search", "recall": "search", "explain": "search", "reindex": "search",
-    "serve": "serve", "mcp": "serve", "bench": "serve",
+    "serve": "serve", "mcp": "serve", "bench": "bench",
     "init": "setup", "config": "setup", "demo": "setup",
     "undo-model": "thinking",
     "export": "transfer", "import": "transfer",
