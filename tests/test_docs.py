@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 import pytest
 
 import memoracle
+from memoracle import errors, store
 from memoracle.cli import main
 from memoracle.config import Settings, load
 
@@ -101,3 +104,54 @@ def test_every_range_is_in_the_config_doc() -> None:
             if allowed is not None:
                 row = f"| `{section.name}.{f.name}` | {allowed.describe()} |"
                 assert row in text, row
+
+
+def _drawn_tree(doc: str) -> dict[str, str | None]:
+    """The classes of the tree a docstring draws (a root line, then `├── Name` lines,
+    down to the first blank line), each with the class drawn above it."""
+    root = re.search(r"^ +EngineError\b", doc, re.MULTILINE)
+    assert root, "no tree drawn"
+    lines = doc[root.start() :].split("\n\n")[0].splitlines()
+    drawn: dict[str, str | None] = {}
+    above: list[tuple[int, str]] = []  # (column, name) of the open branches
+    for line in lines:
+        found = re.match(r"[ │]*(?:[├└]── )?([A-Z]\w*)", line)
+        if not found:
+            continue
+        column, name = found.start(1), found.group(1)
+        while above and above[-1][0] >= column:
+            above.pop()
+        drawn[name] = above[-1][1] if above else None
+        above.append((column, name))
+    return drawn
+
+
+@pytest.mark.parametrize("module", ["memoracle.errors", "memoracle.llm.errors"])
+def test_the_error_tree_draws_every_error(module: str) -> None:
+    """Each error module's docstring draws every error class it defines, under its base."""
+    loaded = importlib.import_module(module)
+    classes = {
+        name: value.__base__.__name__ if value is not errors.EngineError else None
+        for name, value in vars(loaded).items()
+        if isinstance(value, type)
+        and issubclass(value, errors.EngineError)
+        and value.__module__ == module
+    }
+    drawn = _drawn_tree(loaded.__doc__ or "")
+    assert {name: drawn.get(name, "not drawn") for name in classes} == classes
+
+
+def test_the_store_names_every_repository(tmp_path: Path) -> None:
+    """store/__init__.py's docstring names each repository a `Store` exposes."""
+    opened = store.Store.open(tmp_path / "memoracle.db", now=datetime(2026, 1, 1, tzinfo=UTC))
+    try:
+        repositories = {
+            name
+            for name, value in vars(opened).items()
+            if not name.startswith("_") and type(value).__module__.startswith("memoracle.store.")
+        }
+    finally:
+        opened.close()
+    assert len(repositories) >= 8
+    missing = sorted(r for r in repositories if f"`store.{r}`" not in (store.__doc__ or ""))
+    assert not missing, f"store/__init__.py's docstring does not name {missing}"

@@ -4,7 +4,13 @@
     ├── NotFound                no memory/episode/file with that id or path
     ├── InvalidInput            bad argument, bad file content, unknown format
     ├── WorkspaceError          missing, unwritable or uninitialised workspace
-    └── StoreError              the SQLite store failed (wraps sqlite3 errors, names the file)
+    ├── StoreError              the SQLite store failed (wraps sqlite3 errors, names the file)
+    │   └── StoreDamaged        missing, empty or damaged where a store was in use: refused
+    └── WriteHeld               the write audit held a write back (`ref` names it)
+
+Modules refine these where they are raised (a rule file's error is an `InvalidInput`
+naming the file and line), and the model path adds its own two `EngineError`s
+(`llm.errors`).
 
 Expected outcomes (no match, duplicate skipped) are return values, not errors. Messages
 say what went wrong, on which thing, and what to try next.

@@ -1,8 +1,12 @@
 """The store: the only place that writes SQL.
 
-`Store.open(path)` connects, applies migrations and exposes one repository per table
-(`store.memories`, `store.episodes`, `store.audit`, `store.runs`, `store.archive`). Writes
-happen inside `store.transaction()`; `store.backup(folder)` writes a verified copy.
+`Store.open(path)` connects, applies migrations and exposes the repositories: one per
+table or group of tables (`store.memories`, `store.episodes`, `store.audit`,
+`store.runs`, `store.archive`, `store.graph`, `store.held`), `store.index` (search SQL,
+the visibility rule as SQL, vectors), and two that read or rewrite across tables:
+`store.scrub` (every column of stored text, for `memoracle redact`) and `store.browse`
+(the web page's filtered, paged reads). Writes happen inside `store.transaction()`;
+`store.backup(folder)` writes a verified copy.
 """
 
 from __future__ import annotations
