@@ -179,6 +179,7 @@ describe("the warm server", { skip, concurrency: false }, () => {
     await turn("I decided to rent the cabin in Tromso for the winter.", 550);
     await turn("The ferry leaves at nine.", 600);
     await turn("I decided to sell the old bicycle.", 850);
+    await serverPid(socket); // the server the first turn started: stopped after the suite
     const said = logs.map((l) => l.message).filter((m) => m.includes("checkpoint at"));
     assert.equal(said.length, 2, said.join("\n"));
     assert.match(said[0], /checkpoint at 50 % of the context window, session s-long: 4 messages, 2 stored now/);
