@@ -159,6 +159,16 @@ def _model_changed(st: EngineState) -> bool:
 READONLY_NOTE = "read-only workspace: the recalled memories' use was not recorded"
 
 
+def recall_budget(settings: Settings, budget: int | None) -> int:
+    """The recall block's token budget: `budget`, or when None the setting
+    ``recall.budget_tokens`` (the one place its default is read); `InvalidInput` unless
+    it is a positive number of tokens."""
+    budget = settings.recall.budget_tokens if budget is None else budget
+    if budget <= 0:
+        raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
+    return budget
+
+
 def recall(
     st: EngineState,
     message: str,
@@ -169,9 +179,7 @@ def recall(
 ) -> RecallBlock:
     """`Engine.recall` (its docstring says what callers get); `boost` False: a preview,
     no memory gets its recall boost (the web page's recall page)."""
-    budget = st.settings.recall.budget_tokens if budget is None else budget
-    if budget <= 0:
-        raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
+    budget = recall_budget(st.settings, budget)
     settings = st.settings.recall
     now = st.clock.now()
     view = view_for(st.settings, scope, now=now)

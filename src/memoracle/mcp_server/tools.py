@@ -19,7 +19,7 @@ from pydantic import Field
 
 from memoracle import outbox
 from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
-from memoracle.config import Settings
+from memoracle.config import RecallSettings, Settings
 from memoracle.engine import Ambiguous, Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
@@ -157,7 +157,8 @@ class MemoryTools:
                 strict=True,
                 ge=1,
                 le=MAX_BUDGET,
-                description="Most tokens the block may take (default: recall.budget_tokens, 2000).",
+                description="Most tokens the block may take (default: recall.budget_tokens, "
+                f"{RecallSettings().budget_tokens}).",
             ),
         ] = None,
     ) -> CallToolResult:
