@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -49,7 +49,7 @@ from typing import Any
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
 from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder, read_toml
-from memoracle.language.prefilter import Gate, Matcher
+from memoracle.language.prefilter import Gate, GateIndex, Matcher, trigrams
 
 __all__ = [
     "ASSISTANT_KINDS",
@@ -255,8 +255,7 @@ class LanguageRules:
     preference_cue: Matcher | None = None
     habit: Matcher | None = None  # a recurring time: a fact, not a dated event
     abbreviations: frozenset[str] = frozenset()
-    ungated: frozenset[int] = frozenset()
-    by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    gates: GateIndex = GateIndex()
 
     def family(self, kind: str) -> tuple[Rule, ...]:
         """The rules of one family, in file order."""
@@ -268,11 +267,7 @@ class LanguageRules:
         Every gate literal is at least three characters long, so an entry can only pass
         when the first three characters of one of its literals occur in the text.
         """
-        trigrams = {lowered[i : i + 3] for i in range(len(lowered) - 2)}
-        found = set(self.ungated)
-        for trigram in trigrams.intersection(self.by_trigram):
-            found.update(self.by_trigram[trigram])
-        return sorted(found)
+        return self.gates.candidates(trigrams(lowered))
 
 
 class RuleSet:
@@ -424,10 +419,6 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         for rule in ordered
         for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
     )
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     abbreviations = datafiles.strings(
         markers.get("abbreviations", []), source, "markers.abbreviations", RuleFileError
     )
@@ -457,8 +448,7 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         preference_cue=marker("preference_cue"),
         habit=marker("habit"),
         abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
     )
 
 

@@ -29,7 +29,7 @@ from memoracle.graph.extract.words import _alternation, _lower, _phrase, _plain
 from memoracle.graph.ontology import Ontology, default_ontology
 from memoracle.language import datafiles
 from memoracle.language.kit import packaged, read_folder
-from memoracle.language.prefilter import Gate, Matcher, required_literals
+from memoracle.language.prefilter import Gate, GateIndex, Matcher, required_literals
 from memoracle.lifecycle.slots import default_slots
 
 _SHARED_FILE = "values.toml"
@@ -231,18 +231,13 @@ def _compile(data: Mapping[str, Any], source: str, dates: frozenset[str]) -> Lan
     for owner, pattern in owned:
         gate = required_literals(pattern)
         entries.append((owner, pattern, gates.setdefault(gate, gate)))
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     return LanguageGraph(
         code=code,
         source=source,
         roles=MappingProxyType(roles),
         rules=tuple(rules),
         entries=tuple(entries),
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
         self_words=lists["self"],
         mine=lists["mine"],
         determiners=lists["determiners"],

@@ -15,7 +15,7 @@ from typing import Any
 
 from memoracle.language import datafiles
 from memoracle.language.kit import packaged, read_folder
-from memoracle.language.prefilter import Matcher
+from memoracle.language.prefilter import GateIndex, Matcher
 from memoracle.lifecycle.slots.matcher import SlotBook
 from memoracle.lifecycle.slots.model import (
     _GROUPS,
@@ -250,17 +250,12 @@ def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> La
         for number, rule in enumerate(rules)
         for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
     )
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     return LanguageSlots(
         code=code,
         source=source,
         rules=tuple(rules),
         entries=entries,
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
         hedge=matcher(
             datafiles.strings(markers.get("hedge"), source, "hedge", SlotFileError), "markers.hedge"
         ),
