@@ -48,7 +48,13 @@ from typing import Any
 
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
-from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder, read_toml
+from memoracle.language.kit import (
+    PerLanguage,
+    RuleFile,
+    language_code,
+    read_kind,
+    read_toml,
+)
 from memoracle.language.prefilter import Gate, GateIndex, Matcher, trigrams
 
 __all__ = [
@@ -160,7 +166,6 @@ _FLAGS: Mapping[str, re.RegexFlag] = MappingProxyType(
 )
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 _PREDICATE = re.compile(r"[^\W\d]\w*")
-_LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 
 class RuleFileError(InvalidInput):
@@ -308,9 +313,7 @@ def load_rules(directory: Traversable | Path | None = None, *, eager: bool = Tru
     With `eager` (the default) every file is compiled at once, so a malformed one fails
     here; otherwise each language compiles on first use.
     """
-    folder = directory if directory is not None else packaged("capture")
-    label = "language/rules/capture" if directory is None else ""
-    files, _ = read_folder(folder, label=label, error=RuleFileError, what="capture rule")
+    files, _ = read_kind("capture", directory, error=RuleFileError, what="capture rule")
     for f in files.values():
         _check(f.data, f.source)
     ruleset = RuleSet(files)
@@ -343,11 +346,8 @@ def _read(text: str, source: str) -> dict[str, Any]:
 def _check(data: Mapping[str, Any], source: str) -> None:
     """The file-level structure of one rule file's data checked."""
     datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", RuleFileError)
-    language = datafiles.table(data, "language", source, RuleFileError)
-    code = language.get("code")
-    if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-        raise RuleFileError(f"{source}: [language] code must be a 2-3 letter code, got {code!r}.")
-    if not isinstance(language.get("name", code), str):
+    code = language_code(data, source, RuleFileError)
+    if not isinstance(data["language"].get("name", code), str):
         raise RuleFileError(f"{source}: [language] name must be a string.")
     _detection(data, source)
 
@@ -381,7 +381,11 @@ def _detection(data: Mapping[str, Any], source: str) -> Detection:
 
 def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
     code: str = data["language"]["code"]
-    macros = _macros(datafiles.table(data, "macros", source, RuleFileError, required=False), source)
+    macros = datafiles.macros(
+        datafiles.table(data, "macros", source, RuleFileError, required=False),
+        source,
+        RuleFileError,
+    )
     markers = datafiles.table(data, "markers", source, RuleFileError, required=False)
     datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", RuleFileError)
 
@@ -391,27 +395,19 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         if not items:
             return None
         return Matcher.of(
-            datafiles.regex(
-                datafiles.expand(item, macros, source, where, RuleFileError),
-                re.IGNORECASE,
-                source,
-                where,
-                RuleFileError,
-            )
+            datafiles.pattern(item, macros, re.IGNORECASE, source, where, RuleFileError)
             for item in items
         )
 
-    raw_rules = data.get("rule", [])
-    if not isinstance(raw_rules, list):
-        raise RuleFileError(f"{source}: [[rule]] must be an array of tables.")
-    rules: list[Rule] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_rules):
-        rule = _rule(raw, index, code, macros, source)
-        if rule.id in seen:
-            raise RuleFileError(f"{source}: rule {rule.id!r}: duplicate id.")
-        seen.add(rule.id)
-        rules.append(rule)
+    raw_rules = datafiles.tables(data, "rule", source, RuleFileError)
+    rules = list(
+        datafiles.unique(
+            (_rule(raw, index, code, macros, source) for index, raw in enumerate(raw_rules)),
+            "rule",
+            source,
+            RuleFileError,
+        )
+    )
 
     ordered = tuple(sorted(rules, key=lambda rule: FAMILIES.index(rule.kind)))
     entries = tuple(
@@ -554,19 +550,6 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
         first_person=person == "first",
         hedged=hedged,
     )
-
-
-def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
-    macros: dict[str, str] = {}
-    for key, value in table.items():
-        if not isinstance(value, str):
-            raise RuleFileError(f"{source}: macro {key!r} must be a regex string.")
-        macros[key] = value
-    # Macros may use other macros; expand each until stable.
-    return {
-        key: datafiles.expand(value, macros, source, f"macro {key!r}", RuleFileError)
-        for key, value in macros.items()
-    }
 
 
 def _score(value: object, source: str, where: str, name: str) -> float:
