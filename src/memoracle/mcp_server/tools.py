@@ -488,9 +488,7 @@ class MemoryTools:
             f"scope: {_scope_text(self.scope)}",
         ]
         data = records.envelope(
-            scope=asdict(self.scope),
-            stats=asdict(stats),
-            index=asdict(index),
+            **records.status(self.scope, stats, index),
             health={
                 "status": report.status,
                 "checked_at": report.checked_at.isoformat(),
