@@ -8,7 +8,6 @@ documents them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from memoracle.jobs.checkpoint import CheckpointReport
@@ -19,7 +18,7 @@ from memoracle.jobs.scrub import RedactReport
 from memoracle.jobs.thinking.night import ThinkReport
 from memoracle.jobs.transfer import ExportReport, ImportReport
 from memoracle.openclaw.install import InstallReport, UninstallReport
-from memoracle.serialize.records import envelope, memory
+from memoracle.serialize.records import envelope, fields, memory
 
 
 def export_report(r: ExportReport) -> dict[str, Any]:
@@ -92,7 +91,7 @@ def install_report(r: InstallReport) -> dict[str, Any]:
             for b in r.backups
         ],
         imported=[str(p) for p in r.to_import],
-        ingest=asdict(r.ingest) if r.ingest is not None else None,
+        ingest=fields(r.ingest) if r.ingest is not None else None,
         created=list(r.created),
         warnings=list(r.warnings),
     )
@@ -161,7 +160,7 @@ def nightly_report(report: NightlyReport) -> dict[str, Any]:
             "problem": md.problem,
         },
         changes=[_change(c) for c in report.changes],
-        vacuum=None if report.vacuum is None else asdict(report.vacuum),
+        vacuum=None if report.vacuum is None else fields(report.vacuum),
         redact=None if report.redact is None else redact_report(report.redact),
         model=None if report.model is None else model_report(report.model),
         problems=report.problems,
@@ -176,7 +175,7 @@ def model_report(r: ThinkReport) -> dict[str, Any]:
         "skipped": r.skipped or None, "model": r.model_id or None, "budget": r.budget,
         "tokens": r.tokens, "asked": r.asked, "from_queue": r.from_queue, "queued": r.queued,
         "error": r.error or None, "counts": dict(r.counts),
-        "prompts": [asdict(p) for p in r.previews],
+        "prompts": [fields(p) for p in r.previews],
         "quarantined": [{k: q.get(k) for k in ("step", "key", "reason")} for q in r.refused],
     }  # fmt: skip
 

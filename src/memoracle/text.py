@@ -73,15 +73,26 @@ def stem(word: str) -> str:
     return stemmed if isinstance(stemmed, str) and stemmed else word
 
 
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)  # English month names, in order: the date grammar's keys, LoCoMo's dates, `date_words`
 
 
 def date_words(at: datetime) -> str:
     """A day as a question names it: "7 May 2023" (so "in May 2023" meets the turns of
     that day's session)."""
-    return f"{at.day} {_MONTHS[at.month - 1]} {at.year}"
+    return f"{at.day} {MONTHS[at.month - 1].capitalize()} {at.year}"
 
 
 def search_form(text: str) -> str:

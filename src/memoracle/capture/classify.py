@@ -28,13 +28,11 @@ rules-only, as before. numpy only at run time.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -42,6 +40,7 @@ import numpy.typing as npt
 
 from memoracle.capture.meaning import about_speaker
 from memoracle.capture.rules import LanguageRules
+from memoracle.data import weights
 from memoracle.embed import Embedder
 from memoracle.language.words import fold_chars
 
@@ -103,12 +102,9 @@ class Model:
 
 def read_model() -> Model:
     """The shipped weights and their metadata."""
-    folder = resources.files("memoracle.data")
-    meta = json.loads(folder.joinpath(META).read_text(encoding="utf-8"))
-    with folder.joinpath(WEIGHTS).open("rb") as raw:
-        arrays = np.load(raw)
-        keep_w, keep_b = arrays["keep_w"], arrays["keep_b"]
-        kind_w, kind_b = arrays["kind_w"], arrays["kind_b"]
+    meta, arrays = weights(META, WEIGHTS)
+    keep_w, keep_b = arrays["keep_w"], arrays["keep_b"]
+    kind_w, kind_b = arrays["kind_w"], arrays["kind_b"]
     return Model(
         embedder=str(meta["embedder"]),
         threshold=float(meta["threshold"]),

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -48,8 +48,14 @@ from typing import Any
 
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
-from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder, read_toml
-from memoracle.language.prefilter import Gate, Matcher
+from memoracle.language.kit import (
+    PerLanguage,
+    RuleFile,
+    language_code,
+    read_kind,
+    read_toml,
+)
+from memoracle.language.prefilter import Gate, GateIndex, Matcher, trigrams
 
 __all__ = [
     "ASSISTANT_KINDS",
@@ -160,7 +166,6 @@ _FLAGS: Mapping[str, re.RegexFlag] = MappingProxyType(
 )
 _RULE_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 _PREDICATE = re.compile(r"[^\W\d]\w*")
-_LANG_CODE = re.compile(r"[a-z]{2,3}")
 
 
 class RuleFileError(InvalidInput):
@@ -255,8 +260,7 @@ class LanguageRules:
     preference_cue: Matcher | None = None
     habit: Matcher | None = None  # a recurring time: a fact, not a dated event
     abbreviations: frozenset[str] = frozenset()
-    ungated: frozenset[int] = frozenset()
-    by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    gates: GateIndex = GateIndex()
 
     def family(self, kind: str) -> tuple[Rule, ...]:
         """The rules of one family, in file order."""
@@ -268,11 +272,7 @@ class LanguageRules:
         Every gate literal is at least three characters long, so an entry can only pass
         when the first three characters of one of its literals occur in the text.
         """
-        trigrams = {lowered[i : i + 3] for i in range(len(lowered) - 2)}
-        found = set(self.ungated)
-        for trigram in trigrams.intersection(self.by_trigram):
-            found.update(self.by_trigram[trigram])
-        return sorted(found)
+        return self.gates.candidates(trigrams(lowered))
 
 
 class RuleSet:
@@ -313,9 +313,7 @@ def load_rules(directory: Traversable | Path | None = None, *, eager: bool = Tru
     With `eager` (the default) every file is compiled at once, so a malformed one fails
     here; otherwise each language compiles on first use.
     """
-    folder = directory if directory is not None else packaged("capture")
-    label = "language/rules/capture" if directory is None else ""
-    files, _ = read_folder(folder, label=label, error=RuleFileError, what="capture rule")
+    files, _ = read_kind("capture", directory, error=RuleFileError, what="capture rule")
     for f in files.values():
         _check(f.data, f.source)
     ruleset = RuleSet(files)
@@ -348,11 +346,8 @@ def _read(text: str, source: str) -> dict[str, Any]:
 def _check(data: Mapping[str, Any], source: str) -> None:
     """The file-level structure of one rule file's data checked."""
     datafiles.no_unknown(data, _TOP_KEYS, source, "top-level table", RuleFileError)
-    language = datafiles.table(data, "language", source, RuleFileError)
-    code = language.get("code")
-    if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-        raise RuleFileError(f"{source}: [language] code must be a 2-3 letter code, got {code!r}.")
-    if not isinstance(language.get("name", code), str):
+    code = language_code(data, source, RuleFileError)
+    if not isinstance(data["language"].get("name", code), str):
         raise RuleFileError(f"{source}: [language] name must be a string.")
     _detection(data, source)
 
@@ -386,7 +381,11 @@ def _detection(data: Mapping[str, Any], source: str) -> Detection:
 
 def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
     code: str = data["language"]["code"]
-    macros = _macros(datafiles.table(data, "macros", source, RuleFileError, required=False), source)
+    macros = datafiles.macros(
+        datafiles.table(data, "macros", source, RuleFileError, required=False),
+        source,
+        RuleFileError,
+    )
     markers = datafiles.table(data, "markers", source, RuleFileError, required=False)
     datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", RuleFileError)
 
@@ -396,27 +395,19 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         if not items:
             return None
         return Matcher.of(
-            datafiles.regex(
-                datafiles.expand(item, macros, source, where, RuleFileError),
-                re.IGNORECASE,
-                source,
-                where,
-                RuleFileError,
-            )
+            datafiles.pattern(item, macros, re.IGNORECASE, source, where, RuleFileError)
             for item in items
         )
 
-    raw_rules = data.get("rule", [])
-    if not isinstance(raw_rules, list):
-        raise RuleFileError(f"{source}: [[rule]] must be an array of tables.")
-    rules: list[Rule] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_rules):
-        rule = _rule(raw, index, code, macros, source)
-        if rule.id in seen:
-            raise RuleFileError(f"{source}: rule {rule.id!r}: duplicate id.")
-        seen.add(rule.id)
-        rules.append(rule)
+    raw_rules = datafiles.tables(data, "rule", source, RuleFileError)
+    rules = list(
+        datafiles.unique(
+            (_rule(raw, index, code, macros, source) for index, raw in enumerate(raw_rules)),
+            "rule",
+            source,
+            RuleFileError,
+        )
+    )
 
     ordered = tuple(sorted(rules, key=lambda rule: FAMILIES.index(rule.kind)))
     entries = tuple(
@@ -424,10 +415,6 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         for rule in ordered
         for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
     )
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     abbreviations = datafiles.strings(
         markers.get("abbreviations", []), source, "markers.abbreviations", RuleFileError
     )
@@ -457,8 +444,7 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
         preference_cue=marker("preference_cue"),
         habit=marker("habit"),
         abbreviations=frozenset(word.lower().rstrip(".") for word in abbreviations),
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
     )
 
 
@@ -564,19 +550,6 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
         first_person=person == "first",
         hedged=hedged,
     )
-
-
-def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
-    macros: dict[str, str] = {}
-    for key, value in table.items():
-        if not isinstance(value, str):
-            raise RuleFileError(f"{source}: macro {key!r} must be a regex string.")
-        macros[key] = value
-    # Macros may use other macros; expand each until stable.
-    return {
-        key: datafiles.expand(value, macros, source, f"macro {key!r}", RuleFileError)
-        for key, value in macros.items()
-    }
 
 
 def _score(value: object, source: str, where: str, name: str) -> float:

@@ -38,7 +38,7 @@ from typing import Any
 from memoracle.capture.rules import default_rules
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
-from memoracle.language.kit import PerLanguage, RuleFile, packaged, read_folder
+from memoracle.language.kit import PerLanguage, RuleFile, read_kind
 from memoracle.types import Candidate, DateMention
 
 __all__ = ["StatementFileError", "StatementRules", "statement", "statement_rules"]
@@ -99,12 +99,7 @@ class StatementRules:
 
 @functools.cache
 def _files() -> PerLanguage[StatementRules]:
-    files, _ = read_folder(
-        packaged("statement"),
-        label="language/rules/statement",
-        error=StatementFileError,
-        what="statement rule",
-    )
+    files, _ = read_kind("statement", error=StatementFileError, what="statement rule")
     return PerLanguage(files, _compile)
 
 
@@ -275,8 +270,12 @@ def _rewrites(
         pattern, replace = entry["pattern"], entry["replace"]
         if not isinstance(pattern, str) or not isinstance(replace, str):
             raise StatementFileError(f"{source}: {where}: pattern and replace are strings.")
-        text = datafiles.expand(pattern, macros, source, where, StatementFileError)
         compiled.append(
-            (datafiles.regex(text, re.IGNORECASE, source, where, StatementFileError), replace)
+            (
+                datafiles.pattern(
+                    pattern, macros, re.IGNORECASE, source, where, StatementFileError
+                ),
+                replace,
+            )
         )
     return tuple(compiled)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import click
 
 from memoracle.cli.context import (
@@ -184,7 +182,7 @@ def reindex(as_json: bool) -> None:
         done = engine.reindex(on_progress=on_progress)
         status = engine.index_status()
     if as_json:
-        echo_json(records.envelope(embedded=done, **asdict(status)))
+        echo_json(records.envelope(embedded=done, **records.fields(status)))
         return
     searched = {
         "hnsw": "searched by the HNSW graph",

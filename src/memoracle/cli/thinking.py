@@ -3,8 +3,6 @@ and how `nightly` prints its model steps. docs/llm.md."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import click
 
 from memoracle.cli.context import current, echo_json, engine_errors, fail, home_option, parse_time
@@ -42,7 +40,7 @@ def undo_model(ref: str | None, since: str | None, dry_run: bool, as_json: bool)
     with engine_errors(), current().engine() as engine:
         done = thinking.undo(engine, ref=ref, since=at, dry_run=dry_run)
     if as_json:
-        echo_json(records.envelope(dry_run=dry_run, undone=[asdict(u) for u in done]))
+        echo_json(records.envelope(dry_run=dry_run, undone=[records.fields(u) for u in done]))
         return
     verb = "would undo" if dry_run else "undid"
     for u in done:

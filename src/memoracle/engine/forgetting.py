@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.capture.dates import find_dates
-from memoracle.engine import settle as meaning
+from memoracle.engine import settle
 from memoracle.engine.state import EngineState
 from memoracle.text import content_hash
 from memoracle.types import Candidate, Memory, Scope
@@ -45,7 +45,7 @@ def forget_said(
         else memories.match(candidate.text, scope=scope, subject=candidate.subject, limit=_ASKED)
     )
     if len(ids) == 1 and exact is None and asked:  # "my dog": Toby's, and Rex's too?
-        ids += meaning.also_described(st, candidate.text, ids, scope, lang=candidate.lang)
+        ids += settle.also_described(st, candidate.text, ids, scope, lang=candidate.lang)
     if len(ids) > 1:
         fits = memories.get_many(ids)
         if asked:
@@ -53,12 +53,12 @@ def forget_said(
         return None
     if not ids and asked:  # not people talking to each other ("let's forget about work")
         lang = candidate.lang
-        meant, unclear = meaning.described_memories(st, candidate.text, scope, lang=lang)
+        meant, unclear = settle.described_memories(st, candidate.text, scope, lang=lang)
         if not meant:
             # Said with its time and its why ("my ex last night, I don't want that
             # stored"): the first clause without the time, when it names exactly one.
             short = _description(candidate.text, candidate.lang, now)
-            shortly, _ = meaning.described_memories(st, short, scope, lang=lang)
+            shortly, _ = settle.described_memories(st, short, scope, lang=lang)
             if len(shortly) == 1:
                 meant, unclear = shortly, []
         if unclear or len(meant) > 1:
@@ -69,7 +69,7 @@ def forget_said(
     for memory in memories.get_many(ids):
         set_forgotten(st, memory, now=now, actor="capture", detail=detail, said_in=episode_id)
     if ids:
-        meaning.write_forgotten_marks(st)
+        settle.write_forgotten_marks(st)
     return ids
 
 
@@ -118,7 +118,7 @@ def set_forgotten(
     `said_in` the turn that asked): they are linked to it, so they leave search and
     recall with it; the audit entry names them (`turns`). The caller rewrites the
     fallback's marks once it is done (`settle.write_forgotten_marks`)."""
-    hidden = meaning.turns_to_hide(st, memory, said_in=said_in)
+    hidden = settle.turns_to_hide(st, memory, said_in=said_in)
     for episode_id in hidden:
         st.store.memories.add_provenance(memory.id, now=now, episode_id=episode_id)
     st.store.memories.set_status(memory.id, "forgotten", now=now)

@@ -49,7 +49,8 @@ def read_graph(
 
 
 def read_graph_backlog(st: EngineState) -> int:
-    """`Engine.read_graph_backlog` (its docstring says what callers get)."""
+    """`Engine.read_graph_backlog`: how many live memories never read for the graph were
+    read; `InvalidInput` for an ontology file that does not load (before any write)."""
     st.ontology  # noqa: B018 - fail before any write, naming the file and line
     done = 0
     while ids := st.store.graph.unread(limit=500):

@@ -44,7 +44,8 @@ def audit_entries(
 
 
 def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list[Memory]:
-    """`Engine.confirm_held` (its docstring says what callers get)."""
+    """`Engine.confirm_held`: the memories stored or bumped when a person vouches for a
+    held write (a turn's memories found by the rules, or a stated text as one)."""
     held = _waiting(st, ref)
     now = st.clock.now()
     with st.store.transaction():
@@ -155,7 +156,9 @@ def remember(
     expires_at: datetime | date | None = None,
     ttl: timedelta | None = None,
 ) -> tuple[Memory, bool]:
-    """`Engine.remember` (its docstring says what callers get)."""
+    """`Engine.remember`: (memory, inserted) for `text` stored as it is (secrets
+    redacted), an exact duplicate bumped instead; `ttl` or `expires_at` sets when it
+    expires, and `InvalidInput` for an expiry past or both given."""
     said = prepare(text).text.strip()
     if not said:
         raise InvalidInput("Nothing to remember: the text is empty.")

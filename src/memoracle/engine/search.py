@@ -74,7 +74,9 @@ def index_status(st: EngineState) -> IndexStatus:
 
 
 def reindex(st: EngineState, *, on_progress: OnProgress | None = None) -> int:
-    """`Engine.reindex` (its docstring says what callers get)."""
+    """`Engine.reindex`: how many live memories and turns were embedded (those without a
+    vector for the configured model); the HNSW graph built too when the store wants one
+    and it is missing or damaged."""
     searcher = st.searcher
     if searcher.embedder is None:
         raise InvalidInput("No embedding model is configured (embedding.provider).")
@@ -159,6 +161,16 @@ def _model_changed(st: EngineState) -> bool:
 READONLY_NOTE = "read-only workspace: the recalled memories' use was not recorded"
 
 
+def recall_budget(settings: Settings, budget: int | None) -> int:
+    """The recall block's token budget: `budget`, or when None the setting
+    ``recall.budget_tokens`` (the one place its default is read); `InvalidInput` unless
+    it is a positive number of tokens."""
+    budget = settings.recall.budget_tokens if budget is None else budget
+    if budget <= 0:
+        raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
+    return budget
+
+
 def recall(
     st: EngineState,
     message: str,
@@ -167,11 +179,11 @@ def recall(
     scope: Scope | None = None,
     boost: bool = True,
 ) -> RecallBlock:
-    """`Engine.recall` (its docstring says what callers get); `boost` False: a preview,
-    no memory gets its recall boost (the web page's recall page)."""
-    budget = st.settings.recall.budget_tokens if budget is None else budget
-    if budget <= 0:
-        raise InvalidInput(f"The recall budget must be a positive number of tokens, not {budget}.")
+    """`Engine.recall`: the block for a turn, never over `budget` tokens (default
+    ``recall.budget_tokens``): the current answer, guardrails, fresh items and search
+    hits, each a line `scope` may see; each memory in it gets its recall boost, unless
+    `boost` is False (a preview: the web page's recall page)."""
+    budget = recall_budget(st.settings, budget)
     settings = st.settings.recall
     now = st.clock.now()
     view = view_for(st.settings, scope, now=now)
@@ -307,7 +319,9 @@ def explain(
     scope: Scope | None = None,
     kinds: Sequence[str] = (),
 ) -> Explanation:
-    """`Engine.explain` (its docstring says what callers get)."""
+    """`Engine.explain`: why `ref` (m_… or e_…) ranks where it does for `query`, signal
+    by signal, or what kept it out (a filter, or the stage of the search where it fell
+    out)."""
     text = ref.strip().lower()
     source = "episode" if text.startswith("e") else "memory"
     item_id = parse_ref(text, "e" if source == "episode" else "m")

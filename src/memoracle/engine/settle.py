@@ -1,4 +1,4 @@
-"""Settling by meaning, beside the slots (`write.settle`): a report that finishes an open
+"""Settling by meaning, beside the slots (`write.settle_slots`): a report that finishes an open
 task, a change of plan that replaces the plan it changes, a negation said without a new
 value, and the memories a "forget …" describes. The words are `lifecycle.meaning`'s
 (data), the SQL `store`'s; docs/lifecycle.md says what each does.
@@ -332,7 +332,7 @@ def by_attribute(
     """The slot a statement no slot rule read fills by meaning (`lifecycle.attributes`):
     the attribute whose prototypes are closest to it and the one name it holds ("got the
     keys to the new place in Sheffield": the speaker lives_in sheffield), for
-    `write.settle` to supersede the older value with. Unsure (the runner-up close
+    `write.settle_slots` to supersede the older value with. Unsure (the runner-up close
     behind, no name or two of them), the slot is hedged, with the name or else the
     statement's own words as its value: it disputes an older value (`memoracle pending`)
     instead of replacing it, and a later sure reading replaces it. The reading is

@@ -50,7 +50,9 @@ WHOLE_STORE_RATIO = 12
 
 
 def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSet]:
-    """`Engine.duplicates` (its docstring says what callers get)."""
+    """`Engine.duplicates`: the near-duplicate groups among live memories, each with the
+    memory it keeps; with `after` (a memory id), only the groups holding a memory stored
+    since."""
     live_count = sum(n for (status, _), n in st.store.memories.counts().items()
                      if status in LIVE)  # fmt: skip
     if after is not None and (
@@ -110,7 +112,8 @@ def _fresh_and_near(st: EngineState, after: int) -> list[Memory]:
 
 
 def merge_duplicates(st: EngineState, groups: Sequence[DuplicateSet], *, actor: str = "cli") -> int:
-    """`Engine.merge_duplicates` (its docstring says what callers get)."""
+    """`Engine.merge_duplicates`: how many memories were merged into their group's kept
+    one (superseded by it, their provenance moved over, audited on both sides)."""
     now = st.clock.now()
     merged = 0
     with st.store.transaction():
@@ -198,7 +201,8 @@ def all_memories(
 
 
 def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
-    """`Engine.settle_unslotted` (its docstring says what callers get)."""
+    """`Engine.settle_unslotted`: how many live memories whose slot was never looked
+    for were looked at (and settled, in order, as capture would have)."""
     done = 0
     while ids := st.store.memories.without_slot(limit=500):
         now = st.clock.now()
@@ -216,7 +220,7 @@ def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
                 )
                 speaker = memory.subject if memory.subject not in (None, "user") else None
                 slots = slots_of(memory.text, lang=memory.lang, speaker=speaker)
-                write.settle(st, memory.id, new, slots, now=now, actor=actor)
+                write.settle_slots(st, memory.id, new, slots, now=now, actor=actor)
         done += len(ids)
     return done
 
@@ -276,7 +280,8 @@ def resolve(
     replacement: str | None = None,
     actor: str = "cli",
 ) -> Memory:
-    """`Engine.resolve` (its docstring says what callers get)."""
+    """`Engine.resolve`: the disputed (or forget-waiting) memory as it is now, kept by
+    `confirm`, else superseded by `replacement` or by what disputed it (or forgotten)."""
     memory = st.memory(ref)
     if (said_in := _asked(st, memory)) is not None:
         return _answer(st, memory, forget=not confirm, actor=actor, said_in=said_in or None)
@@ -393,7 +398,8 @@ def _answer(
 
 
 def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
-    """`Engine.restore` (its docstring says what callers get)."""
+    """`Engine.restore`: the archived or forgotten memory back as it was, its
+    activation refreshed as a recall would."""
     memory_id = parse_ref(ref) if isinstance(ref, str) else ref
     now = st.clock.now()
     memory = st.store.memories.get(memory_id)
@@ -424,7 +430,8 @@ def _unforget(st: EngineState, memory: Memory, *, now: datetime, actor: str) -> 
 
 
 def score(st: EngineState, *, seen_by: Scope | None = None) -> list[tuple[Memory, MemoryScore]]:
-    """`Engine.score` (its docstring says what callers get)."""
+    """`Engine.score`: the active memories (that `seen_by` may see) with their
+    promotion/archival score, best first; nothing written."""
     memories = {m.id: m for m in all_memories(st, "active", seen_by=seen_by)}
     ranked = scoring.rank(memories.values(), st.clock.now(), st.settings.decay)
     return [(memories[s.memory_id], s) for s in ranked]

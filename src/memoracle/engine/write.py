@@ -18,8 +18,7 @@ from memoracle.capture.extract import extract
 from memoracle.capture.injection.learned import audit
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
-from memoracle.engine import forgetting, graph
-from memoracle.engine import settle as meaning
+from memoracle.engine import forgetting, graph, settle
 from memoracle.engine.near import near_duplicate, same_meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
@@ -66,7 +65,9 @@ CONFIRM_STEP = 0.1  # confidence a memory gains when something says it again
 def capture(
     st: EngineState, turns: Sequence[Turn], *, scope: Scope | None = None, actor: str = "capture"
 ) -> CaptureResult:
-    """`Engine.capture` (its docstring says what callers get)."""
+    """`Engine.capture`: what storing `turns` in one transaction did — their episodes,
+    the memories the rules found in them added or bumped, what those superseded or
+    forgot, and the turns skipped."""
     return capture_many(st, [(turns, scope)], actor=actor)[0]
 
 
@@ -168,7 +169,7 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
 def extract_turn(
     st: EngineState, stored: Turn, episode_id: int, scope: Scope, actor: str, now: datetime
 ) -> _Outcome:
-    """The memories the rules find in a stored turn, stored (`_capture_one`'s second
+    """The memories the rules find in a stored turn, stored (`capture_one`'s second
     half, and what confirming a held turn does)."""
     assert stored.at is not None
     if stored.kind != "message" or not _extracts_from(st, stored.role):
@@ -186,11 +187,11 @@ def extract_turn(
     outcome = _Outcome(episodes=(episode_id,), skipped=found.skipped)
     subject = stored.speaker if stored.role == "speaker" else "user"
     if not any(p.candidate.kind == "task" for p in found.proposals):
-        meaning.finish_tasks(
+        settle.finish_tasks(
             st, stored.text, scope, subject=subject, now=now, actor=actor, by=f"e_{episode_id}"
         )
     if found.skipped == ("no_match",) and (
-        denied := meaning.unclaimed(
+        denied := settle.unclaimed(
             st, stored.text, lang=detect_language(stored.text), speaker=stored.speaker,
             observed_at=stored.at, scope=scope,
         )
@@ -308,7 +309,8 @@ def store_memory(
     slots: Sequence[Slot] | None = None,
 ) -> tuple[int, bool]:
     """Insert, or bump the exact duplicate; a new memory is then settled against
-    what it may contradict (`_settle`). Returns (id, inserted).
+    what it may contradict (`settle_slots`), then by meaning (`settle`). Returns (id,
+    inserted).
 
     `slots`, when given, are the slots the new memory fills instead of those its text
     states, and then only a duplicate of the same kind is the same memory: a
@@ -347,14 +349,14 @@ def store_memory(
         detail={"kind": new.kind, "rule": new.rule, "source": new.source},
     )
     if not slots and existing is None:  # no rule read it: by meaning
-        slots = tuple(meaning.by_attribute(st, memory_id, new, now=now, actor=actor))
-    settle(st, memory_id, new, slots, now=now, actor=actor)
-    meaning.replace_plan(st, memory_id, new, now=now, actor=actor)
+        slots = tuple(settle.by_attribute(st, memory_id, new, now=now, actor=actor))
+    settle_slots(st, memory_id, new, slots, now=now, actor=actor)
+    settle.replace_plan(st, memory_id, new, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
     return memory_id, True
 
 
-def settle(
+def settle_slots(
     st: EngineState,
     memory_id: int,
     new: NewMemory,
@@ -400,7 +402,7 @@ def settle(
             action = "confirm"
         elif verdict.supersedes:
             memories.supersede(old_id, memory_id, now=now)
-            meaning.link(st, memory_id, old_id)
+            settle.link(st, memory_id, old_id)
             action = "supersede"
         elif verdict.disputes:
             memories.set_status(old_id, "disputed", now=now)

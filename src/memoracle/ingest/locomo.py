@@ -28,6 +28,7 @@ from typing import Any
 
 from memoracle.errors import InvalidInput
 from memoracle.ingest.callbacks import OnProgress, OnWarning, mb, too_big
+from memoracle.text import MONTHS
 from memoracle.types import PHOTO_CAPTION, IngestWarning, Turn
 
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
@@ -36,26 +37,7 @@ _DATE = re.compile(
     r"^\s*(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<ampm>[AaPp][Mm])\s+on\s+"
     r"(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]+),?\s+(?P<year>\d{4})\s*$"
 )
-_MONTHS = {
-    name: i
-    for i, name in enumerate(
-        (
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ),
-        start=1,
-    )
-}
+_MONTHS = {name: i for i, name in enumerate(MONTHS, start=1)}
 
 
 def read_locomo(

@@ -54,8 +54,9 @@ class HostCron:
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """OpenClaw's state folder, found as OpenClaw finds it (and as `openclaw.workspace`
-    does): `OPENCLAW_STATE_DIR`, else `.openclaw` in `OPENCLAW_HOME`, else `~/.openclaw`."""
+    """OpenClaw's state folder, as OpenClaw finds it: `OPENCLAW_STATE_DIR`, else
+    `.openclaw` in `OPENCLAW_HOME` (OpenClaw's stand-in for the home folder), else
+    `~/.openclaw`. The one place it is found (`openclaw.workspace` names it too)."""
     env = os.environ if env is None else env
     override = env.get("OPENCLAW_STATE_DIR", "").strip()
     if override:

@@ -20,6 +20,7 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from memoracle.ingest.callbacks import OnWarning, mb, too_big
@@ -189,15 +190,7 @@ def entry_turn(
     at = parse_when(entry.get("timestamp"))
     if kind == "compaction":
         return _checked(
-            Turn(
-                role="system",
-                text=_text(entry.get("summary")).strip(),
-                at=at,
-                session_id=session_id,
-                turn_id=turn_id,
-                kind="compaction",
-                origin=origin,
-            ),
+            _compaction(entry.get("summary"), at, session_id, turn_id, origin),
             max_text_bytes,
             on_warning,
         )
@@ -216,17 +209,8 @@ def entry_turn(
     if at is None:
         at = parse_when(message.get("timestamp"))
     if role == "compactionSummary":
-        text = _text(message.get("summary")).strip()
         return _checked(
-            Turn(
-                role="system",
-                text=text,
-                at=at,
-                session_id=session_id,
-                turn_id=turn_id,
-                kind="compaction",
-                origin=origin,
-            ),
+            _compaction(message.get("summary"), at, session_id, turn_id, origin),
             max_text_bytes,
             on_warning,
         )
@@ -251,6 +235,21 @@ def entry_turn(
         ),
         max_text_bytes,
         on_warning,
+    )
+
+
+def _compaction(
+    summary: object, at: datetime | None, session_id: str | None, turn_id: str, origin: str
+) -> Turn:
+    """A compaction's summary (an entry of its own, or a v1 message) as a system turn."""
+    return Turn(
+        role="system",
+        text=_text(summary).strip(),
+        at=at,
+        session_id=session_id,
+        turn_id=turn_id,
+        kind="compaction",
+        origin=origin,
     )
 
 

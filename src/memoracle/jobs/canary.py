@@ -30,6 +30,7 @@ from memoracle.clock import as_utc, parse_instant
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WorkspaceError
 from memoracle.files import write_atomically
+from memoracle.serialize import records
 from memoracle.text import for_hash
 
 __all__ = [
@@ -58,8 +59,8 @@ class Canary:
     expect: str
     added_at: datetime
 
-    def to_json(self) -> dict[str, str]:
-        return {"query": self.query, "expect": self.expect, "added_at": self.added_at.isoformat()}
+    def to_json(self) -> dict[str, object]:
+        return records.fields(self)
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,7 @@ class CanaryResult:
     rank: int | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "query": self.query,
-            "expect": self.expect,
-            "passed": self.passed,
-            "ref": self.ref,
-            "rank": self.rank,
-        }
+        return records.fields(self)
 
 
 @dataclass(frozen=True)

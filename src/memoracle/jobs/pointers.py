@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from memoracle.serialize import records
+
 __all__ = ["IGNORE_MARK", "WORKSPACE_FOLDERS", "BrokenPointer", "PointerReport", "check"]
 
 IGNORE_MARK = "pointer-check:ignore"
@@ -68,12 +70,7 @@ class BrokenPointer:
     resolved: Path
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "pointer": self.pointer,
-            "resolved": str(self.resolved),
-        }
+        return records.fields(self)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -150,7 +150,7 @@ def export_scope(
         "format": FORMAT,
         "memoracle_version": installed_version(),
         "exported_at": engine.clock.now().isoformat(),
-        "scope": asdict(engine.filled(scope)),
+        "scope": records.fields(engine.filled(scope)),
         "counts": counts,
     }
     total = len(memories) + len(turns)

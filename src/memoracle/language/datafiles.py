@@ -6,8 +6,8 @@ compiling the files is `kit`'s."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 
 from memoracle.errors import InvalidInput
 
@@ -40,6 +40,63 @@ def regex(text: str, flags: int, source: str, where: str, error: FileError) -> r
         return re.compile(text, flags)
     except re.error as exc:
         raise error(f"{source}: {where}: bad regex: {exc}.") from None
+
+
+def pattern(
+    text: str, macros: Mapping[str, str], flags: int, source: str, where: str, error: FileError
+) -> re.Pattern[str]:
+    """A rule file's regex: `text` with its macros expanded (`expand`), compiled."""
+    return regex(expand(text, macros, source, where, error), flags, source, where, error)
+
+
+def macros(values: Mapping[str, Any], source: str, error: FileError) -> dict[str, str]:
+    """A file's ``[macros]`` table, each value a regex string, expanded: macros may use
+    other macros."""
+    for key, value in values.items():
+        if not isinstance(value, str):
+            raise error(f"{source}: macro {key!r} must be a regex string.")
+    return {
+        key: expand(value, values, source, f"macro {key!r}", error) for key, value in values.items()
+    }
+
+
+def tables(data: Mapping[str, Any], key: str, source: str, error: FileError) -> list[Any]:
+    """The array of tables ``[[key]]`` (none when absent); its items are the caller's to
+    check."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise error(f"{source}: [[{key}]] must be an array of tables.")
+    return value
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Identified = TypeVar("Identified", bound=_HasId)
+
+
+def unique(
+    items: Iterable[Identified], noun: str, source: str, error: FileError
+) -> Iterator[Identified]:
+    """`items` as they come, each id once: the second of an id is an error."""
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise error(f"{source}: {noun} {item.id!r}: duplicate id.")
+        seen.add(item.id)
+        yield item
+
+
+def flag(
+    data: Mapping[str, Any], key: str, default: bool, source: str, where: str, error: FileError
+) -> bool:
+    """`key`'s true or false (`default` when absent)."""
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise error(f"{source}: {where}: {key} must be true or false.")
+    return value
 
 
 def table(

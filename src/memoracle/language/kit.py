@@ -27,7 +27,15 @@ from typing import Any, Generic, TypeVar
 from memoracle.errors import InvalidInput
 from memoracle.language import datafiles
 
-__all__ = ["PerLanguage", "RuleFile", "packaged", "read_folder", "read_toml"]
+__all__ = [
+    "PerLanguage",
+    "RuleFile",
+    "language_code",
+    "packaged",
+    "read_folder",
+    "read_kind",
+    "read_toml",
+]
 
 T = TypeVar("T")
 
@@ -53,6 +61,29 @@ def read_toml(text: str, source: str, error: type[InvalidInput]) -> dict[str, An
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{source}: not valid TOML: {exc}") from None
+
+
+def language_code(
+    data: Mapping[str, Any],
+    source: str,
+    error: type[InvalidInput],
+    code_at: tuple[str, ...] = ("language", "code"),
+) -> str:
+    """A rule file's language code (``[language] code``, or the key `code_at` names),
+    which must be a 2-3 letter code."""
+    *tables, key = code_at
+    holder: Mapping[str, Any] = data
+    for name in tables:
+        holder = datafiles.table(holder, name, source, error)
+    code = holder.get(key)
+    if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
+        raise error(f"{source}: {_where(code_at)} must be a 2-3 letter code, got {code!r}.")
+    return code
+
+
+def _where(code_at: tuple[str, ...]) -> str:
+    *tables, key = code_at
+    return f"[{'.'.join(tables)}] {key}" if tables else key
 
 
 def read_folder(
@@ -82,23 +113,40 @@ def read_folder(
         if entry.name == shared:
             common = RuleFile(data, source)
             continue
-        *tables, key = code_at
-        where = f"[{'.'.join(tables)}] {key}" if tables else key
-        holder: Mapping[str, Any] = data
-        for name in tables:
-            holder = datafiles.table(holder, name, source, error)
-        code = holder.get(key)
-        if not isinstance(code, str) or not _LANG_CODE.fullmatch(code):
-            raise error(f"{source}: {where} must be a 2-3 letter code, got {code!r}.")
+        code = language_code(data, source, error, code_at)
         if code != entry.name.removesuffix(".toml"):
             raise error(
-                f"{source}: {where} is {code!r} but the file is named "
+                f"{source}: {_where(code_at)} is {code!r} but the file is named "
                 f"{entry.name!r}. Rename one so they agree."
             )
         languages[code] = RuleFile(data, source)
     if not languages:
         raise error(f"{folder}: no <lang>.toml {what} files found.")
     return languages, common
+
+
+def read_kind(
+    kind: str,
+    directory: Traversable | Path | None = None,
+    *,
+    error: type[InvalidInput],
+    shared: str | None = None,
+    what: str = "rule",
+    code_at: tuple[str, ...] = ("language", "code"),
+) -> tuple[dict[str, RuleFile], RuleFile | None]:
+    """`read_folder` over one kind of rule file: the packaged folder (its errors naming
+    ``language/rules/<kind>/NAME``), or `directory` when a caller names one (its errors
+    naming each file's path)."""
+    if directory is None:
+        return read_folder(
+            packaged(kind),
+            label=f"language/rules/{kind}",
+            error=error,
+            shared=shared,
+            what=what,
+            code_at=code_at,
+        )
+    return read_folder(directory, label="", error=error, shared=shared, what=what, code_at=code_at)
 
 
 class PerLanguage(Generic[T]):

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Gate", "Matcher", "passes", "required_literals"]
+__all__ = ["Gate", "GateIndex", "Matcher", "passes", "required_literals", "trigrams"]
 
 try:
     _parser: Any = importlib.import_module("re._parser")
@@ -30,6 +31,44 @@ except ImportError:  # pragma: no cover - other Python implementations
 Gate = tuple[str, ...] | None
 _MIN_LITERAL = 3
 _MAX_LITERALS = 400
+
+
+def trigrams(lowered: str) -> set[str]:
+    """Every three-letter piece of `lowered`, what `GateIndex.candidates` looks up."""
+    return {lowered[i : i + 3] for i in range(len(lowered) - 2)}
+
+
+@dataclass(frozen=True)
+class GateIndex:
+    """Which of a list of gated regexes may pass on a text: each gate's literals by
+    their first three letters (every literal is at least three long, so a regex can
+    pass only when one of its literals' first three letters occur in the text), and the
+    regexes without a gate, which always may."""
+
+    ungated: frozenset[int] = frozenset()
+    by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, gates: Iterable[Gate]) -> GateIndex:
+        """The index of `gates`, each at its position in the list."""
+        ungated: set[int] = set()
+        by_trigram: dict[str, set[int]] = {}
+        for position, gate in enumerate(gates):
+            if gate is None:
+                ungated.add(position)
+            for literal in gate or ():
+                by_trigram.setdefault(literal[:3], set()).add(position)
+        return cls(
+            frozenset(ungated), MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()})
+        )
+
+    def candidates(self, pieces: set[str] | frozenset[str]) -> list[int]:
+        """Positions, in order, whose gate may pass on a text with these three-letter
+        pieces (`trigrams`)."""
+        found = set(self.ungated)
+        for trigram in pieces.intersection(self.by_trigram):
+            found.update(self.by_trigram[trigram])
+        return sorted(found)
 
 
 def passes(gate: Gate, lowered: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memoracle.errors import InvalidInput
-from memoracle.language.kit import packaged, read_folder
+from memoracle.language.kit import read_kind
 from memoracle.text import for_index, fts_terms
 
 __all__ = [
@@ -60,13 +60,7 @@ def fold(word: str) -> str:
 @functools.cache
 def query_words() -> Mapping[str, QueryWords]:
     # Package data never changes while running: one parse per process.
-    files, _ = read_folder(
-        packaged("querywords"),
-        label="language/rules/querywords",
-        error=InvalidInput,
-        what="query words",
-        code_at=("lang",),
-    )
+    files, _ = read_kind("querywords", error=InvalidInput, what="query words", code_at=("lang",))
     found: dict[str, QueryWords] = {}
     for lang, f in files.items():
         found[lang] = QueryWords(

@@ -30,7 +30,7 @@ from memoracle.capture.dates import find_dates
 from memoracle.embed import mapped
 from memoracle.embed.core import Embedder, Vector
 from memoracle.language import datafiles
-from memoracle.language.kit import packaged, read_folder
+from memoracle.language.kit import read_kind
 from memoracle.lifecycle.slots.model import SlotFileError
 
 __all__ = [
@@ -69,9 +69,7 @@ class Reading:
 @functools.cache
 def prototypes() -> Mapping[str, tuple[str, ...]]:
     """The packaged prototype sentences by attribute, every language's merged."""
-    files, _ = read_folder(
-        packaged("slots"), label="language/rules/slots", error=SlotFileError, shared="values.toml"
-    )
+    files, _ = read_kind("slots", error=SlotFileError, shared="values.toml")
     return prototypes_from([(f.data.get("prototypes", {}), f.source) for f in files.values()])
 
 

@@ -29,7 +29,7 @@ import snowballstemmer
 
 from memoracle.capture.lang import detect_language
 from memoracle.language import datafiles
-from memoracle.language.kit import packaged, read_folder
+from memoracle.language.kit import read_kind
 from memoracle.language.words import content_words, fold
 from memoracle.lifecycle.slots.model import SlotFileError
 
@@ -69,9 +69,7 @@ class Words:
 @functools.cache
 def meaning_words() -> Words:
     """The packaged words, read once per process."""
-    files, _ = read_folder(
-        packaged("slots"), label="language/rules/slots", error=SlotFileError, shared="values.toml"
-    )
+    files, _ = read_kind("slots", error=SlotFileError, shared="values.toml")
     return words_from([(f.data.get("meaning", {}), f.source) for f in files.values()])
 
 

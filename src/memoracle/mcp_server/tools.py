@@ -19,7 +19,7 @@ from pydantic import Field
 
 from memoracle import outbox, reports
 from memoracle.clock import Clock, SystemClock, parse_duration, parse_instant, parse_until
-from memoracle.config import Settings
+from memoracle.config import RecallSettings, Settings
 from memoracle.engine import Ambiguous, Engine, recall_anyway
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
@@ -157,7 +157,8 @@ class MemoryTools:
                 strict=True,
                 ge=1,
                 le=MAX_BUDGET,
-                description="Most tokens the block may take (default: recall.budget_tokens, 2000).",
+                description="Most tokens the block may take (default: recall.budget_tokens, "
+                f"{RecallSettings().budget_tokens}).",
             ),
         ] = None,
     ) -> CallToolResult:
@@ -487,9 +488,7 @@ class MemoryTools:
             f"scope: {_scope_text(self.scope)}",
         ]
         data = records.envelope(
-            scope=asdict(self.scope),
-            stats=asdict(stats),
-            index=asdict(index),
+            **records.status(self.scope, stats, index),
             health={
                 "status": report.status,
                 "checked_at": report.checked_at.isoformat(),

@@ -27,6 +27,7 @@ from typing import Any
 
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput, NotFound
+from memoracle.ingest.openclaw_cron import state_dir  # found in one place, for cron too
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
 
 __all__ = [
@@ -280,18 +281,6 @@ def check_workspace(path: Path) -> WorkspaceCheck:
 
 
 # -- OpenClaw's state folder -----------------------------------------------------------
-
-
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """OpenClaw's state folder, as OpenClaw finds it: `OPENCLAW_STATE_DIR`, else
-    `.openclaw` in `OPENCLAW_HOME` (OpenClaw's stand-in for the home folder), else
-    `~/.openclaw`."""
-    env = os.environ if env is None else env
-    override = env.get("OPENCLAW_STATE_DIR", "").strip()
-    if override:
-        return Path(override).expanduser()
-    home = env.get("OPENCLAW_HOME", "").strip()
-    return (Path(home).expanduser() if home else Path.home()) / ".openclaw"
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:

@@ -32,7 +32,7 @@ from pathlib import Path
 from memoracle.errors import InvalidInput
 from memoracle.language.words import content_words, fold  # as search folds
 from memoracle.recall.budget import TokenCounter, format_line, pack
-from memoracle.recall.query import stem  # and stems
+from memoracle.recall.query import cut_ending
 from memoracle.text import clean, content_hash, drop_comments, for_hash, fts_terms
 from memoracle.types import RecallBlock, RecallLine
 from memoracle.workspace import MEMORY_FILE, NOTES_DIR
@@ -289,7 +289,7 @@ def _query_terms(message: str) -> _Terms:
     words = {fold(w) for w in content_words(message)}
     stems: dict[int, dict[str, list[str]]] = {}
     for word in sorted(words):
-        cut = stem(word)
+        cut = cut_ending(word)
         if cut is not None:
             stems.setdefault(len(cut), {}).setdefault(cut, []).append(word)
     return _Terms(frozenset(words), stems, {})

@@ -16,16 +16,15 @@ from dataclasses import dataclass
 
 from memoracle.language.words import MAX_TERMS, content_words, fold, query_words
 from memoracle.lifecycle.scripts import other_script
-from memoracle.text import for_index
-from memoracle.text import stem as index_stem
+from memoracle.text import for_index, stem
 
 __all__ = [
     "FtsQuery",
     "Term",
     "any_of",
     "fts_queries",
+    "cut_ending",
     "is_when_question",
-    "stem",
 ]
 
 
@@ -36,15 +35,18 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-_STEM_MIN = 7  # letters a word needs before its ending is cut for the prefix fallback
-_STEM_CUT = 2
-_STEM_KEEP = 5
+_CUT_MIN = 7  # letters a word needs before its ending is cut for the prefix fallback
+_CUT = 2
+_CUT_KEEP = 5
 
 
-def stem(word: str) -> str | None:
-    if len(word) < _STEM_MIN or not word.isalpha():
+def cut_ending(word: str) -> str | None:
+    """The prefix fallback's cut, not a stem (that is `memoracle.text.stem`): `word`
+    without its last two letters, at least five kept ("apartment" -> "apartme"); None
+    for a word of fewer than seven letters or one that is not all letters."""
+    if len(word) < _CUT_MIN or not word.isalpha():
         return None
-    return word[: max(_STEM_KEEP, len(word) - _STEM_CUT)]
+    return word[: max(_CUT_KEEP, len(word) - _CUT)]
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
     error. A text with no content word gives [].
     """
     said = content_words(text, max_terms=max_terms)
-    words = list(dict.fromkeys(index_stem(w) for w in said))
+    words = list(dict.fromkeys(stem(w) for w in said))
     if not words:
         return []
     terms = tuple(Term(w) for w in words)
@@ -99,19 +101,19 @@ def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True)
     if len(terms) > 1:
         queries.append(any_of(terms))
     if prefixes:
-        stems = [stem(w) for w in words]
+        cuts = [cut_ending(w) for w in words]
         spelled = [  # of Latin words, names only
             Term(s, prefix=True)
             for w in dict.fromkeys(said)
             if not w.isascii() or _NAME.fullmatch(w)
             for s in other_script(w)
         ]
-        if spelled or any(stem is not None for stem in stems):
+        if spelled or any(cut is not None for cut in cuts):
             queries.append(
                 any_of(
                     [
-                        Term(stem, prefix=True) if stem is not None else Term(word)
-                        for stem, word in zip(stems, words, strict=True)
+                        Term(cut, prefix=True) if cut is not None else Term(word)
+                        for cut, word in zip(cuts, words, strict=True)
                     ]
                     + spelled
                 )

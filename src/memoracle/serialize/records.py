@@ -2,7 +2,9 @@
 blocks, entities, relations, held writes, audit entries, scores, stats.
 
 One function per value type; the doors (and the nightly's JSONL exports) call these and
-never build dicts of their own, so the CLI, MCP and the files agree on the fields.
+never build dicts of their own, so the CLI, MCP and the files agree on the fields. A
+value whose JSON is simply its fields (a scope, stats, the index's state, a job's plain
+report) goes through `fields`, the one way such a shape is made.
 docs/json.md documents them. The reports of jobs and doors are `reports`'.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any
 
 from memoracle.lifecycle.scoring import MemoryScore
@@ -22,11 +25,13 @@ from memoracle.types import (
     Episode,
     Explanation,
     Hit,
+    IndexStatus,
     IngestReport,
     InitReport,
     Memory,
     RecallBlock,
     Relation,
+    Scope,
     Stats,
 )
 
@@ -40,6 +45,29 @@ def envelope(**fields: Any) -> dict[str, Any]:
 
 def _time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
+
+
+def fields(value: Any) -> dict[str, Any]:
+    """A dataclass as JSON: its fields in order, nested dataclasses as objects, a time
+    (a field's own value) in ISO 8601 and a path as a string."""
+    return asdict(value, dict_factory=_plain)
+
+
+def _plain(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {
+        key: value.isoformat()
+        if isinstance(value, datetime)
+        else str(value)
+        if isinstance(value, PurePath)
+        else value
+        for key, value in items
+    }
+
+
+def status(scope: Scope, stats: Stats, index: IndexStatus) -> dict[str, Any]:
+    """What a status answer of the warm server and the MCP door shares: the scope asked
+    for, its `stats` and the vector index's state."""
+    return {"scope": fields(scope), "stats": fields(stats), "index": fields(index)}
 
 
 def memory(m: Memory, *, episodes: list[Episode] | None = None) -> dict[str, Any]:
@@ -71,7 +99,7 @@ def memory(m: Memory, *, episodes: list[Episode] | None = None) -> dict[str, Any
         "source": m.source,
         "rule": m.rule,
         "lang": m.lang,
-        "scope": asdict(m.scope),
+        "scope": fields(m.scope),
         "superseded_by": f"m_{m.superseded_by}" if m.superseded_by else None,
         "provenance": {
             "episodes": [f"e_{e}" for e in m.episode_ids],
@@ -121,7 +149,7 @@ def episode(e: Episode) -> dict[str, Any]:
         "session_id": e.session_id,
         "turn_id": e.turn_id,
         "origin": e.origin,
-        "scope": asdict(e.scope),
+        "scope": fields(e.scope),
     }
 
 
@@ -138,15 +166,15 @@ def capture_result(r: CaptureResult) -> dict[str, Any]:
 
 
 def ingest_report(r: IngestReport) -> dict[str, Any]:
-    return envelope(**asdict(r))
+    return envelope(**fields(r))
 
 
 def stats(s: Stats) -> dict[str, Any]:
-    return envelope(**asdict(s))
+    return envelope(**fields(s))
 
 
 def init_report(r: InitReport) -> dict[str, Any]:
-    return envelope(**asdict(r))
+    return envelope(**fields(r))
 
 
 def hit(h: Hit) -> dict[str, Any]:
@@ -155,7 +183,7 @@ def hit(h: Hit) -> dict[str, Any]:
         "source": h.source,
         "text": h.text,
         "at": _time(h.at),
-        "scores": asdict(h.scores),
+        "scores": fields(h.scores),
         "provenance": {
             "turn_ids": list(h.turn_ids),
             "session_ids": list(h.session_ids),

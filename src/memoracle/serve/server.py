@@ -24,7 +24,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -362,9 +362,7 @@ class WarmServer:
             )
         return records.envelope(
             pid=os.getpid(),
-            scope=asdict(filled),
-            stats=asdict(stats),
-            index=asdict(index),
+            **records.status(filled, stats, index),
             vectors_in_background=background,
         )
 

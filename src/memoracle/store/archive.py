@@ -23,7 +23,7 @@ from typing import Any
 
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.store.audit import Audit
-from memoracle.store.db import Database, db_time, from_db_time
+from memoracle.store.db import Database, db_time, from_db_time, in_chunks
 from memoracle.store.memories import Memories
 from memoracle.store.schema import ARCHIVE_REASONS
 from memoracle.types import Memory
@@ -223,9 +223,7 @@ class Archive:
 
     def _existing(self, ids: builtins.list[int]) -> set[int]:
         found: set[int] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             found.update(
                 int(r[0])
                 for r in self._db.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)

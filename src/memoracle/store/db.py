@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from memoracle.clock import as_utc
@@ -192,6 +192,19 @@ class Database:
             self.conn.close()
         except sqlite3.Error as exc:
             raise self.error(exc) from None
+
+
+T = TypeVar("T")
+
+IN_CHUNK = 500  # values bound in one IN (...) list, well under SQLite's variable limit
+
+
+def in_chunks(values: Sequence[T]) -> Iterator[tuple[list[T], str]]:
+    """`values` a chunk at a time for an ``IN (...)`` list: each chunk and its
+    placeholders ("?,?,?")."""
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = list(values[start : start + IN_CHUNK])
+        yield chunk, ",".join("?" * len(chunk))
 
 
 def db_time(value: datetime | None) -> str | None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memoracle.store.db import Database, db_time, from_db_time
+from memoracle.store.db import Database, db_time, from_db_time, in_chunks
 from memoracle.store.index import View
 from memoracle.text import content_hash, date_words, fts_terms, search_form, stem
 from memoracle.types import Episode, Scope, Turn
@@ -111,9 +111,7 @@ class Episodes:
     def get_many(self, ids: Sequence[int]) -> list[Episode]:
         """Episodes by id, in the order asked; unknown ids are left out."""
         found: dict[int, Episode] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             for row in self._db.execute(
                 f"SELECT {_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
             ):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from memoracle.store.db import Database, db_time
+from memoracle.store.db import Database, db_time, in_chunks
 from memoracle.store.index import View
 from memoracle.types import Entity, Relation
 
@@ -234,9 +234,7 @@ class Graph:
     def ids_of(self, keys: Sequence[str]) -> dict[str, int]:
         """Entity id by canonical key, for those of `keys` that are entities."""
         found: dict[str, int] = {}
-        for start in range(0, len(keys), 500):
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(keys):
             for entity_id, key in self._db.execute(
                 f"SELECT id, key FROM entities WHERE key IN ({marks})", tuple(chunk)
             ):
@@ -280,9 +278,7 @@ class Graph:
         """(text, content hash) of each of `memory_ids` that exists: what search reads of
         the memories the graph proposes, without their whole rows and provenance."""
         found: dict[int, tuple[str, str]] = {}
-        for start in range(0, len(memory_ids), 500):
-            chunk = list(memory_ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(memory_ids):
             for memory_id, text, content_hash in self._db.execute(
                 f"SELECT id, text, content_hash FROM memories WHERE id IN ({marks})", chunk
             ):

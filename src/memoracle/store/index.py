@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memoracle.store.db import Database, db_time
+from memoracle.store.db import Database, db_time, in_chunks
 from memoracle.types import STATUSES, Condition, Scope, visible_to
 
 
@@ -233,9 +233,7 @@ class Index:
         self, table: str, alias: str, hashes: Sequence[str], where: str, params: list[Any]
     ) -> list[tuple[int, str]]:
         found: list[tuple[int, str]] = []
-        for start in range(0, len(hashes), 500):
-            chunk = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(hashes):
             found += [
                 (int(r[0]), str(r[1]))
                 for r in self._db.execute(
@@ -251,9 +249,7 @@ class Index:
         found by adjacency, not by a search that applied the rule already."""
         where, params = view.episode_clause()
         found: list[int] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             found += [
                 int(r[0])
                 for r in self._db.execute(
@@ -495,9 +491,7 @@ class Index:
 
     def vectors_for(self, model_id: str, hashes: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
         """(content_hash, dim, blob) of `model_id` for each of `hashes` that has one."""
-        for start in range(0, len(hashes), 500):
-            chunk = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(hashes):
             for h, dim, blob in self._db.execute(
                 "SELECT content_hash, dim, vector FROM vectors"
                 f" WHERE model_id = ? AND content_hash IN ({marks})",

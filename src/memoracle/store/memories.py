@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.store.db import Database, db_time, from_db_time, maybe_time
+from memoracle.store.db import Database, db_time, from_db_time, in_chunks, maybe_time
 from memoracle.store.index import View, unexpired
 from memoracle.text import fts_terms, search_form, stem
 from memoracle.types import Memory, NewMemory, Scope
@@ -300,9 +300,7 @@ class Memories:
     def replaced_by(self, ids: Sequence[int]) -> list[int]:
         """The superseded memories that one of `ids` replaced, oldest first."""
         found: list[int] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             found += [
                 int(r[0])
                 for r in self._db.execute(
@@ -368,9 +366,7 @@ class Memories:
         a newer one (superseded, archived since or not), each with when the last of them
         stopped being true: a turn that only states an old value."""
         found: dict[int, datetime] = {}
-        for start in range(0, len(episode_ids), 500):
-            chunk = list(episode_ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(episode_ids):
             rows = self._db.execute(
                 "SELECT p.episode_id,"
                 " max(coalesce(m.valid_to, n.valid_from, n.observed_at, m.status_changed_at))"
@@ -386,9 +382,7 @@ class Memories:
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
         """Memories by id, in the order asked; unknown ids are left out."""
         rows: dict[int, Any] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(ids):
             for row in self._db.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk
             ):

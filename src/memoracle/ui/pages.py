@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memoracle.engine import Ambiguous, Engine, browse
+from memoracle.engine.search import recall_budget
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.jobs import canary, charts, health
 from memoracle.types import KINDS, STATUSES, Entity, Relation
@@ -108,7 +109,7 @@ async def memory(request: Request) -> Response:
 async def recall(request: Request) -> Response:
     ui = _ui(request)
     message = request.query_params.get("q", "")
-    budget = _number(request, "budget", ui.settings.recall.budget_tokens)
+    budget = _number(request, "budget", recall_budget(ui.settings, None))
     block = None
     if message.strip():
         block = await ui.call(

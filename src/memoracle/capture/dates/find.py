@@ -11,20 +11,14 @@ from functools import cache, lru_cache
 from memoracle.capture.dates.grammar import _Grammar
 from memoracle.capture.dates.words import FALLBACK_LANG, timewords_from
 from memoracle.errors import InvalidInput
-from memoracle.language.kit import PerLanguage, packaged, read_folder
+from memoracle.language.kit import PerLanguage, read_kind
 from memoracle.types import DateMention
 
 
 @cache
 def _grammars() -> PerLanguage[_Grammar]:
     # Package data never changes while running: read once, each language compiled once.
-    files, _ = read_folder(
-        packaged("timewords"),
-        label="language/rules/timewords",
-        error=InvalidInput,
-        what="time words",
-        code_at=("lang",),
-    )
+    files, _ = read_kind("timewords", error=InvalidInput, what="time words", code_at=("lang",))
     return PerLanguage(files, lambda f: _Grammar(timewords_from(f.data, f.source)))
 
 

@@ -12,24 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memoracle.errors import InvalidInput
+from memoracle.text import MONTHS
 
 FALLBACK_LANG = "en"
-
-
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -15,7 +15,7 @@ from memoracle.capture.injection.book import _gates
 from memoracle.capture.injection.model import REASONS, InjectionRuleError, Verdict, _Rule
 from memoracle.capture.injection.ruleset import InjectionRules
 from memoracle.language import datafiles
-from memoracle.language.kit import RuleFile, packaged, read_folder
+from memoracle.language.kit import RuleFile, read_kind
 
 
 def classify(text: str, *, lang: str | None = None, role: str | None = None) -> Verdict:
@@ -45,10 +45,8 @@ _RULE_KEYS = frozenset({"reason", "level", "pattern", "scope"})
 def load_injection_rules(directory: Traversable | Path | None = None) -> InjectionRules:
     """``shared.toml`` and every ``<lang>.toml`` in `directory` (default: the packaged
     files), compiled now, uncached; a malformed file raises `InjectionRuleError`."""
-    folder = directory if directory is not None else packaged("injection")
-    label = "language/rules/injection" if directory is None else ""
-    files, common = read_folder(
-        folder, label=label, error=InjectionRuleError, shared=_SHARED_FILE, what="injection rule"
+    files, common = read_kind(
+        "injection", directory, error=InjectionRuleError, shared=_SHARED_FILE, what="injection rule"
     )
     shared_macros: dict[str, str] = {}
     shared: tuple[_Rule, ...] = ()
@@ -114,8 +112,7 @@ def _rule(entry: object, where: str, macros: Mapping[str, str], source: str) -> 
     if not texts:
         raise InjectionRuleError(f"{source}: {where}: pattern is required.")
     for text in texts:
-        expanded = datafiles.expand(text, macros, source, where, InjectionRuleError)
-        pattern = datafiles.regex(expanded, _FLAGS, source, where, InjectionRuleError)
+        pattern = datafiles.pattern(text, macros, _FLAGS, source, where, InjectionRuleError)
         factors = _gates(pattern)
         if not factors:
             raise InjectionRuleError(

@@ -24,12 +24,10 @@ only). numpy only at run time.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -38,6 +36,7 @@ import numpy.typing as npt
 from memoracle.capture.injection.classify import classify
 from memoracle.capture.injection.model import Span, Verdict
 from memoracle.capture.injection.unmask import narrated_spans
+from memoracle.data import weights
 from memoracle.embed import Embedder
 
 __all__ = ["META", "REASON", "WEIGHTS", "Head", "audit", "cues", "gate", "load", "read_head"]
@@ -132,11 +131,8 @@ class HeadModel:
 
 def read_head() -> HeadModel:
     """The shipped weights and their metadata."""
-    folder = resources.files("memoracle.data")
-    meta = json.loads(folder.joinpath(META).read_text(encoding="utf-8"))
-    with folder.joinpath(WEIGHTS).open("rb") as raw:
-        arrays = np.load(raw)
-        w, b = arrays["w"], arrays["b"]
+    meta, arrays = weights(META, WEIGHTS)
+    w, b = arrays["w"], arrays["b"]
     return HeadModel(
         embedder=str(meta["embedder"]),
         threshold=float(meta["threshold"]),

@@ -13,7 +13,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from memoracle.capture.dates import parse_timewords
+from memoracle.capture.dates import timewords_from
+from memoracle.errors import InvalidInput
 from memoracle.graph.extract.model import (
     SPEAKER_TYPE,
     Entry,
@@ -28,8 +29,8 @@ from memoracle.graph.extract.reader import GraphRules
 from memoracle.graph.extract.words import _alternation, _lower, _phrase, _plain
 from memoracle.graph.ontology import Ontology, default_ontology
 from memoracle.language import datafiles
-from memoracle.language.kit import packaged, read_folder
-from memoracle.language.prefilter import Gate, Matcher, required_literals
+from memoracle.language.kit import read_kind
+from memoracle.language.prefilter import Gate, GateIndex, Matcher, required_literals
 from memoracle.lifecycle.slots import default_slots
 
 _SHARED_FILE = "values.toml"
@@ -89,10 +90,8 @@ def load_graph_rules(
     """Every ``<lang>.toml`` and ``values.toml`` in `directory` (default: the packaged
     files), uncached. With `eager` (the default) every language is compiled now, so a
     malformed file raises `GraphRuleError` here; otherwise on its first use."""
-    folder = directory if directory is not None else packaged("graph")
-    label = "language/rules/graph" if directory is None else ""
-    languages, common = read_folder(
-        folder, label=label, error=GraphRuleError, shared=_SHARED_FILE, what="graph rule"
+    languages, common = read_kind(
+        "graph", directory, error=GraphRuleError, shared=_SHARED_FILE, what="graph rule"
     )
     known = Known(MappingProxyType({}), frozenset(), frozenset())
     if common is not None:
@@ -152,15 +151,12 @@ def _known(data: Mapping[str, Any], source: str) -> Known:
 def _date_words() -> frozenset[str]:
     """Month, weekday and day words of every language capture knows ("May", "lundi",
     "сегодня"): capitalised, they still name nobody."""
-    folder = packaged("timewords")
+    files, _ = read_kind("timewords", error=InvalidInput, what="time words", code_at=("lang",))
     words: set[str] = set()
-    for entry in folder.iterdir():
-        if entry.name.endswith(".toml"):
-            vocabulary = parse_timewords(
-                entry.read_text(encoding="utf-8"), f"language/rules/timewords/{entry.name}"
-            )
-            for table in (vocabulary.months, vocabulary.weekdays, vocabulary.relative_days):
-                words.update(_plain(word) for word in table if " " not in word)
+    for f in files.values():
+        vocabulary = timewords_from(f.data, f.source)
+        for table in (vocabulary.months, vocabulary.weekdays, vocabulary.relative_days):
+            words.update(_plain(word) for word in table if " " not in word)
     return frozenset(words)
 
 
@@ -180,8 +176,7 @@ def _compile(data: Mapping[str, Any], source: str, dates: frozenset[str]) -> Lan
     macros = _macros(data, source, lists["self"], lists["mine"], roles)
 
     def compiled(text: str, where: str, groups: frozenset[str]) -> re.Pattern[str]:
-        expanded = datafiles.expand(text, macros, source, where, GraphRuleError)
-        pattern = datafiles.regex(expanded, re.IGNORECASE, source, where, GraphRuleError)
+        pattern = datafiles.pattern(text, macros, re.IGNORECASE, source, where, GraphRuleError)
         stray = set(pattern.groupindex) - groups
         if stray:
             raise GraphRuleError(
@@ -199,25 +194,22 @@ def _compile(data: Mapping[str, Any], source: str, dates: frozenset[str]) -> Lan
     for pattern in role_patterns:
         if not {"role", "source"} <= set(pattern.groupindex):
             raise GraphRuleError(f"{source}: [roles] pattern needs (?P<role>…) and (?P<source>…).")
-    raw_rules = data.get("rule", [])
-    if not isinstance(raw_rules, list):
-        raise GraphRuleError(f"{source}: [[rule]] must be an array of tables.")
-    rules: list[GraphRule] = []
-    for index, raw in enumerate(raw_rules):
-        rule = _rule(raw, index, code, source, ontology, compiled)
-        if any(rule.id == other.id for other in rules):
-            raise GraphRuleError(f"{source}: rule {rule.id!r}: duplicate id.")
-        rules.append(rule)
+    raw_rules = datafiles.tables(data, "rule", source, GraphRuleError)
+    rules = list(
+        datafiles.unique(
+            (
+                _rule(raw, index, code, source, ontology, compiled)
+                for index, raw in enumerate(raw_rules)
+            ),
+            "rule",
+            source,
+            GraphRuleError,
+        )
+    )
     markers = datafiles.table(data, "markers", source, GraphRuleError, required=False)
     datafiles.no_unknown(markers, {"negation"}, source, "[markers]", GraphRuleError)
     negation = [
-        datafiles.regex(
-            datafiles.expand(text, macros, source, "negation", GraphRuleError),
-            re.IGNORECASE,
-            source,
-            "negation",
-            GraphRuleError,
-        )
+        datafiles.pattern(text, macros, re.IGNORECASE, source, "negation", GraphRuleError)
         for text in datafiles.strings(markers.get("negation"), source, "negation", GraphRuleError)
     ]
     not_names = frozenset(
@@ -231,18 +223,13 @@ def _compile(data: Mapping[str, Any], source: str, dates: frozenset[str]) -> Lan
     for owner, pattern in owned:
         gate = required_literals(pattern)
         entries.append((owner, pattern, gates.setdefault(gate, gate)))
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     return LanguageGraph(
         code=code,
         source=source,
         roles=MappingProxyType(roles),
         rules=tuple(rules),
         entries=tuple(entries),
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
         self_words=lists["self"],
         mine=lists["mine"],
         determiners=lists["determiners"],
@@ -255,9 +242,7 @@ def _compile(data: Mapping[str, Any], source: str, dates: frozenset[str]) -> Lan
 
 
 def _roles(data: Mapping[str, Any], source: str, ontology: Ontology) -> dict[str, Role]:
-    raw_roles = data.get("role", [])
-    if not isinstance(raw_roles, list):
-        raise GraphRuleError(f"{source}: [[role]] must be an array of tables.")
+    raw_roles = datafiles.tables(data, "role", source, GraphRuleError)
     roles: dict[str, Role] = {}
     for index, raw in enumerate(raw_roles):
         where = f"role #{index + 1}"
@@ -332,9 +317,7 @@ def _rule(
         raise GraphRuleError(f"{source}: {where}: pattern is required.")
     patterns: list[re.Pattern[str]] = [compiled(text, where, _RULE_GROUPS) for text in texts]
     relation = raw.get("relation")
-    many = raw.get("many", False)
-    if not isinstance(many, bool):
-        raise GraphRuleError(f"{source}: {where}: many must be true or false.")
+    many = datafiles.flag(raw, "many", False, source, where, GraphRuleError)
     sides: dict[str, str | None] = {}
     for side in ("source", "target"):
         kind = raw.get(side)

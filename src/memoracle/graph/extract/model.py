@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from memoracle.capture.rules import LanguageRules
 from memoracle.errors import InvalidInput
 from memoracle.graph.extract.words import _OPENING, _claims
-from memoracle.language.prefilter import Gate, Matcher
+from memoracle.language.prefilter import Gate, GateIndex, Matcher
 from memoracle.language.words import fold_chars
 
 SPEAKER_TYPE = "Person"
@@ -114,8 +114,7 @@ class LanguageGraph:
     roles: Mapping[str, Role]
     rules: tuple[GraphRule, ...]
     entries: tuple[Entry, ...]
-    ungated: frozenset[int]
-    by_trigram: Mapping[str, frozenset[int]]
+    gates: GateIndex
     self_words: frozenset[str]
     mine: frozenset[str]
     determiners: frozenset[str]
@@ -128,10 +127,7 @@ class LanguageGraph:
     def candidates(self, trigrams: frozenset[str]) -> list[int]:
         """Indexes into `entries`, in order, whose gate may pass on a sentence with
         these three-letter pieces (of its casefold)."""
-        found = set(self.ungated)
-        for trigram in trigrams.intersection(self.by_trigram):
-            found.update(self.by_trigram[trigram])
-        return sorted(found)
+        return self.gates.candidates(trigrams)
 
 
 @dataclass(frozen=True)

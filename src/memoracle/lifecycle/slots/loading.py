@@ -14,8 +14,8 @@ from types import MappingProxyType
 from typing import Any
 
 from memoracle.language import datafiles
-from memoracle.language.kit import packaged, read_folder
-from memoracle.language.prefilter import Matcher
+from memoracle.language.kit import read_kind
+from memoracle.language.prefilter import GateIndex, Matcher
 from memoracle.lifecycle.slots.matcher import SlotBook
 from memoracle.lifecycle.slots.model import (
     _GROUPS,
@@ -116,10 +116,8 @@ def load_slots(directory: Traversable | Path | None = None, *, eager: bool = Tru
     """Every ``<lang>.toml`` and ``values.toml`` in `directory` (default: the packaged
     files), uncached. With `eager` (the default) every language is compiled now, so a
     malformed file raises `SlotFileError` here; otherwise on its first use."""
-    folder = directory if directory is not None else packaged("slots")
-    label = "language/rules/slots" if directory is None else ""
-    files, common = read_folder(
-        folder, label=label, error=SlotFileError, shared=_SHARED_FILE, what="slot"
+    files, common = read_kind(
+        "slots", directory, error=SlotFileError, shared=_SHARED_FILE, what="slot"
     )
     shared: list[tuple[Mapping[str, Any], str]] = []
     if common is not None:
@@ -211,20 +209,17 @@ def _word_table(data: Mapping[str, Any], key: str, source: str) -> Iterator[tupl
 
 def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> LanguageSlots:
     code: str = data["language"]["code"]
-    macros = _macros(datafiles.table(data, "macros", source, SlotFileError, required=False), source)
+    macros = datafiles.macros(
+        datafiles.table(data, "macros", source, SlotFileError, required=False),
+        source,
+        SlotFileError,
+    )
     markers = datafiles.table(data, "markers", source, SlotFileError, required=False)
     datafiles.no_unknown(markers, _MARKER_KEYS, source, "[markers]", SlotFileError)
 
     def matcher(items: Iterable[str], where: str, flags: int = re.IGNORECASE) -> Matcher | None:
         compiled = [
-            datafiles.regex(
-                datafiles.expand(item, macros, source, where, SlotFileError),
-                flags,
-                source,
-                where,
-                SlotFileError,
-            )
-            for item in items
+            datafiles.pattern(item, macros, flags, source, where, SlotFileError) for item in items
         ]
         return Matcher.of(compiled) if compiled else None
 
@@ -234,33 +229,29 @@ def _compile(data: Mapping[str, Any], source: str, vocabulary: Vocabulary) -> La
     for canonical, words in _word_table(subjects, "kin", source):
         for word in (canonical, *words):
             kin[_fold_words(word)] = canonical
-    raw_rules = data.get("slot", [])
-    if not isinstance(raw_rules, list):
-        raise SlotFileError(f"{source}: [[slot]] must be an array of tables.")
-    rules: list[SlotRule] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_rules):
-        rule = _rule(raw, index, code, macros, source, matcher)
-        if rule.id in seen:
-            raise SlotFileError(f"{source}: slot {rule.id!r}: duplicate id.")
-        seen.add(rule.id)
-        rules.append(rule)
+    raw_rules = datafiles.tables(data, "slot", source, SlotFileError)
+    rules = list(
+        datafiles.unique(
+            (
+                _rule(raw, index, code, macros, source, matcher)
+                for index, raw in enumerate(raw_rules)
+            ),
+            "slot",
+            source,
+            SlotFileError,
+        )
+    )
     entries = tuple(
         (number, pattern, gate)
         for number, rule in enumerate(rules)
         for pattern, gate in zip(rule.patterns.patterns, rule.patterns.gates, strict=True)
     )
-    by_trigram: dict[str, set[int]] = {}
-    for position, (_, _, gate) in enumerate(entries):
-        for literal in gate or ():
-            by_trigram.setdefault(literal[:3], set()).add(position)
     return LanguageSlots(
         code=code,
         source=source,
         rules=tuple(rules),
         entries=entries,
-        ungated=frozenset(i for i, entry in enumerate(entries) if entry[2] is None),
-        by_trigram=MappingProxyType({k: frozenset(v) for k, v in by_trigram.items()}),
+        gates=GateIndex.of(gate for _, _, gate in entries),
         hedge=matcher(
             datafiles.strings(markers.get("hedge"), source, "hedge", SlotFileError), "markers.hedge"
         ),
@@ -311,13 +302,7 @@ def _rule(
     if not texts:
         raise SlotFileError(f"{source}: {where}: pattern is required.")
     patterns = [
-        datafiles.regex(
-            datafiles.expand(text, macros, source, where, SlotFileError),
-            re.IGNORECASE,
-            source,
-            where,
-            SlotFileError,
-        )
+        datafiles.pattern(text, macros, re.IGNORECASE, source, where, SlotFileError)
         for text in texts
     ]
     value = raw.get("value")
@@ -337,17 +322,15 @@ def _rule(
             "topic" not in groups
         ):
             raise SlotFileError(f"{source}: {where}: {attribute} needs a (?P<topic>...) group.")
-    flags: dict[str, bool] = {}
-    for name, default in (
-        ("negated", False),
-        ("negatable", True),
-        ("versioned", False),
-        ("uncategorised", False),
-    ):
-        flag = raw.get(name, default)
-        if not isinstance(flag, bool):
-            raise SlotFileError(f"{source}: {where}: {name} must be true or false.")
-        flags[name] = flag
+    flags = {
+        name: datafiles.flag(raw, name, default, source, where, SlotFileError)
+        for name, default in (
+            ("negated", False),
+            ("negatable", True),
+            ("versioned", False),
+            ("uncategorised", False),
+        )
+    }
     fallback = raw.get("fallback")
     if fallback is not None and (not isinstance(fallback, str) or "{topic}" not in attribute):
         raise SlotFileError(f"{source}: {where}: fallback is a word, for a {{topic}} attribute.")
@@ -372,13 +355,3 @@ def _rule(
             f"{where} not_values",
         ),
     )
-
-
-def _macros(table: Mapping[str, Any], source: str) -> dict[str, str]:
-    for key, value in table.items():
-        if not isinstance(value, str):
-            raise SlotFileError(f"{source}: macro {key!r} must be a regex string.")
-    return {
-        key: datafiles.expand(value, table, source, f"macro {key!r}", SlotFileError)
-        for key, value in table.items()
-    }

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from memoracle.errors import InvalidInput
-from memoracle.language.prefilter import Gate, Matcher
+from memoracle.language.prefilter import Gate, GateIndex, Matcher, trigrams
 
 DEFAULT_SUBJECT = "user"
 # The value of a denial that names none ("we broke up", "I quit my job"): whatever the
@@ -118,16 +118,11 @@ class LanguageSlots:
     skip: frozenset[str]
     kin: Mapping[str, str]
     entries: tuple[tuple[int, re.Pattern[str], Gate], ...] = ()
-    ungated: frozenset[int] = frozenset()
-    by_trigram: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    gates: GateIndex = GateIndex()
 
     def candidates(self, lowered: str) -> list[int]:
         """Indexes into `entries`, in order, whose gate may pass on `lowered`."""
-        trigrams = {lowered[i : i + 3] for i in range(len(lowered) - 2)}
-        found = set(self.ungated)
-        for trigram in trigrams.intersection(self.by_trigram):
-            found.update(self.by_trigram[trigram])
-        return sorted(found)
+        return self.gates.candidates(trigrams(lowered))
 
 
 @dataclass(frozen=True)
