@@ -174,3 +174,41 @@ def test_forget_by_description_reads_only_what_it_lists(engine: Engine) -> None:
     few = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=50))
     every = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=SIZE))
     assert few < every / 2, (few, every)  # the FTS match of all of them remains
+
+
+def test_forget_by_description_reads_fewer_rows_than_it_matches(engine: Engine) -> None:
+    """Its dry run asks for one more than it lists, in FTS5's own BM25 order (`rank`),
+    so it stops reading memories at the 51st: below ranking every match by reading each
+    one's row, which listing 50 of them did before."""
+    visible, params = view_for(engine.settings, None).scope_clause("m")
+    every_row = _steps(
+        engine,
+        lambda: engine.store.browse._db.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
+            f" WHERE memories_fts MATCH 'leas' AND {visible}"
+            " AND m.status IN ('active', 'disputed') ORDER BY bm25(memories_fts)",
+            params,
+        ).fetchall(),
+    )
+    listed = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=50))
+    assert listed < every_row * 0.85, (listed, every_row)
+
+
+def test_matches_in_rank_order_are_those_in_bm25_order(engine: Engine) -> None:
+    """`rank` is FTS5's BM25: `match` lists the best by `bm25()` (ties in any order),
+    whatever the limit and the viewer, and only what the viewer sees."""
+    for viewer in (None, Scope(user="bob")):
+        view = view_for(engine.settings, viewer)
+        visible, params = view.scope_clause("m")
+        rows = engine.store.browse._db.execute(
+            "SELECT m.id, bm25(memories_fts) FROM memories_fts f JOIN memories m"
+            f" ON m.id = f.rowid WHERE memories_fts MATCH 'guitar' AND {visible}"
+            " AND m.status IN ('active', 'disputed')",
+            params,
+        ).fetchall()
+        score = {int(i): float(s) for i, s in rows}
+        assert len(score) > 200
+        for limit in (1, 51, 10_000):
+            found = engine.store.memories.match("guitar", view=view, limit=limit)
+            assert set(found) <= set(score)
+            assert [score[i] for i in found] == sorted(score.values())[:limit], (viewer, limit)
