@@ -24,7 +24,7 @@ from ui_world import (
     post,
 )
 
-from memoracle.ui import routes
+from memoracle.ui import routes, ui_of
 from memoracle.ui.guard import COOKIE, CSP
 
 
@@ -262,3 +262,15 @@ def test_the_memory_page_shows_where_it_came_from_and_why(world: World) -> None:
     assert "I prefer dark mode. Never push to main." in page  # the turn's text
     assert "rank <b>1</b>" in page and "lexical (BM25) rank 1" in page
     assert "capture" in page and "add" in page  # its audit history
+
+
+def test_the_pages_engine_keeps_more_of_the_store_in_memory(world: World) -> None:
+    """The page's engine stays open and reads the same rows again: it keeps up to
+    engine.browse.CACHE_MB of pages in memory (SQLite keeps 2 MB by default)."""
+    c, _ = client(world)
+    assert c.get("/memories").status_code == 200
+    engine = ui_of(c.app).engine()  # type: ignore[arg-type]
+    kept = engine.store._db.execute("PRAGMA cache_size").fetchone()[0]
+    assert kept <= -32 * 1024  # in KiB: 32 MB at least
+    with world.engine() as engine:  # other doors keep SQLite's default
+        assert engine.store._db.execute("PRAGMA cache_size").fetchone()[0] == -2000

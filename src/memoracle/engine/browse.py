@@ -36,7 +36,8 @@ from memoracle.types import (
 
 __all__ = [
     "GRAPH_SAMPLE", "Detail", "Filter", "Page", "Review", "SLOT_REASONS", "detail", "entities",
-    "line_reasons", "memories_page", "recall_preview", "relations", "review", "subjects",
+    "keep_pages", "line_reasons", "memories_page", "recall_preview", "relations", "review",
+    "subjects",
 ]  # fmt: skip
 
 MAX_PAGE = 200  # memories on one page at most
@@ -44,6 +45,7 @@ AUDIT_SHOWN = 100  # audit entries on one memory's page
 # Review's duplicates: among what came since the last nightly dedup, the newest this many
 # live memories at most, each against the store (as health's duplicate rate samples).
 DUPLICATES_SAMPLE = 200
+CACHE_MB = 64  # the store's pages the web page's engine keeps in memory, at most
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,12 @@ class Review:
     held: tuple[HeldWrite, ...]  # writes the write audit held back, waiting
     disputes: tuple[Dispute, ...]  # disputed memories, then a "forget …" that fit several
     duplicates: tuple[DuplicateSet, ...] | None  # what the next nightly would merge (if asked)
+
+
+def keep_pages(st: EngineState, megabytes: int = CACHE_MB) -> None:
+    """Keep more of the store's pages in memory for a long-lived browsing engine: the
+    rows a page reads are read again by the next one (`Store.keep_pages`)."""
+    st.store.keep_pages(megabytes)
 
 
 def memories_page(

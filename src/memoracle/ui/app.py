@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
-from memoracle.engine import Engine
+from memoracle.engine import Engine, browse
 from memoracle.engine.scope import is_owner
 from memoracle.errors import EngineError, NotFound, StoreError, WriteHeld
 from memoracle.types import Scope
@@ -54,6 +54,7 @@ class Ui:
     def engine(self) -> Engine:
         if self._engine is None:
             self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
+            browse.keep_pages(self._engine)
         return self._engine
 
     async def call(self, work: Callable[[Engine], T]) -> T:
