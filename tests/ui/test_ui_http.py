@@ -267,18 +267,6 @@ def test_the_memory_page_shows_where_it_came_from_and_why(world: World) -> None:
     assert "capture" in page and "add" in page  # its audit history
 
 
-def test_the_pages_engine_keeps_more_of_the_store_in_memory(world: World) -> None:
-    """The page's engine stays open and reads the same rows again: it keeps up to
-    engine.browse.CACHE_MB of pages in memory (SQLite keeps 2 MB by default)."""
-    c, _ = client(world)
-    assert c.get("/memories").status_code == 200
-    engine = ui_of(c.app).engine()  # type: ignore[arg-type]
-    kept = engine.store._db.execute("PRAGMA cache_size").fetchone()[0]
-    assert kept <= -32 * 1024  # in KiB: 32 MB at least
-    with world.engine() as engine:  # other doors keep SQLite's default
-        assert engine.store._db.execute("PRAGMA cache_size").fetchone()[0] == -2000
-
-
 def test_the_graph_and_the_subjects_offered_follow_every_change(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -36,7 +36,7 @@ from memoracle.types import (
 
 __all__ = [
     "GRAPH_SAMPLE", "Detail", "Filter", "Page", "Review", "SLOT_REASONS", "detail", "entities",
-    "generation", "keep_pages", "line_reasons", "memories_page", "recall_preview", "relations",
+    "generation", "line_reasons", "memories_page", "recall_preview", "relations",
     "review", "subjects",
 ]  # fmt: skip
 
@@ -45,7 +45,6 @@ AUDIT_SHOWN = 100  # audit entries on one memory's page
 # Review's duplicates: among what came since the last nightly dedup, the newest this many
 # live memories at most, each against the store (as health's duplicate rate samples).
 DUPLICATES_SAMPLE = 200
-CACHE_MB = 64  # the store's pages the web page's engine keeps in memory, at most
 
 
 @dataclass(frozen=True)
@@ -84,12 +83,6 @@ def generation(st: EngineState) -> tuple[int, int]:
     data_version) or this one's own write (its total_changes). A read that depends on
     the store alone (no clock) gives the same answer all through one generation."""
     return st.store.data_version(), st.store.own_changes()
-
-
-def keep_pages(st: EngineState, megabytes: int = CACHE_MB) -> None:
-    """Keep more of the store's pages in memory for a long-lived browsing engine: the
-    rows a page reads are read again by the next one (`Store.keep_pages`)."""
-    st.store.keep_pages(megabytes)
 
 
 def memories_page(

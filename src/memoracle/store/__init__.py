@@ -121,12 +121,6 @@ class Store:
         with self._db.transaction():
             yield
 
-    def keep_pages(self, megabytes: int) -> None:
-        """Let this connection keep up to `megabytes` of the database's pages in memory
-        (SQLite's `cache_size`; its default is 2 MB): a process that stays open and
-        reads the same rows again, as the web page does, reads them from memory."""
-        self._db.execute(f"PRAGMA cache_size = {-1024 * int(megabytes)}")
-
     def data_version(self) -> int:
         """Changes when another connection commits (SQLite's PRAGMA data_version)."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])

@@ -70,7 +70,6 @@ class Ui:
     def engine(self) -> Engine:
         if self._engine is None:
             self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
-            browse.keep_pages(self._engine)
         return self._engine
 
     async def call(self, work: Callable[[Engine], T]) -> T:
