@@ -10,7 +10,7 @@ from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
 from memoracle.errors import NotFound
-from memoracle.recall import hybrid
+from memoracle.recall import hybrid, why
 from memoracle.types import Scope, Turn
 
 AT = datetime(2023, 5, 8, 12, 0, tzinfo=UTC)
@@ -178,3 +178,39 @@ def test_an_old_match_of_common_words_only(
         "matches 'garden' only through words common in the store: they are scored over "
         "their 5 newest matches, and this item is older"
     )
+
+
+def test_an_item_sharing_no_word_ranks_no_match(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Why an item came up: when it holds none of the query's words, no query's matches
+    are ranked `why.PROBE_ROWS` deep to find it (the web page's slow path at 100k)."""
+    for n in range(6):
+        engine.remember(f"Garden chore {n}: water the roses.")
+    engine.search("garden roses")  # embeds them: vector search is on
+    monkeypatch.setattr(hybrid, "EMBED_AT_SEARCH", 0)  # tea gets no vector: not returned
+    tea, _ = engine.remember("I prefer green tea.", kind="preference")
+    index = engine.store.index
+    asked: list[int] = []
+    ranked = index.lexical_memories
+
+    def counted(expression: str, view: object, *, limit: int, min_id: int = 0) -> object:
+        asked.append(limit)
+        return ranked(expression, view, limit=limit, min_id=min_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "lexical_memories", counted)
+    reasons = _why(engine, tea.ref, "garden roses")
+    assert "no lexical match: it shares none of the query's content words" in reasons[1]
+    assert why.PROBE_ROWS not in asked
+
+
+def test_a_match_of_the_looser_query_the_search_did_not_run(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hybrid, "POOL", 2)  # 'garden and rose' finds 2: enough
+    for n in range(4):
+        engine.remember(f"Garden chore {n}: water the roses.")
+    roses, _ = engine.remember("The roses by the fence need pruning.")
+    assert roses.ref not in {h.ref for h in engine.search("garden roses", k=50).hits}
+    reasons = _why(engine, roses.ref, "garden roses")
+    assert any(r.startswith("matches the looser 'garden or rose'") for r in reasons), reasons

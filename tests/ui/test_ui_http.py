@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.routing import Mount, Route
@@ -24,7 +25,9 @@ from ui_world import (
     post,
 )
 
-from memoracle.ui import routes
+from memoracle.engine import browse
+from memoracle.types import Turn
+from memoracle.ui import routes, ui_of
 from memoracle.ui.guard import COOKIE, CSP
 
 
@@ -262,3 +265,47 @@ def test_the_memory_page_shows_where_it_came_from_and_why(world: World) -> None:
     assert "I prefer dark mode. Never push to main." in page  # the turn's text
     assert "rank <b>1</b>" in page and "lexical (BM25) rank 1" in page
     assert "capture" in page and "add" in page  # its audit history
+
+
+def test_the_graph_and_the_subjects_offered_follow_every_change(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both are kept while nothing is written (`Ui.kept`): a second look reads neither
+    again, and a write, by any other door or by the page itself, shows at once."""
+    c, access = client(world)
+    assert c.get("/graph").status_code == 200  # the page's engine opens
+    lander = ui_of(c.app).engine().searcher.lander  # type: ignore[arg-type]
+    assert lander is None or lander.wait_idle(30)  # its background vectors landed
+    read: list[str] = []
+
+    def counting(name: str) -> Any:
+        real = getattr(browse, name)
+
+        def counted(*args: Any, **kw: Any) -> Any:
+            read.append(name)
+            return real(*args, **kw)
+
+        return counted
+
+    for name in ("entities", "relations", "subjects"):
+        monkeypatch.setattr(browse, name, counting(name))
+    for _ in range(2):
+        assert "Tarifa" not in c.get("/graph").text
+        assert "Ziggy" not in _offered(c)
+    assert sorted(read) == ["entities", "relations", "subjects"], read  # each read once
+    with world.engine() as engine:  # another door writes
+        said = Turn("user", "My brother Ziggy lives in Tarifa.", session_id="s-2", turn_id="1")
+        (ziggy,) = engine.capture([said]).added
+        engine.read_graph_backlog()
+    assert ziggy.subject and "Ziggy" in ziggy.subject
+    assert "Tarifa" in c.get("/graph").text
+    assert "Ziggy" in _offered(c)
+    assert post(c, access, f"/memories/{ziggy.ref}/forget") == 303  # the page writes
+    assert "Ziggy" not in _offered(c)
+
+
+def _offered(c: TestClient) -> str:
+    """The subjects the memories page's filter offers."""
+    found = re.search(r'<datalist id="subjects">(.*?)</datalist>', c.get("/memories").text)
+    assert found is not None
+    return found.group(1)

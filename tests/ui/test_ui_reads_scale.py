@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -97,6 +98,10 @@ def test_the_newest_page_reads_only_its_rows(
     ):
         steps = _steps(engine, lambda w=wanted, p=page: browse.memories_page(engine, w, page=p))
         assert steps < everything / 4, (wanted, page, steps, everything)
+    # a word a third of them hold: its matches listed once by FTS5, not each one's row
+    # read and all of them sorted (two thirds of reading every memory, before)
+    steps = _steps(engine, lambda: browse.memories_page(engine, browse.Filter(text="lease")))
+    assert steps < everything / 3, (steps, everything)
 
 
 def test_subjects_and_the_graph_read_a_bounded_part(
@@ -129,7 +134,12 @@ def _fits(m: Memory, wanted: browse.Filter) -> bool:
         and (not wanted.subject or (m.subject or "").lower() == wanted.subject.lower())
         and (wanted.since is None or m.observed_at >= wanted.since)
         and (wanted.until is None or m.observed_at < wanted.until)
+        and (not wanted.text or set(wanted.text.lower().split()) <= _words(m.text))
     )
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
 
 
 FILTERS = [
@@ -143,6 +153,12 @@ FILTERS = [
     browse.Filter(since=START + timedelta(days=2), until=START + timedelta(days=6)),
     browse.Filter(status="forgotten", since=START + timedelta(days=1)),
     browse.Filter(kind="fact", until=START + timedelta(days=2)),
+    browse.Filter(text="lease"),  # a third of them: the walk fills a page
+    browse.Filter(text="lease", kind="task", since=START + timedelta(days=3)),
+    browse.Filter(text="Memory number 1234"),  # one memory: more than the walk reads
+    browse.Filter(text="guitar router"),  # none
+    browse.Filter(text="guitar", status="forgotten"),
+    browse.Filter(text="router", subject="anna"),
 ]
 
 
@@ -174,3 +190,41 @@ def test_forget_by_description_reads_only_what_it_lists(engine: Engine) -> None:
     few = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=50))
     every = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=SIZE))
     assert few < every / 2, (few, every)  # the FTS match of all of them remains
+
+
+def test_forget_by_description_reads_fewer_rows_than_it_matches(engine: Engine) -> None:
+    """Its dry run asks for one more than it lists, in FTS5's own BM25 order (`rank`),
+    so it stops reading memories at the 51st: below ranking every match by reading each
+    one's row, which listing 50 of them did before."""
+    visible, params = view_for(engine.settings, None).scope_clause("m")
+    every_row = _steps(
+        engine,
+        lambda: engine.store.browse._db.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
+            f" WHERE memories_fts MATCH 'leas' AND {visible}"
+            " AND m.status IN ('active', 'disputed') ORDER BY bm25(memories_fts)",
+            params,
+        ).fetchall(),
+    )
+    listed = _steps(engine, lambda: engine.forget_matching("lease", dry_run=True, limit=50))
+    assert listed < every_row * 0.85, (listed, every_row)
+
+
+def test_matches_in_rank_order_are_those_in_bm25_order(engine: Engine) -> None:
+    """`rank` is FTS5's BM25: `match` lists the best by `bm25()` (ties in any order),
+    whatever the limit and the viewer, and only what the viewer sees."""
+    for viewer in (None, Scope(user="bob")):
+        view = view_for(engine.settings, viewer)
+        visible, params = view.scope_clause("m")
+        rows = engine.store.browse._db.execute(
+            "SELECT m.id, bm25(memories_fts) FROM memories_fts f JOIN memories m"
+            f" ON m.id = f.rowid WHERE memories_fts MATCH 'guitar' AND {visible}"
+            " AND m.status IN ('active', 'disputed')",
+            params,
+        ).fetchall()
+        score = {int(i): float(s) for i, s in rows}
+        assert len(score) > 200
+        for limit in (1, 51, 10_000):
+            found = engine.store.memories.match("guitar", view=view, limit=limit)
+            assert set(found) <= set(score)
+            assert [score[i] for i in found] == sorted(score.values())[:limit], (viewer, limit)

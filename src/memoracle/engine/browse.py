@@ -36,7 +36,8 @@ from memoracle.types import (
 
 __all__ = [
     "GRAPH_SAMPLE", "Detail", "Filter", "Page", "Review", "SLOT_REASONS", "detail", "entities",
-    "line_reasons", "memories_page", "recall_preview", "relations", "review", "subjects",
+    "generation", "line_reasons", "memories_page", "recall_preview", "relations",
+    "review", "subjects",
 ]  # fmt: skip
 
 MAX_PAGE = 200  # memories on one page at most
@@ -75,6 +76,13 @@ class Review:
     held: tuple[HeldWrite, ...]  # writes the write audit held back, waiting
     disputes: tuple[Dispute, ...]  # disputed memories, then a "forget …" that fit several
     duplicates: tuple[DuplicateSet, ...] | None  # what the next nightly would merge (if asked)
+
+
+def generation(st: EngineState) -> tuple[int, int]:
+    """What changes whenever the store does: another connection's commit (SQLite's
+    data_version) or this one's own write (its total_changes). A read that depends on
+    the store alone (no clock) gives the same answer all through one generation."""
+    return st.store.data_version(), st.store.own_changes()
 
 
 def memories_page(

@@ -299,7 +299,8 @@ def forget_matching(
         batches = (b for status in LIVE for b in st.store.memories.pages(status, view=view))
         found = [m for batch in batches for m in batch]
     else:
-        ids = st.store.memories.match(query, view=view, limit=EVERY)
+        # one more than `limit` says whether more fit: no need to read them all
+        ids = st.store.memories.match(query, view=view, limit=EVERY if everything else limit + 1)
         if len(ids) == 1:  # holding the words, while it describes others too?
             ids += settle.also_described(st, query, ids, None, view=view)
         found = st.store.memories.get_many(ids if everything else ids[: limit + 1])

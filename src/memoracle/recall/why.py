@@ -65,6 +65,8 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
     index = searcher.store.index
     run = index.lexical_memories if table == "memories" else index.lexical_episodes
     for query in trace.queries:
+        if not index.matches(table, query.expression, item_id):  # ranks nothing in vain
+            continue
         found = [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]
         if item_id not in found:
             continue
@@ -80,6 +82,8 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
         )
     words = ", ".join(t.text for t in trace.queries[0].terms)
     for query in trace.untried:
+        if not index.matches(table, query.expression, item_id):
+            continue
         if item_id in [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]:
             return (
                 f"matches the looser {_shown(query)}, which the search did not run: the "

@@ -6,8 +6,9 @@ Every read takes the requester's `View`, so a row they may not see is never read
 exists, instead of counting the whole store.
 
 Fast at 100k memories: a page is first looked for among the newest `NEWEST_WALK`
-memories, read in the order of `memories_observed` and stopped at its last row; only a
-rarer filter asks for a sort. A subject is looked up in `memories_subject` under each of
+memories, read in the order of `memories_observed` and stopped at its last row (words
+asked for are matched by FTS5 once, then tested by id as the walk goes); only a rarer
+filter asks for a sort. A subject is looked up in `memories_subject` under each of
 its stored spellings; the subjects the filter offers are counted among the newest
 `SUBJECTS_SAMPLE` memories, not all.
 """
@@ -65,11 +66,9 @@ class Browse:
         first (by the time they were said), `limit` of them from `offset`."""
         visible, params = view.scope_clause("m")
         clauses = [visible]
-        source = "memories m"
+        words = []  # the text asked, as FTS5 matches it
         if wanted.text and (expression := match_expression(wanted.text)) is not None:
-            source = "memories_fts f JOIN memories m ON m.id = f.rowid"
-            clauses.append("memories_fts MATCH ?")
-            params.append(expression)
+            words = [expression]
         if wanted.subject:  # as said, in any case: each spelling is a range of the index
             spellings = self._spellings(wanted.subject)
             if not spellings:
@@ -83,23 +82,27 @@ class Browse:
         said, said_params = _said_between(wanted)
         where = " AND ".join(clauses + said)
         order = " ORDER BY m.observed_at DESC, m.id DESC LIMIT ? OFFSET ?"
-        if source == "memories m" and not wanted.subject:
+        if not wanted.subject:
             within = " AND ".join(c.replace("m.", "") for c in said) or "1"
             cutoff = self._db.execute(
                 f"SELECT observed_at FROM memories INDEXED BY memories_observed WHERE {within}"
                 " ORDER BY observed_at DESC LIMIT 1 OFFSET ?",
                 (*said_params, NEWEST_WALK - 1),
             ).fetchone()
+            # the text's matches gathered once (FTS5), each memory walked tested by id
+            matching = "m.id IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)"
             rows = self._db.execute(
                 "SELECT m.id FROM memories m INDEXED BY memories_observed"
-                f" WHERE m.observed_at >= ? AND {where}{order}",
-                (cutoff[0] if cutoff else "", *params, *said_params, limit, offset),
+                f" WHERE m.observed_at >= ? AND {matching if words else '1'} AND {where}{order}",
+                (cutoff[0] if cutoff else "", *words, *params, *said_params, limit, offset),
             ).fetchall()
             if cutoff is None or len(rows) == limit:  # every one walked, or a full page
                 return [int(r[0]) for r in rows]
+        source = "memories_fts f JOIN memories m ON m.id = f.rowid" if words else "memories m"
         rows = self._db.execute(
-            f"SELECT m.id FROM {source} WHERE {where}{order}",
-            (*params, *said_params, limit, offset),
+            f"SELECT m.id FROM {source} WHERE {'memories_fts MATCH ?' if words else '1'}"
+            f" AND {where}{order}",
+            (*words, *params, *said_params, limit, offset),
         ).fetchall()
         return [int(r[0]) for r in rows]
 

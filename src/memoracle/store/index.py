@@ -200,6 +200,16 @@ class Index:
         ).fetchone()
         return int(row[0])
 
+    def matches(self, table: str, expression: str, item_id: int) -> bool:
+        """Whether row `item_id` of `table` matches `expression`: one row of the FTS5
+        index looked at, not every match ranked (`explain` asks before ranking them).
+        Scope is not applied: the caller's own item, already seen by its requester."""
+        fts = f"{_TABLES[table]}_fts"
+        row = self._db.execute(
+            f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?", (expression, item_id)
+        ).fetchone()
+        return row is not None
+
     def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None:
         """The id below the `count` newest rows matching `expression`, or None when
         fewer match: passed as `min_id`, it limits a search to those newest rows."""

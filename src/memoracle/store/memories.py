@@ -535,10 +535,13 @@ class Memories:
         if subject is not None:
             clauses.append("m.subject IS ?")
             params.append(subject)
+        # FTS5's `rank` is its BM25 (no other rank is configured): ordered by it, FTS5
+        # hands the matches over sorted, so a LIMIT stops reading memories' rows early
+        # (`bm25()` would read every match's row, then sort them).
         rows = self._db.execute(
             "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
             f" WHERE memories_fts MATCH ? AND {' AND '.join(clauses)}"
-            " ORDER BY bm25(memories_fts) LIMIT ?",
+            " ORDER BY f.rank LIMIT ?",
             (*params, limit),
         ).fetchall()
         return [int(r[0]) for r in rows]

@@ -5,7 +5,7 @@ fixed notes a change leads back with, and errors as pages."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -16,13 +16,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
-from memoracle.engine import Engine
+from memoracle.engine import Engine, browse
 from memoracle.engine.scope import is_owner
 from memoracle.errors import EngineError, NotFound, StoreError, WriteHeld
 from memoracle.types import Scope
 from memoracle.ui.guard import CSRF_FIELD, Access
 
 ACTOR = "ui"  # who the audit log says made a change through the page
+KEPT = 64  # answers kept for the store's generation (`Ui.kept`), at most
 
 T = TypeVar("T")
 
@@ -38,6 +39,7 @@ class Ui:
     clock: Clock = field(default_factory=SystemClock)
     _engine: Engine | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _kept: dict[Hashable, tuple[tuple[int, int], Any]] = field(default_factory=dict)
     templates: Environment = field(
         default_factory=lambda: Environment(
             loader=PackageLoader("memoracle.ui", "templates"),
@@ -50,6 +52,20 @@ class Ui:
     @property
     def owner(self) -> bool:
         return is_owner(self.settings, self.scope)
+
+    def kept(self, engine: Engine, key: Hashable, compute: Callable[[Engine], T]) -> T:
+        """`compute(engine)` once per store generation (`browse.generation`): while
+        nothing is written, the page's own changes included, the answer is the same.
+        Only this page's one scope is ever asked; call it inside `call`."""
+        now = browse.generation(engine)
+        found = self._kept.get(key)
+        if found is not None and found[0] == now:
+            return found[1]  # type: ignore[no-any-return]
+        value = compute(engine)
+        if len(self._kept) >= KEPT:
+            self._kept.clear()
+        self._kept[key] = (now, value)
+        return value
 
     def engine(self) -> Engine:
         if self._engine is None:

@@ -81,7 +81,10 @@ async def memories(request: Request) -> Response:
             text=q.get("q", "").strip() or None,
         )
         found = browse.memories_page(engine, wanted, page=page, size=PAGE_SIZE, scope=ui.scope)
-        return found, browse.subjects(engine, scope=ui.scope)
+        offered = ui.kept(
+            engine, ("subjects", ui.scope), lambda e: browse.subjects(e, scope=ui.scope)
+        )
+        return found, offered
 
     found, subjects = await ui.call(read)
     args = {k: v for k, v in q.items() if k not in ("page", "note", "ref") and v}
@@ -214,8 +217,16 @@ async def graph(request: Request) -> Response:
     name = request.query_params.get("name", "").strip()
 
     def read(engine: Engine) -> tuple[list[Entity], list[Relation], object, str]:
-        entities = browse.entities(engine, type_=wanted, limit=GRAPH_ENTITIES, scope=ui.scope)
-        relations = browse.relations(engine, limit=GRAPH_RELATIONS, scope=ui.scope)
+        entities = ui.kept(
+            engine,
+            ("entities", ui.scope, wanted),
+            lambda e: browse.entities(e, type_=wanted, limit=GRAPH_ENTITIES, scope=ui.scope),
+        )
+        relations = ui.kept(
+            engine,
+            ("relations", ui.scope),
+            lambda e: browse.relations(e, limit=GRAPH_RELATIONS, scope=ui.scope),
+        )
         try:
             return (
                 entities,
