@@ -34,6 +34,7 @@ from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError, InvalidInput
 from memoracle.recall.ann import ann_available
+from memoracle.recall.evidence import Context
 from memoracle.recall.graph_list import graph_list
 from memoracle.recall.hits import dedup_sources as _dedup_sources
 from memoracle.recall.hits import unsupported as _unsupported
@@ -67,7 +68,7 @@ from memoracle.recall.vectors import (
 )
 from memoracle.recall.window import window_hits
 from memoracle.store import Store, View
-from memoracle.types import Hit
+from memoracle.types import Episode, Hit
 
 POOL = 100  # candidates taken from each signal before fusion
 VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
@@ -295,43 +296,20 @@ class Searcher:
         if window is not None and _window_only(window, mode):  # the time-window stage
             dated = window_hits(self.store, view, window.start, window.end, k=k)
             return SearchOutcome(tuple(dated), "window")
-        if mode == "vector" and self.embedder is None:
-            raise InvalidInput(
-                "A vector-only search needs an embedding model (embedding.provider); "
-                "none is configured. Search without --vector-only."
-            )
+        self._check_mode(mode)
         turns = not view.kinds  # a kind filter asks for memories of those kinds: a turn has none
         lander = self.lander
-        job, note = self._start_vector_search(query, mode, landed)
-        queries = fts_queries(query) if mode != "vector" else []
-        lexical = lexical_lists(
-            self.store.index, queries, view, turns=turns, pool=POOL, rows=LEXICAL_ROWS
-        )
+        job, note = self._start_vector_search(query, mode, landed)  # the embedding thread
+        lexical = self._lexical_lists(query, view, mode, turns)  # the lexical loop, meanwhile
         vectors = self._vector_lists(job, view, turns)
         found_by = "lexical" if job is None or vectors.failure is not None else mode
-        if vectors.failure is not None:
-            note = _unavailable(vectors.failure)
-        if note is None and self.embedder is not None:
-            note = _partial(landed, lander)
+        note = self._note(note, vectors, landed, lander)
         graph = self._graph_list(query, view, lexical, vectors)
-        unsupported = _unsupported(
-            bool(lexical.memories or lexical.episodes or graph),
-            [s for _, s in vectors.memories + vectors.episodes],
-            self.settings.search.similarity_floor,
-        )
+        unsupported = self._under_the_floor(lexical, vectors, graph)
         if unsupported is not None:
             return SearchOutcome((), found_by, note, no_match=unsupported)
         fused = fuse_candidates(lexical, vectors, graph, self.settings)
-        context, episodes = with_context(
-            self.store,
-            fused,
-            view,
-            query,
-            # The turns beside the best ones join them (not for "when": its answer is one turn).
-            neighbour_weight=0.0 if when_question or not turns else NEIGHBOUR_WEIGHT,
-            session_weight=SESSION_WEIGHT,
-            speaker_factor=SPEAKER_FACTOR,
-        )
+        context, episodes = self._context(fused, view, query, turns, when_question)
         scored = score_candidates(
             self.store,
             fused,
@@ -343,12 +321,62 @@ class Searcher:
             when_question=when_question,
             count=POOL * 2,
         )
-        stood_for: dict[Key, str] = {}
+        stood_for: dict[Key, str] = {}  # source dedup: a memory and its turn are one hit
         hits = _dedup_sources(sorted(scored.hits, key=_final, reverse=True), stood_for)
         kept = tuple((h.source, h.id) for h in hits)
         hits = diversify(hits, k, self.settings.search.mmr_lambda)
         trace = _trace(lexical, vectors, graph, fused, context.scores, scored, stood_for, kept)
         return SearchOutcome(tuple(_with_provenance(self.store, hits)), found_by, note, trace)
+
+    def _check_mode(self, mode: Mode) -> None:
+        if mode == "vector" and self.embedder is None:
+            raise InvalidInput(
+                "A vector-only search needs an embedding model (embedding.provider); "
+                "none is configured. Search without --vector-only."
+            )
+
+    def _lexical_lists(self, query: str, view: View, mode: Mode, turns: bool) -> LexicalLists:
+        """The lexical stage (`lexical`): none for a vector-only search."""
+        queries = fts_queries(query) if mode != "vector" else []
+        return lexical_lists(
+            self.store.index, queries, view, turns=turns, pool=POOL, rows=LEXICAL_ROWS
+        )
+
+    def _note(
+        self, note: str | None, vectors: VectorLists, landed: Landed, lander: Lander | None
+    ) -> str | None:
+        """Why the answer may be partial: the vector stage failed, or some texts have no
+        vector yet (`_partial`), unless an earlier stage said why already."""
+        if vectors.failure is not None:
+            return _unavailable(vectors.failure)
+        if note is None and self.embedder is not None:
+            return _partial(landed, lander)
+        return note
+
+    def _under_the_floor(
+        self, lexical: LexicalLists, vectors: VectorLists, graph: list[int]
+    ) -> str | None:
+        """The noise floor (`hits.unsupported`): why nothing supports the query, if so."""
+        return _unsupported(
+            bool(lexical.memories or lexical.episodes or graph),
+            [s for _, s in vectors.memories + vectors.episodes],
+            self.settings.search.similarity_floor,
+        )
+
+    def _context(
+        self, fused: Fused, view: View, query: str, turns: bool, when_question: bool
+    ) -> tuple[Context, list[Episode]]:
+        """The turns' context (`ranking.with_context`): the turns beside the best ones
+        join them (not for "when": its answer is one turn), then session and speaker."""
+        return with_context(
+            self.store,
+            fused,
+            view,
+            query,
+            neighbour_weight=0.0 if when_question or not turns else NEIGHBOUR_WEIGHT,
+            session_weight=SESSION_WEIGHT,
+            speaker_factor=SPEAKER_FACTOR,
+        )
 
     def _start_vector_search(
         self, query: str, mode: Mode, landed: Landed
