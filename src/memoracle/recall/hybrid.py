@@ -116,8 +116,8 @@ class Searcher:
 
     def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
         """Start landing missing vectors in a worker thread (`landing.Lander`), on a
-        connection `open_store` opens; from then on a search embeds nothing itself. None
-        when there is nothing to embed with, or the store is read-only."""
+        connection `open_store` opens; from then on nothing is embedded before a search.
+        None when there is nothing to embed with, or the store is read-only."""
         if self.lander is None and self.embedder is not None and not self.store.readonly:
             self.lander = Lander(open_store, self.embedder, clock, self._deliver)
             self.lander.start()
