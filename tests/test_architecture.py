@@ -1,7 +1,7 @@
 """The floors of docs/architecture.md, held by a test: imports only point down the
 order below, there is no import cycle, only `store/` speaks SQL to our database, only
-`clock.py` reads the system clock, modules stay small and no data folder is named like a
-module."""
+`clock.py` reads the system clock, modules and functions stay small and no data folder
+is named like a module."""
 
 from __future__ import annotations
 
