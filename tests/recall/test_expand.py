@@ -8,6 +8,8 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memoracle.clock import FixedClock
@@ -15,7 +17,7 @@ from memoracle.config import load
 from memoracle.engine import Engine
 from memoracle.engine.scope import view_for
 from memoracle.recall import expand as expansion
-from memoracle.recall import hybrid
+from memoracle.recall import graph_list, hybrid
 from memoracle.store import View
 from memoracle.types import Scope
 
@@ -157,7 +159,7 @@ def test_weight_zero_changes_nothing(
         with sqlite3.connect(engine.settings.db_path) as db:  # as if there were no graph
             db.execute("DELETE FROM entity_memories")
             db.execute("DELETE FROM relation_memories")
-        monkeypatch.setattr(hybrid, "expand", refuse)
+        monkeypatch.setattr(graph_list, "expand", refuse)
         assert {q: engine.search(q).hits for q in queries} == before
 
 
@@ -175,7 +177,19 @@ def test_the_query_orders_what_the_graph_brings(engine: Engine) -> None:
     def texts(ids: list[int]) -> list[str]:
         return [m.text for m in engine.store.memories.get_many(ids)]
 
-    by_meaning = texts(searcher._graph_list(query, View(), lexical, vector))
-    newest_first = texts(searcher._graph_list(query, View(), lexical, None))
+    def ordered(vector: npt.NDArray[np.float32] | None) -> list[int]:
+        return graph_list.graph_list(
+            engine.store,
+            searcher.embedder,
+            query,
+            View(),
+            lexical,
+            vector,
+            pool=hybrid.POOL,
+            candidates=hybrid.GRAPH_CANDIDATES,
+        )
+
+    by_meaning = texts(ordered(vector))
+    newest_first = texts(ordered(None))
     assert by_meaning == ["Lea works at Globex since March.", "I met Lea at the pottery studio."]
     assert newest_first == by_meaning[::-1]

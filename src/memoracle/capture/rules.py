@@ -448,27 +448,12 @@ def _compile(data: Mapping[str, Any], source: str) -> LanguageRules:
     )
 
 
-def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source: str) -> Rule:
-    if not isinstance(raw, dict):
-        raise RuleFileError(f"{source}: rule #{index + 1} is not a table.")
-    rid = raw.get("id")
-    if not isinstance(rid, str) or not _RULE_ID.fullmatch(rid):
-        raise RuleFileError(
-            f"{source}: rule #{index + 1}: id must look like 'family.name', got {rid!r}."
-        )
-    where = f"rule {rid!r}"
-    unknown = sorted(set(raw) - _RULE_KEYS)
-    if unknown:
-        raise RuleFileError(
-            f"{source}: {where}: unknown field(s) {', '.join(unknown)}. "
-            f"Known: {', '.join(sorted(_RULE_KEYS))}."
-        )
-    kind = raw.get("kind")
-    if not isinstance(kind, str) or kind not in FAMILIES:
-        raise RuleFileError(
-            f"{source}: {where}: kind must be one of {', '.join(FAMILIES)}, got {kind!r}."
-        )
-
+def _regexes(
+    raw: Mapping[str, Any], kind: str, macros: Mapping[str, str], source: str, where: str
+) -> tuple[list[re.Pattern[str]], Matcher]:
+    """A rule's patterns (required; named groups of `_GROUPS` only, (?P<content>...) in
+    exactly the remember/forget rules) and its `unless` vetoes, compiled with its flags
+    (case-blind unless "case_sensitive") and the file's macros."""
     flags = re.IGNORECASE
     for flag in datafiles.strings(raw.get("flags", []), source, f"{where} flags", RuleFileError):
         if flag not in _FLAGS:
@@ -493,19 +478,7 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
         for text in texts
     ]
     for pattern in patterns:
-        groups = set(pattern.groupindex)
-        stray = groups - _GROUPS
-        if stray:
-            raise RuleFileError(
-                f"{source}: {where}: unknown named group(s) {', '.join(sorted(stray))}. "
-                f"Use {', '.join(sorted(_GROUPS))}."
-            )
-        if kind in DIRECTIVES and "content" not in groups:
-            raise RuleFileError(f"{source}: {where}: a {kind} rule needs a (?P<content>...) group.")
-        if kind not in DIRECTIVES and "content" in groups:
-            raise RuleFileError(
-                f"{source}: {where}: only remember/forget rules may use (?P<content>...)."
-            )
+        _check_groups(pattern, kind, source, where)
     # `unless` only runs after a pattern matched, so it gets no gate.
     unless = Matcher.of(
         (
@@ -522,7 +495,48 @@ def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source:
         ),
         gated=False,
     )
+    return patterns, unless
 
+
+def _check_groups(pattern: re.Pattern[str], kind: str, source: str, where: str) -> None:
+    """Named groups of `_GROUPS` only, and (?P<content>...) in exactly remember/forget."""
+    groups = set(pattern.groupindex)
+    stray = groups - _GROUPS
+    if stray:
+        raise RuleFileError(
+            f"{source}: {where}: unknown named group(s) {', '.join(sorted(stray))}. "
+            f"Use {', '.join(sorted(_GROUPS))}."
+        )
+    if kind in DIRECTIVES and "content" not in groups:
+        raise RuleFileError(f"{source}: {where}: a {kind} rule needs a (?P<content>...) group.")
+    if kind not in DIRECTIVES and "content" in groups:
+        raise RuleFileError(
+            f"{source}: {where}: only remember/forget rules may use (?P<content>...)."
+        )
+
+
+def _rule(raw: object, index: int, lang: str, macros: Mapping[str, str], source: str) -> Rule:
+    """One [[rule]] table checked, field by field; each complaint names file and rule."""
+    if not isinstance(raw, dict):
+        raise RuleFileError(f"{source}: rule #{index + 1} is not a table.")
+    rid = raw.get("id")
+    if not isinstance(rid, str) or not _RULE_ID.fullmatch(rid):
+        raise RuleFileError(
+            f"{source}: rule #{index + 1}: id must look like 'family.name', got {rid!r}."
+        )
+    where = f"rule {rid!r}"
+    unknown = sorted(set(raw) - _RULE_KEYS)
+    if unknown:
+        raise RuleFileError(
+            f"{source}: {where}: unknown field(s) {', '.join(unknown)}. "
+            f"Known: {', '.join(sorted(_RULE_KEYS))}."
+        )
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or kind not in FAMILIES:
+        raise RuleFileError(
+            f"{source}: {where}: kind must be one of {', '.join(FAMILIES)}, got {kind!r}."
+        )
+    patterns, unless = _regexes(raw, kind, macros, source, where)
     default_importance, default_confidence = KIND_DEFAULTS[kind]
     importance = _score(raw.get("importance", default_importance), source, where, "importance")
     confidence = _score(raw.get("confidence", default_confidence), source, where, "confidence")

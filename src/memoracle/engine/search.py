@@ -124,14 +124,18 @@ def search(
     if stale:
         searcher.embedder = None
     try:
+        window = _window(st, text, now)
+        # The texts without a vector are stored first: the search itself only reads.
+        landed = searcher.land_for_search(now=then or now, mode=mode, window=window)
         outcome = searcher.search(
             text,
             view=view,
             k=k or st.settings.search.k,
             now=then or now,
-            window=_window(st, text, now),
+            window=window,
             when_question=is_when_question(text),
             mode=mode,
+            landed=landed,
         )
     finally:
         searcher.embedder = embedder

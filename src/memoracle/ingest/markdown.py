@@ -35,7 +35,7 @@ from memoracle.ingest.callbacks import (
     mb,
     too_big,
 )
-from memoracle.ingest.jsonlines import iter_lines
+from memoracle.ingest.jsonlines import Line, iter_lines
 from memoracle.text import UNTIL_COMMENT, drop_comments
 from memoracle.types import ImportedNote, IngestWarning
 
@@ -141,111 +141,131 @@ def _read(
     name = str(path)
     max_line = max_text_bytes * LINE_FACTOR
     progress = Throttle(on_progress, path.stat().st_size, 1 << 20)
-    headings: list[tuple[int, str]] = []
-    bullet: _Bullet | None = None
-    in_fence = False
-    in_comment = False
-    in_front_matter = False
-    in_own_block = False
-
-    def note(b: _Bullet | None) -> ImportedNote | None:
-        if b is None:
-            return None
-        text = _clean(" ".join(b.parts))
-        if not text:
-            return None
-        origin = f"{name}:{b.line}"
-        size = too_big(text, max_text_bytes)
-        if size is not None:
-            limit = f"above the {mb(max_text_bytes)} limit"
-            on_warning(IngestWarning(origin, f"bullet of {mb(size)} is {limit}; skipped"))
-            return None
-        try:
-            until = None if b.until is None else parse_until(b.until)
-        except ValueError as exc:
-            on_warning(
-                IngestWarning(origin, f"its until comment is not understood ({exc}); skipped")
-            )
-            return None
-        heading = headings[-1][1] if headings else None
-        kind = next((k for _, h in reversed(headings) if (k := heading_kind(h)) is not None), None)
-        return ImportedNote(
-            text=text, origin=origin, heading=heading, kind=kind, day=day, until=until
-        )
-
+    notes = _Notes(name, day, on_warning, max_text_bytes)
     previous = 0
     with path.open("rb") as f:
         for line in iter_lines(f, max_line):  # blank lines are not yielded: see the gap
             progress(line.offset)
-            origin = f"{name}:{line.number}"
-            if line.number > previous + 1 and not in_fence:
-                if (done := note(bullet)) is not None:  # a blank line ends a bullet
-                    yield done
-                bullet = None
+            if line.number > previous + 1 and not notes.in_fence:
+                yield from notes.end_bullet()  # a blank line ends a bullet
             previous = line.number
-            if line.oversize:
-                limit = f"above the {mb(max_line)} limit"
-                on_warning(IngestWarning(origin, f"line of {mb(line.size)} is {limit}; skipped"))
-                continue
-            try:
-                raw = line.data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                on_warning(
-                    IngestWarning(origin, f"not valid UTF-8 (byte {exc.start + 1}); skipped")
-                )
-                continue
-            if line.number == 1 and raw.strip() == "---":
-                in_front_matter = True
-                continue
-            if in_front_matter:
-                in_front_matter = raw.strip() != "---"
-                continue
-            if _FENCE.match(raw):
-                in_fence = not in_fence
-                continue
-            if in_fence:
-                continue
-            if _OWN_BEGIN.match(raw) or in_own_block:  # memoracle's block: ours already
-                if _OWN_BEGIN.match(raw) and (done := note(bullet)) is not None:
-                    yield done
-                bullet = None
-                in_own_block = not _OWN_END.match(raw)
-                continue
-            said_until = None if in_comment else UNTIL_COMMENT.search(raw)
-            text, in_comment = drop_comments(raw, in_comment)
-            if not text.strip():
-                if said_until and bullet is not None:
-                    bullet.until = said_until.group(1)
-                continue  # only a comment (a Dreaming marker): the bullet goes on
-            if m := _HEADING.match(text):
-                if (done := note(bullet)) is not None:
-                    yield done
-                bullet = None
-                level = len(m.group("level"))
-                while headings and headings[-1][0] >= level:
-                    headings.pop()
-                headings.append((level, " ".join(m.group("text").split())))
-                continue
-            if m := _BULLET.match(text):
-                if (done := note(bullet)) is not None:
-                    yield done
-                bullet = _Bullet(line.number, len(m.group("indent").expandtabs(4)))
-                bullet.parts.append(_CHECKBOX.sub("", _NESTED_MARKER.sub("", m.group("text"))))
-                if said_until:
-                    bullet.until = said_until.group(1)
-                continue
-            indent = len(text) - len(text.lstrip())
-            if bullet is not None and indent > bullet.indent:
-                bullet.parts.append(text.strip())
-                if said_until:
-                    bullet.until = said_until.group(1)
-                continue
-            if (done := note(bullet)) is not None:  # a paragraph ends the bullet
-                yield done
-            bullet = None
-    if (done := note(bullet)) is not None:
-        yield done
+            raw = _decoded(line, f"{name}:{line.number}", max_line, on_warning)
+            if raw is not None:
+                yield from notes.line(raw, line.number)
+    yield from notes.end_bullet()
     progress.finish()
+
+
+def _decoded(line: Line, origin: str, max_line: int, on_warning: OnWarning) -> str | None:
+    """The line's text, or None (with a warning) when it is too long or not UTF-8."""
+    if line.oversize:
+        limit = f"above the {mb(max_line)} limit"
+        on_warning(IngestWarning(origin, f"line of {mb(line.size)} is {limit}; skipped"))
+        return None
+    try:
+        return line.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        on_warning(IngestWarning(origin, f"not valid UTF-8 (byte {exc.start + 1}); skipped"))
+        return None
+
+
+class _Notes:
+    """One file's lines in, its notes out: the headings above the line, the bullet
+    being read, and whether the line is in front matter, fenced code, an HTML comment
+    or memoracle's own block."""
+
+    def __init__(
+        self, name: str, day: date | None, on_warning: OnWarning, max_text_bytes: int
+    ) -> None:
+        self.name, self.day, self.on_warning = name, day, on_warning
+        self.max_text_bytes = max_text_bytes
+        self.headings: list[tuple[int, str]] = []
+        self.bullet: _Bullet | None = None
+        self.in_fence = self.in_comment = self.in_front_matter = self.in_own_block = False
+
+    def line(self, raw: str, number: int) -> Iterator[ImportedNote]:
+        """The notes one line ends (at most one), the line read into the state."""
+        if self._not_text(raw, number):
+            return
+        if _OWN_BEGIN.match(raw) or self.in_own_block:  # memoracle's block: ours already
+            if _OWN_BEGIN.match(raw):
+                yield from self.end_bullet()
+            self.bullet = None
+            self.in_own_block = not _OWN_END.match(raw)
+            return
+        said_until = None if self.in_comment else UNTIL_COMMENT.search(raw)
+        text, self.in_comment = drop_comments(raw, self.in_comment)
+        if not text.strip():
+            if said_until and self.bullet is not None:
+                self.bullet.until = said_until.group(1)
+            return  # only a comment (a Dreaming marker): the bullet goes on
+        if m := _HEADING.match(text):
+            yield from self.end_bullet()
+            level = len(m.group("level"))
+            while self.headings and self.headings[-1][0] >= level:
+                self.headings.pop()
+            self.headings.append((level, " ".join(m.group("text").split())))
+            return
+        if m := _BULLET.match(text):
+            yield from self.end_bullet()
+            self.bullet = _Bullet(number, len(m.group("indent").expandtabs(4)))
+            self.bullet.parts.append(_CHECKBOX.sub("", _NESTED_MARKER.sub("", m.group("text"))))
+            if said_until:
+                self.bullet.until = said_until.group(1)
+            return
+        indent = len(text) - len(text.lstrip())
+        if self.bullet is not None and indent > self.bullet.indent:
+            self.bullet.parts.append(text.strip())
+            if said_until:
+                self.bullet.until = said_until.group(1)
+            return
+        yield from self.end_bullet()  # a paragraph ends the bullet
+
+    def _not_text(self, raw: str, number: int) -> bool:
+        """Whether the line is front matter or fenced code (or opens or closes one)."""
+        if number == 1 and raw.strip() == "---":
+            self.in_front_matter = True
+            return True
+        if self.in_front_matter:
+            self.in_front_matter = raw.strip() != "---"
+            return True
+        if _FENCE.match(raw):
+            self.in_fence = not self.in_fence
+            return True
+        return self.in_fence
+
+    def end_bullet(self) -> Iterator[ImportedNote]:
+        """The bullet being read ends: its note, if it makes one."""
+        bullet, self.bullet = self.bullet, None
+        done = self._note(bullet) if bullet is not None else None
+        if done is not None:
+            yield done
+
+    def _note(self, b: _Bullet) -> ImportedNote | None:
+        """A bullet's note, under the current headings; None (with a warning when there
+        is something to say) when it is empty, too big or its until is not understood."""
+        text = _clean(" ".join(b.parts))
+        if not text:
+            return None
+        origin = f"{self.name}:{b.line}"
+        size = too_big(text, self.max_text_bytes)
+        if size is not None:
+            limit = f"above the {mb(self.max_text_bytes)} limit"
+            self.on_warning(IngestWarning(origin, f"bullet of {mb(size)} is {limit}; skipped"))
+            return None
+        try:
+            until = None if b.until is None else parse_until(b.until)
+        except ValueError as exc:
+            self.on_warning(
+                IngestWarning(origin, f"its until comment is not understood ({exc}); skipped")
+            )
+            return None
+        headings = self.headings
+        heading = headings[-1][1] if headings else None
+        kind = next((k for _, h in reversed(headings) if (k := heading_kind(h)) is not None), None)
+        return ImportedNote(
+            text=text, origin=origin, heading=heading, kind=kind, day=self.day, until=until
+        )
 
 
 def _clean(text: str) -> str:

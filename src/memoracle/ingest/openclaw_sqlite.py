@@ -21,6 +21,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,41 @@ def _read_copy(
     max_event_bytes: int,
     max_text_bytes: int,
 ) -> Iterator[Turn]:
+    """The copy's sessions in the order they began, each read in two passes: its
+    skeleton (every row), then the rows of its live branch as turns."""
+    layout = _layout(conn, name)
+    total = int(conn.execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
+    reading = _Reading(
+        conn,
+        layout,
+        Throttle(on_progress, total, _PROGRESS_STEP),
+        on_warning,
+        max_event_bytes,
+        max_text_bytes,
+    )
+    for session in layout.sessions:
+        origin_base = f"{name}#{session}" if session is not None else name
+        tree, header_id = reading.skeleton(session, origin_base)
+        session_id = session if session is not None else header_id
+        yield from reading.live_turns(session, session_id, tree, origin_base)
+    reading.progress.finish()
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How this schema's rows are read: the event columns (those an older schema lacks
+    read as NULL), the column that orders a session, the condition that picks one
+    session, and the sessions in the order they began (one, None, without a
+    session_id column)."""
+
+    columns: str
+    seq: str
+    where: str
+    sessions: list[str | None]
+
+
+def _layout(conn: sqlite3.Connection, name: str) -> _Layout:
+    """The copy's `_Layout`; InvalidInput when it is not an OpenClaw agent store."""
     columns = {row[1] for row in conn.execute(f"PRAGMA table_info({_TABLE})")}
     if "event_json" not in columns:
         raise InvalidInput(
@@ -153,73 +189,110 @@ def _read_copy(
         else "NULL, NULL"
     )
     seq = "seq" if "seq" in columns else "rowid"
-    total = int(conn.execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
-    progress = Throttle(on_progress, total, _PROGRESS_STEP)
-    done = 0
-    if "session_id" in columns:
-        first = "MIN(created_at)" if "created_at" in columns else f"MIN({seq})"
-        sessions: list[str | None] = [
-            row[0]
-            for row in conn.execute(
-                f"SELECT session_id FROM {_TABLE} GROUP BY session_id ORDER BY {first}"
-            )
-        ]
-        where = "session_id IS ?"
-    else:
-        sessions = [None]
-        where = "? IS NULL"
-    decompressor = zstandard.ZstdDecompressor()
-    for session in sessions:
+    if "session_id" not in columns:
+        return _Layout(columns_sql, seq, "? IS NULL", [None])
+    first = "MIN(created_at)" if "created_at" in columns else f"MIN({seq})"
+    sessions: list[str | None] = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT session_id FROM {_TABLE} GROUP BY session_id ORDER BY {first}"
+        )
+    ]
+    return _Layout(columns_sql, seq, "session_id IS ?", sessions)
+
+
+class _Reading:
+    """One copy read session by session: its layout, the rows counted for progress,
+    the limits, and where warnings go."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        layout: _Layout,
+        progress: Throttle,
+        on_warning: OnWarning,
+        max_event_bytes: int,
+        max_text_bytes: int,
+    ) -> None:
+        self.conn, self.layout, self.progress = conn, layout, progress
+        self.on_warning = on_warning
+        self.max_event_bytes, self.max_text_bytes = max_event_bytes, max_text_bytes
+        self.decompressor = zstandard.ZstdDecompressor()
+        self.done = 0
+
+    def skeleton(self, session: str | None, origin_base: str) -> tuple[Tree, str | None]:
+        """Pass 1: every row of `session` into the tree of entries (an oversized one by
+        its sniffed head), each problem reported once; and the session header's id."""
+        layout = self.layout
         tree = Tree()
         header_id: str | None = None
-        origin_base = f"{name}#{session}" if session is not None else name
-        rows = conn.execute(
-            f"SELECT {seq}, {columns_sql} FROM {_TABLE} WHERE {where} ORDER BY {seq}",
+        rows = self.conn.execute(
+            f"SELECT {layout.seq}, {layout.columns} FROM {_TABLE} "
+            f"WHERE {layout.where} ORDER BY {layout.seq}",
             (session,),
         )
         for row_seq, text, blob, inflated in rows:
-            done += 1
-            progress(done)
+            self.done += 1
+            self.progress(self.done)
             origin = f"{origin_base}:{row_seq}"
             payload = _payload(
-                text, blob, inflated, origin, decompressor, max_event_bytes, on_warning
+                text,
+                blob,
+                inflated,
+                origin,
+                self.decompressor,
+                self.max_event_bytes,
+                self.on_warning,
             )
             if payload is None:
                 continue
             data, oversize = payload
             if oversize is not None:
                 if not tree.add_sniffed(data, oversize, int(row_seq), int(row_seq)):
-                    on_warning(_too_big(origin, oversize, max_event_bytes))
+                    self.on_warning(_too_big(origin, oversize, self.max_event_bytes))
                 continue
-            event = _event(data, origin, on_warning)
+            event = _event(data, origin, self.on_warning)
             if event is None:
                 continue
             if is_header(event):
                 newer = newer_version(event, origin)
                 if newer is not None:
-                    on_warning(newer)
+                    self.on_warning(newer)
                 if header_id is None and isinstance(event.get("id"), str):
                     header_id = event["id"]
                 continue
             tree.add_entry(event, int(row_seq), int(row_seq))
-        session_id = session if session is not None else header_id
-        for i in tree.live_branch(origin_base, on_warning):
+        return tree, header_id
+
+    def live_turns(
+        self, session: str | None, session_id: str | None, tree: Tree, origin_base: str
+    ) -> Iterator[Turn]:
+        """Pass 2: the rows of the live branch read again, as turns (what pass 1
+        reported is not reported twice; an oversized entry is, once)."""
+        layout = self.layout
+        for i in tree.live_branch(origin_base, self.on_warning):
             row_seq = tree.position(i)
             origin = f"{origin_base}:{row_seq}"
             if i in tree.oversize:
-                warning = oversize_warning(tree, i, origin, max_event_bytes)
+                warning = oversize_warning(tree, i, origin, self.max_event_bytes)
                 if warning is not None:
-                    on_warning(warning)
+                    self.on_warning(warning)
                 continue
-            found = conn.execute(
-                f"SELECT {columns_sql} FROM {_TABLE} WHERE {where} AND {seq} = ?",
+            found = self.conn.execute(
+                f"SELECT {layout.columns} FROM {_TABLE} WHERE {layout.where} AND {layout.seq} = ?",
                 (session, row_seq),
             ).fetchone()
             if found is None:
                 continue
             text, blob, inflated = found
             payload = _payload(
-                text, blob, inflated, origin, decompressor, max_event_bytes, _already_reported
+                text,
+                blob,
+                inflated,
+                origin,
+                self.decompressor,
+                self.max_event_bytes,
+                _already_reported,
             )
             if payload is None or payload[1] is not None:
                 continue
@@ -231,12 +304,11 @@ def _read_copy(
                 session_id=session_id,
                 origin=origin,
                 fallback_id=f"S{row_seq}",
-                max_text_bytes=max_text_bytes,
-                on_warning=on_warning,
+                max_text_bytes=self.max_text_bytes,
+                on_warning=self.on_warning,
             )
             if turn is not None:
                 yield turn
-    progress.finish()
 
 
 def _payload(

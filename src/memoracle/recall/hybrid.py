@@ -1,13 +1,21 @@
 """Hybrid search: a query in, ranked hits out, each with its scores per signal.
 
-Owns the order of operations (docs/retrieval.md): FTS5 BM25 over memories and episodes (AND of
-the content words first, OR after; common words over their newest matches only, see
-`Searcher._lexical`), vector similarity over the same items, the memories naming the
-entities the query names or their graph neighbours (`expand`), Reciprocal Rank
-Fusion, recency and activation weighting, a boost for items inside the time the query
-names, source dedup (a memory and the turn it came from are one hit), MMR. The formulas are
-`fuse`'s; which rows a requester may see is `store.index`'s; vectors are embedded by
-`embed` and held in memory by `vectors` (exact, or the HNSW graph of `ann`).
+Owns the order of operations (docs/retrieval.md), `Searcher.search`, one named stage
+after another: the time-window stage (`window`) for a question about a time only; the
+query embedded and its nearest texts found in a worker thread (`nearest`) while FTS5
+BM25 runs over memories and episodes (`lexical`: AND of the content words first, OR
+after; common words over their newest matches only); the memories naming the entities
+the query names or their graph neighbours (`graph_list`); the noise floor; then
+(`ranking`) weighted Reciprocal Rank Fusion, the turns beside the best ones, their
+session and speaker, recency and activation weighting and a boost for items inside the
+time the query names; source dedup (a memory and the turn it came from are one hit,
+`hits`); MMR; and the `Trace` of what each stage kept (`outcome`). The formulas are
+`fuse`'s; which rows a requester may see is `store.index`'s.
+
+A search reads only. Also owns the vectors of the configured model in memory
+(`vectors`: exact, or the HNSW graph of `ann`): the texts that have no vector yet are
+embedded and stored before a search (`Searcher.land_for_search`, which the engine calls
+first), or by a background worker in a long-running host (`landing`).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -25,20 +33,30 @@ from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError, InvalidInput
-from memoracle.lifecycle import scoring
-from memoracle.recall import fuse
 from memoracle.recall.ann import ann_available
-from memoracle.recall.evidence import context_factors, neighbour_ids
-from memoracle.recall.expand import expand
+from memoracle.recall.evidence import Context
+from memoracle.recall.graph_list import graph_list
 from memoracle.recall.hits import dedup_sources as _dedup_sources
-from memoracle.recall.hits import hit as _hit
-from memoracle.recall.hits import time_of as _time_of
 from memoracle.recall.hits import unsupported as _unsupported
 from memoracle.recall.hits import with_provenance as _with_provenance
 from memoracle.recall.landing import Lander
+from memoracle.recall.lexical import LexicalLists, lexical_lists
 from memoracle.recall.lists import MEMORY_LEXICAL_WEIGHT as MEMORY_LEXICAL_WEIGHT
-from memoracle.recall.lists import Mode, fuse_lists
-from memoracle.recall.query import FtsQuery, Term, any_of, fts_queries
+from memoracle.recall.lists import Mode
+from memoracle.recall.nearest import NO_VECTORS, Near, VectorLists, embed_near, vector_lists
+from memoracle.recall.outcome import Key as Key
+from memoracle.recall.outcome import SearchOutcome as SearchOutcome
+from memoracle.recall.outcome import TimeWindow as TimeWindow
+from memoracle.recall.outcome import Trace
+from memoracle.recall.query import fts_queries
+from memoracle.recall.ranking import (
+    Fused,
+    Scored,
+    diversify,
+    fuse_candidates,
+    score_candidates,
+    with_context,
+)
 from memoracle.recall.vectors import (
     SAVE_EVERY,
     VectorSet,
@@ -47,17 +65,15 @@ from memoracle.recall.vectors import (
     catch_up,
     load_vectors,
     save_quietly,
-    stored_vectors,
 )
 from memoracle.recall.window import window_hits
 from memoracle.store import Store, View
-from memoracle.types import Episode, Hit, Memory
+from memoracle.types import Episode, Hit
 
 POOL = 100  # candidates taken from each signal before fusion
 VECTOR_POOL = 200  # nearest hashes looked up (several items may share one text)
 LEXICAL_ROWS = 500  # matches one FTS5 query may score (BM25: ~2 µs a row)
-EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded by a search
-EVERGREEN_LAYERS = ("semantic", "procedural")
+EMBED_AT_SEARCH = 2000  # at most this many missing vectors are embedded before a search
 LANDING_NOTE = (
     "vectors are being added in the background: texts without one yet are found by their words"
 )
@@ -68,54 +84,15 @@ NEIGHBOUR_WEIGHT = 0.2  # share of a best turn's score its neighbours gain (`evi
 
 
 @dataclass(frozen=True)
-class TimeWindow:
-    """The time a query names ("in May", "last week"): hits inside it are boosted; a
-    question about that time `only` is answered by the time-window stage (`window`)."""
+class Landed:
+    """What was stored for a search before it ran (`Searcher.land_for_search`): how many
+    texts were embedded, or why none could be (`failure`: an embedding service down)."""
 
-    start: datetime
-    end: datetime
-    only: bool = False
-
-
-Key = tuple[str, int]  # ("memory" | "episode", id)
+    count: int = 0
+    failure: str | None = None
 
 
-@dataclass(frozen=True)
-class Trace:
-    """What one search did, stage by stage, so `explain` can say where an item fell
-    out: the FTS5 queries it ran and those it did not need, per (table, expression) the
-    id at and below which only a query's rarest words were scored (`Searcher._lexical`),
-    each list's ranks, the query vector and the similarity of the last of the nearest
-    looked up, the fused scores, the candidates scored (the best POOL * 2), the faded
-    ones dropped (their activation), the items another hit stood for (a memory and its
-    turn are one), and what was left for MMR."""
-
-    queries: tuple[FtsQuery, ...]
-    untried: tuple[FtsQuery, ...]
-    cutoffs: dict[tuple[str, str], int]
-    lexical: dict[Key, int]
-    vector: dict[Key, int]
-    graph: frozenset[Key]
-    query_vector: npt.NDArray[np.float32] | None
-    nearest_floor: float | None
-    ranked: dict[Key, float]
-    scored: tuple[Key, ...]
-    faded: dict[Key, float]
-    stood_for: dict[Key, str]
-    kept: tuple[Key, ...]
-
-
-@dataclass(frozen=True)
-class SearchOutcome:
-    """The hits, how they were found, why the answer may be partial (`note`: no
-    embedding model, a service down, ...), and why there are none (`no_match`: the
-    query is under the noise floor)."""
-
-    hits: tuple[Hit, ...]
-    mode: str  # "hybrid", "lexical" (asked for, or no vectors) or "vector" (asked for)
-    note: str | None = None
-    trace: Trace | None = None
-    no_match: str | None = None
+NOTHING_LANDED = Landed()
 
 
 class Searcher:
@@ -139,8 +116,8 @@ class Searcher:
 
     def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
         """Start landing missing vectors in a worker thread (`landing.Lander`), on a
-        connection `open_store` opens; from then on a search embeds nothing itself. None
-        when there is nothing to embed with, or the store is read-only."""
+        connection `open_store` opens; from then on nothing is embedded before a search.
+        None when there is nothing to embed with, or the store is read-only."""
         if self.lander is None and self.embedder is not None and not self.store.readonly:
             self.lander = Lander(open_store, self.embedder, clock, self._deliver)
             self.lander.start()
@@ -282,6 +259,23 @@ class Searcher:
         ):
             save_quietly(found, ann_file(self.settings.home, found.model_id))
 
+    def land_for_search(
+        self, *, now: datetime, mode: Mode = "hybrid", window: TimeWindow | None = None
+    ) -> Landed:
+        """The one write a search needs, done before it so the search itself only reads:
+        without a background worker, the texts that have no vector yet (at most
+        EMBED_AT_SEARCH) are embedded and stored, so the search finds them by meaning.
+        Nothing when the search compares no vectors (`mode` "lexical", no embedding
+        model, a question about a time only) or a worker lands them."""
+        if self.embedder is None or self.lander is not None or mode == "lexical":
+            return NOTHING_LANDED
+        if _window_only(window, mode):
+            return NOTHING_LANDED
+        try:
+            return Landed(self.embed_missing(now=now, limit=EMBED_AT_SEARCH))
+        except EngineError as exc:  # an embedding service is down: the search answers lexically
+            return Landed(failure=str(exc))
+
     # -- search ------------------------------------------------------------------------
 
     def search(
@@ -294,306 +288,196 @@ class Searcher:
         window: TimeWindow | None = None,
         when_question: bool = False,
         mode: Mode = "hybrid",
+        landed: Landed = NOTHING_LANDED,
     ) -> SearchOutcome:
         """`mode` "lexical" fuses the lexical lists only (no query is embedded), "vector"
-        the vector lists only (InvalidInput without an embedding model)."""
-        if window is not None and window.only and mode == "hybrid":  # the time-window stage
+        the vector lists only (InvalidInput without an embedding model). `landed` is what
+        `land_for_search` stored for it (for the note). Reads only."""
+        if window is not None and _window_only(window, mode):  # the time-window stage
             dated = window_hits(self.store, view, window.start, window.end, k=k)
             return SearchOutcome(tuple(dated), "window")
-        # A kind filter asks for memories of those kinds: a raw turn has no kind.
-        turns = not view.kinds
+        self._check_mode(mode)
+        turns = not view.kinds  # a kind filter asks for memories of those kinds: a turn has none
+        lander = self.lander
+        job, note = self._start_vector_search(query, mode, landed)  # the embedding thread
+        lexical = self._lexical_lists(query, view, mode, turns)  # the lexical loop, meanwhile
+        vectors = self._vector_lists(job, view, turns)
+        found_by = "lexical" if job is None or vectors.failure is not None else mode
+        note = self._note(note, vectors, landed, lander)
+        graph = self._graph_list(query, view, lexical, vectors)
+        unsupported = self._under_the_floor(lexical, vectors, graph)
+        if unsupported is not None:
+            return SearchOutcome((), found_by, note, no_match=unsupported)
+        fused = fuse_candidates(lexical, vectors, graph, self.settings)
+        context, episodes = self._context(fused, view, query, turns, when_question)
+        scored = score_candidates(
+            self.store,
+            fused,
+            context,
+            episodes,
+            now=now,
+            settings=self.settings,
+            window=window,
+            when_question=when_question,
+            count=POOL * 2,
+        )
+        stood_for: dict[Key, str] = {}  # source dedup: a memory and its turn are one hit
+        hits = _dedup_sources(sorted(scored.hits, key=_final, reverse=True), stood_for)
+        kept = tuple((h.source, h.id) for h in hits)
+        hits = diversify(hits, k, self.settings.search.mmr_lambda)
+        trace = _trace(lexical, vectors, graph, fused, context.scores, scored, stood_for, kept)
+        return SearchOutcome(tuple(_with_provenance(self.store, hits)), found_by, note, trace)
+
+    def _check_mode(self, mode: Mode) -> None:
         if mode == "vector" and self.embedder is None:
             raise InvalidInput(
                 "A vector-only search needs an embedding model (embedding.provider); "
                 "none is configured. Search without --vector-only."
             )
-        vector_m: list[tuple[int, float]] = []
-        vector_e: list[tuple[int, float]] = []
-        query_vector: npt.NDArray[np.float32] | None = None
-        floor: list[float] = []
-        found_by, note = "lexical", None
-        # The query is embedded and its nearest texts found in a worker thread while
-        # FTS5 runs here (numpy, faiss and SQLite all let go of the GIL): the same work,
-        # in the time of the longer of the two instead of their sum.
-        vector_job: Future[tuple[npt.NDArray[np.float32], list[tuple[str, float]]]] | None = None
-        pending = 0
-        lander = self.lander
-        if self.embedder is None:
-            note = "no embedding model configured: lexical search only"
-        elif mode != "lexical":
-            try:
-                # With a worker landing vectors, what has landed answers now, the rest
-                # by its words; without one, the search embeds what is missing first.
-                pending = 0 if lander else self.embed_missing(now=now, limit=EMBED_AT_SEARCH)
-                with self._lock:
-                    found = self._vectors()
-                if found is not None and len(found):
-                    vector_job = self._pool().submit(self._embed_near, self.embedder, found, query)
-            except EngineError as exc:  # an embedding service is down: answer lexically
-                note = f"vector search unavailable ({exc}); lexical search only"
 
-        lexical_m: list[int] = []
-        lexical_e: list[int] = []
-        tried: list[FtsQuery] = []
-        cutoffs: dict[tuple[str, str], int] = {}
-        every_query = fts_queries(query) if mode != "vector" else []
-        for fts_query in every_query:
-            tried.append(fts_query)
-            lexical_m += [
-                i for i in self._lexical("memories", fts_query, view, cutoffs) if i not in lexical_m
-            ]
-            if turns:
-                lexical_e += [
-                    i
-                    for i in self._lexical("episodes", fts_query, view, cutoffs)
-                    if i not in lexical_e
-                ]
-            if len(lexical_m) + len(lexical_e) >= POOL:
-                break
-
-        if vector_job is not None:
-            try:
-                query_vector, nearest = vector_job.result()
-                vector_m, vector_e = self._nearest(nearest, view, floor)
-                vector_e = vector_e if turns else []
-                found_by = "vector" if mode == "vector" else "hybrid"
-            except EngineError as exc:  # an embedding service is down: answer lexically
-                note = f"vector search unavailable ({exc}); lexical search only"
-        if note is None and self.embedder is not None:
-            if pending == EMBED_AT_SEARCH:  # maybe more: those are found lexically
-                note = "some items have no vector yet: run memoracle reindex"
-            elif lander is not None and lander.busy:
-                note = LANDING_NOTE
-
-        graph_weight = self.settings.search.graph_weight
-        graph_m = (  # entity expansion: the graph's list, fused like the others
-            self._graph_list(query, view, lexical_m, query_vector) if graph_weight > 0 else []
+    def _lexical_lists(self, query: str, view: View, mode: Mode, turns: bool) -> LexicalLists:
+        """The lexical stage (`lexical`): none for a vector-only search."""
+        queries = fts_queries(query) if mode != "vector" else []
+        return lexical_lists(
+            self.store.index, queries, view, turns=turns, pool=POOL, rows=LEXICAL_ROWS
         )
-        unsupported = _unsupported(
-            bool(lexical_m or lexical_e or graph_m),
-            [s for _, s in vector_m + vector_e],
+
+    def _note(
+        self, note: str | None, vectors: VectorLists, landed: Landed, lander: Lander | None
+    ) -> str | None:
+        """Why the answer may be partial: the vector stage failed, or some texts have no
+        vector yet (`_partial`), unless an earlier stage said why already."""
+        if vectors.failure is not None:
+            return _unavailable(vectors.failure)
+        if note is None and self.embedder is not None:
+            return _partial(landed, lander)
+        return note
+
+    def _under_the_floor(
+        self, lexical: LexicalLists, vectors: VectorLists, graph: list[int]
+    ) -> str | None:
+        """The noise floor (`hits.unsupported`): why nothing supports the query, if so."""
+        return _unsupported(
+            bool(lexical.memories or lexical.episodes or graph),
+            [s for _, s in vectors.memories + vectors.episodes],
             self.settings.search.similarity_floor,
         )
-        if unsupported is not None:
-            return SearchOutcome((), found_by, note, no_match=unsupported)
 
-        ranked = fuse_lists(  # weighted: docs/retrieval.md, "Fusion"
-            lexical_m=lexical_m,
-            lexical_e=lexical_e,
-            vector_m=[i for i, _ in vector_m],
-            vector_e=[i for i, _ in vector_e],
-            graph_m=graph_m,
-            rrf_k=self.settings.search.rrf_k,
-            vector_weight=self.settings.search.vector_weight,
-            graph_weight=graph_weight,
+    def _context(
+        self, fused: Fused, view: View, query: str, turns: bool, when_question: bool
+    ) -> tuple[Context, list[Episode]]:
+        """The turns' context (`ranking.with_context`): the turns beside the best ones
+        join them (not for "when": its answer is one turn), then session and speaker."""
+        return with_context(
+            self.store,
+            fused,
+            view,
+            query,
+            neighbour_weight=0.0 if when_question or not turns else NEIGHBOUR_WEIGHT,
+            session_weight=SESSION_WEIGHT,
+            speaker_factor=SPEAKER_FACTOR,
         )
-        lists = dict(ranked)  # before the context, for `explain`
-        lexical_rank = {("memory", i): r for r, i in enumerate(lexical_m, 1)}
-        lexical_rank.update({("episode", i): r for r, i in enumerate(lexical_e, 1)})
-        vector_rank = {("memory", i): r for r, (i, _) in enumerate(vector_m, 1)}
-        vector_rank.update({("episode", i): r for r, (i, _) in enumerate(vector_e, 1)})
-        similarity = {("memory", i): s for i, s in vector_m}
-        similarity.update({("episode", i): s for i, s in vector_e})
 
-        # The turns beside the best ones join them (not for "when": its answer is one turn).
-        neighbour_weight = 0.0 if when_question or not turns else NEIGHBOUR_WEIGHT
-        beside = (
-            self.store.index.visible_episodes(neighbour_ids(ranked), view)
-            if neighbour_weight
-            else []
-        )
-        candidates = self.store.episodes.get_many([i for s, i in ranked if s == "episode"] + beside)
-        context = context_factors(
-            ranked, candidates, query, SESSION_WEIGHT, SPEAKER_FACTOR, neighbour_weight
-        )
-        ranked = context.scores
-        top = sorted(ranked, key=ranked.__getitem__, reverse=True)[: POOL * 2]
-        memories = {
-            m.id: m for m in self.store.memories.get_many([i for s, i in top if s == "memory"])
-        }
-        episodes = {e.id: e for e in candidates}  # every episode in `top` is a candidate
-        hits: list[Hit] = []
-        faded: dict[Key, float] = {}
-        for key in top:
-            source, item_id = key
-            memory = memories.get(item_id) if source == "memory" else None
-            episode = episodes.get(item_id) if source == "episode" else None
-            if memory is None and episode is None:
-                continue
-            at = _time_of(memory, episode)
-            scores = fuse.final_score(
-                rrf=ranked[key],
-                lexical_rank=lexical_rank.get(key),
-                vector_rank=vector_rank.get(key),
-                similarity=similarity.get(key),
-                age_days=max(0.0, (now - at).total_seconds() / 86400),
-                half_life_days=self.settings.search.recency_half_life_days,
-                evergreen=memory is not None
-                and (memory.pinned or memory.layer in EVERGREEN_LAYERS),
-                activation=self._activation(memory, now) if memory is not None else None,
-                threshold=self.settings.search.activation_threshold,
-                boost=_time_boost(memory, episode, window, when_question),
-            )
-            if scores is None:
-                faded[key] = self._activation(memory, now) if memory is not None else 0.0
-                continue
-            scores = replace(
-                scores,
-                fused=lists.get(key, 0.0),
-                neighbours=context.neighbours.get(key, 0.0),
-                session=context.session.get(key, 1.0),
-                speaker=context.speaker.get(key, 1.0),
-            )
-            hits.append(_hit(source, item_id, memory, episode, scores))
+    def _start_vector_search(
+        self, query: str, mode: Mode, landed: Landed
+    ) -> tuple[Future[Near] | None, str | None]:
+        """The query embedded and its nearest texts found in a worker thread while FTS5
+        runs here (`nearest`); None when there is nothing to compare with, and the note
+        saying why when the search will be lexical only."""
+        if self.embedder is None:
+            return None, "no embedding model configured: lexical search only"
+        if mode == "lexical":
+            return None, None
+        if landed.failure is not None:
+            return None, _unavailable(landed.failure)
+        try:
+            # With a worker landing vectors, what has landed answers now, the rest by
+            # its words; without one, `land_for_search` stored what was missing first.
+            with self._lock:
+                found = self._vectors()
+        except EngineError as exc:
+            return None, _unavailable(str(exc))
+        if found is None or not len(found):
+            return None, None
+        job = self._pool().submit(embed_near, self.embedder, found, query, self._lock, VECTOR_POOL)
+        return job, None
 
-        stood_for: dict[Key, str] = {}
-        hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True), stood_for)
-        kept = tuple((h.source, h.id) for h in hits)
-        hits = self._diversify(hits, k)
-        trace = Trace(
-            queries=tuple(tried),
-            untried=tuple(every_query[len(tried) :]),
-            cutoffs=cutoffs,
-            lexical=lexical_rank,
-            vector=vector_rank,
-            graph=frozenset(("memory", i) for i in graph_m),
-            query_vector=query_vector,
-            nearest_floor=floor[0] if floor else None,
-            ranked=ranked,
-            scored=tuple(top),
-            faded=faded,
-            stood_for=stood_for,
-            kept=kept,
-        )
-        return SearchOutcome(tuple(_with_provenance(self.store, hits)), found_by, note, trace)
+    def _vector_lists(self, job: Future[Near] | None, view: View, turns: bool) -> VectorLists:
+        """The vector stage's lists, once the worker thread is done (`nearest`)."""
+        if job is None:
+            return NO_VECTORS
+        return vector_lists(job, self.store.index, view, turns=turns, pool=POOL, count=VECTOR_POOL)
 
     def _graph_list(
-        self,
-        query: str,
-        view: View,
-        lexical: list[int],
-        query_vector: npt.NDArray[np.float32] | None,
+        self, query: str, view: View, lexical: LexicalLists, vectors: VectorLists
     ) -> list[int]:
-        """The memories about the graph neighbours the query points to (`expand`), at
-        most POOL: neighbour by neighbour, and about one neighbour, most similar to the
-        query first when there is a query vector (the graph picks whom, the query's
-        meaning what about them), else newest first."""
-        expansion = expand(self.store, query, view, lexical=lexical, limit=GRAPH_CANDIDATES)
-        ids = list(expansion.memories)
-        if query_vector is None or self.embedder is None or len(ids) < 2:
-            return ids[:POOL]
-        tier = dict(zip(ids, expansion.tiers, strict=True))
-        hashes = {i: h for i, (_, h) in self.store.graph.memory_texts(ids).items()}
-        vectors = stored_vectors(
-            self.store.index,
-            self.embedder.model_id,
-            self.embedder.dim,
-            sorted(set(hashes.values())),
+        """Entity expansion: the graph's list (`graph_list`), fused like the others;
+        empty at `search.graph_weight` 0."""
+        if self.settings.search.graph_weight <= 0:
+            return []
+        return graph_list(
+            self.store,
+            self.embedder,
+            query,
+            view,
+            lexical.memories,
+            vectors.query_vector,
+            pool=POOL,
+            candidates=GRAPH_CANDIDATES,
         )
-        similarity = {
-            i: float(vectors[h] @ query_vector) if (h := hashes.get(i, "")) in vectors else -1.0
-            for i in ids
-        }
-        return sorted(ids, key=lambda i: (tier[i], -similarity[i]))[:POOL]
-
-    def _lexical(
-        self,
-        table: str,
-        query: FtsQuery,
-        view: View,
-        cutoffs: dict[tuple[str, str], int] | None = None,
-    ) -> list[int]:
-        """Ids in `table` matching `query`, best BM25 first, at most POOL.
-
-        BM25 scores every row that matches, so words found in tens of thousands of rows
-        would cost tens of milliseconds. When more than LEXICAL_ROWS rows match, the
-        query runs over its LEXICAL_ROWS newest matches only and, for OR, its rarest
-        words (together in at most LEXICAL_ROWS rows), which say the most, run over all
-        rows as well: a strong match to an old item stays reachable; only old items that
-        share nothing but common words with the query are left to the vector search
-        (docs/retrieval.md). `cutoffs` learns, per (table, expression), the id at and
-        below which only the rarest words were scored."""
-        index = self.store.index
-        run = index.lexical_memories if table == "memories" else index.lexical_episodes
-        since = index.newest_matches_from(table, query.expression, count=LEXICAL_ROWS)
-        if since is None:
-            return [i for i, _ in run(query.expression, view, limit=POOL)]
-        if cutoffs is not None:
-            cutoffs[(table, query.expression)] = since
-        found = run(query.expression, view, limit=POOL, min_id=since)
-        if query.any:
-            counts = [index.match_count(table, t.quoted(), cap=LEXICAL_ROWS) for t in query.terms]
-            rare: list[Term] = []
-            total = 0
-            for count, term in sorted(zip(counts, query.terms, strict=True), key=lambda p: p[0]):
-                if total + count > LEXICAL_ROWS:
-                    break
-                rare.append(term)
-                total += count
-            if rare:
-                found += run(any_of(rare).expression, view, limit=POOL)
-        best: dict[int, float] = {}
-        for item_id, score in found:  # FTS5's BM25 is negative: lower is better
-            best[item_id] = min(score, best.get(item_id, score))
-        return sorted(best, key=best.__getitem__)[:POOL]
-
-    def _embed_near(
-        self, embedder: Embedder, found: VectorSet, query: str
-    ) -> tuple[npt.NDArray[np.float32], list[tuple[str, float]]]:
-        """In the worker thread: the query's vector and its VECTOR_POOL nearest texts
-        (the lock keeps the background worker from growing the set meanwhile)."""
-        vector = embedder.embed_query(query)
-        with self._lock:
-            return vector, found.nearest(vector, VECTOR_POOL)
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="memoracle-query")
         return self._executor
 
-    def _nearest(
-        self, nearest: list[tuple[str, float]], view: View, floor: list[float]
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        """The memories and turns behind the VECTOR_POOL nearest texts, at most POOL of
-        each; `floor` learns the similarity of the last text looked up when all
-        VECTOR_POOL were (an item less similar was not)."""
-        if len(nearest) == VECTOR_POOL:
-            floor.append(nearest[-1][1])
-        score = dict(nearest)
-        order = {h: n for n, (h, _) in enumerate(nearest)}
-        hashes = list(score)
-        index = self.store.index
-        memories = sorted(index.memories_with_hashes(hashes, view), key=lambda r: order[r[1]])
-        episodes = sorted(index.episodes_with_hashes(hashes, view), key=lambda r: order[r[1]])
-        return (
-            [(i, score[h]) for i, h in memories[:POOL]],
-            [(i, score[h]) for i, h in episodes[:POOL]],
-        )
 
-    def _activation(self, memory: Memory, now: datetime) -> float:
-        """Activation decayed from its last access to `now` (computed, never stored),
-        as `score` and `list` see it: pinned memories never decay."""
-        return scoring.activation(memory, now, self.settings.decay)
-
-    def _diversify(self, hits: list[Hit], k: int) -> list[Hit]:
-        """MMR over the hits' words: near-repeats of a better hit give way to others.
-        At `search.mmr_lambda` 1 (the default) MMR keeps the order it is given, so the
-        hits' word sets (about 3 ms at 100k) are not computed at all."""
-        lam = self.settings.search.mmr_lambda
-        if len(hits) <= 1 or lam >= 1.0:  # the hits come sorted by final score
-            return hits[:k]
-        relevance = [h.scores.final for h in hits]
-        similar = fuse.jaccard_matrix([h.text for h in hits])
-        return [hits[i] for i in fuse.mmr(relevance, similar, lam=lam, k=k)]
+def _window_only(window: TimeWindow | None, mode: Mode) -> bool:
+    """A question about a time only, which the time-window stage answers (`window`)."""
+    return window is not None and window.only and mode == "hybrid"
 
 
-def _time_boost(
-    memory: Memory | None, episode: Episode | None, window: TimeWindow | None, when: bool
-) -> float:
-    boost = 1.0
-    if window is not None:
-        at = _time_of(memory, episode)
-        boost *= 1.5 if window.start <= at < window.end else 1.0
-    if when and memory is not None and memory.valid_from is not None:
-        boost *= 1.2
-    return boost
+def _unavailable(failure: str) -> str:
+    return f"vector search unavailable ({failure}); lexical search only"
+
+
+def _partial(landed: Landed, lander: Lander | None) -> str | None:
+    """Why some texts were found by their words only: more were missing a vector than
+    one search embeds, or the background worker has not landed them yet."""
+    if landed.count == EMBED_AT_SEARCH:  # maybe more: those are found lexically
+        return "some items have no vector yet: run memoracle reindex"
+    if lander is not None and lander.busy:
+        return LANDING_NOTE
+    return None
+
+
+def _final(hit: Hit) -> float:
+    return hit.scores.final
+
+
+def _trace(
+    lexical: LexicalLists,
+    vectors: VectorLists,
+    graph: list[int],
+    fused: Fused,
+    ranked: dict[Key, float],
+    scored: Scored,
+    stood_for: dict[Key, str],
+    kept: tuple[Key, ...],
+) -> Trace:
+    """What each stage kept, for `explain` (`why`)."""
+    return Trace(
+        queries=lexical.tried,
+        untried=lexical.untried,
+        cutoffs=lexical.cutoffs,
+        lexical=fused.lexical_rank,
+        vector=fused.vector_rank,
+        graph=frozenset(("memory", i) for i in graph),
+        query_vector=vectors.query_vector,
+        nearest_floor=vectors.floor,
+        ranked=ranked,
+        scored=scored.top,
+        faded=scored.faded,
+        stood_for=stood_for,
+        kept=kept,
+    )

@@ -1,8 +1,9 @@
 """Vectors landed in the background, for a long-running host (`memoracle serve`, or an
 `Engine` whose host calls `land_vectors_in_background`).
 
-Without it a search embeds the texts that have no vector yet before it answers (up to
-`hybrid.EMBED_AT_SEARCH`), so the first search after a burst of captures pays for them.
+Without it the texts that have no vector yet are embedded and stored before each search
+(up to `hybrid.EMBED_AT_SEARCH`, `Searcher.land_for_search`), so the first search after a
+burst of captures pays for them.
 `Lander` moves that work to a worker thread with its own SQLite connection: it wakes when
 poked (after each capture, and once at start for what an earlier process left), embeds
 the missing texts in small batches, stores each batch in its own short transaction and

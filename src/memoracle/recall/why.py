@@ -12,7 +12,8 @@ near-repeat MMR left out. The doors print the sentences as they are.
 from __future__ import annotations
 
 from memoracle.recall import hybrid
-from memoracle.recall.hybrid import Key, Searcher, Trace
+from memoracle.recall.hybrid import Searcher
+from memoracle.recall.outcome import Key, Trace
 from memoracle.recall.query import FtsQuery
 from memoracle.recall.vectors import stored_vectors
 from memoracle.store import View

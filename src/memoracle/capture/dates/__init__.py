@@ -52,12 +52,14 @@ Choices callers can rely on (relative to the anchor, in the anchor's timezone):
   morning", "Friday at 5pm", "вчера вечером", "mañana por la mañana") and the rule name
   joins theirs with "+".
 
-The parts: `words` (time words as data), `resolve` (a match to a date range), `grammar`
-(rules and matching), `find` (`find_dates` over the packaged words).
+The parts: `words` (time words as data), `words_file` (a words file read and checked),
+`resolve` (a match to a date range), `grammar` (rules and matching), `find`
+(`find_dates` over the packaged words).
 """
 
 from memoracle.capture.dates.find import find_dates
-from memoracle.capture.dates.words import FALLBACK_LANG, TimeWords, parse_timewords, timewords_from
+from memoracle.capture.dates.words import FALLBACK_LANG, TimeWords
+from memoracle.capture.dates.words_file import parse_timewords, timewords_from
 
 __all__ = [
     "FALLBACK_LANG",

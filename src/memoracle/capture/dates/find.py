@@ -9,7 +9,8 @@ from datetime import datetime
 from functools import cache, lru_cache
 
 from memoracle.capture.dates.grammar import _Grammar
-from memoracle.capture.dates.words import FALLBACK_LANG, timewords_from
+from memoracle.capture.dates.words import FALLBACK_LANG
+from memoracle.capture.dates.words_file import timewords_from
 from memoracle.errors import InvalidInput
 from memoracle.language.kit import PerLanguage, read_kind
 from memoracle.types import DateMention

@@ -19,12 +19,14 @@ from memoracle.ingest.callbacks import MAX_TEXT_BYTES, no_progress
 from memoracle.ingest.markdown import read_memory_md
 from memoracle.lifecycle.scoring import PROMOTE_AT
 from memoracle.render.memory_md import (
+    BlockEdits,
     BlockError,
     extract_block,
     merge_into,
     read_edits,
     render_block,
 )
+from memoracle.types import Memory
 from memoracle.workspace import (
     LAST_BLOCK,
     MEMORY_FILE,
@@ -97,60 +99,20 @@ def render_memory_md(
     last_path = engine.settings.home / LAST_BLOCK
     current = read_text(path)
     last = read_text(last_path)
-    added: list[str] = []
-    forgotten: list[str] = []
-    note: str | None = None  # lines held for review, taken out of the block
     try:
         has_block = current is not None and extract_block(current) is not None
         edits = read_edits(current, last) if has_block and current and last else None
     except BlockError as exc:  # a person broke a marker: their file stays as it is
         problem = f"{path}: {exc}; the file was left as it is."
         return MemoryMdReport(path, (), (), 0, 0, 0, False, problem=problem)
-    if edits is not None:
-        if apply_edits:
-            refused: list[str] = []
-            held: list[str] = []
-            lines = zip(edits.added, edits.added_kinds, edits.added_until, strict=True)
-            for text, kind, until in lines:
-                try:
-                    memory, _ = engine.remember(
-                        text, kind=kind, source="user-stated", actor="memory-md", expires_at=until
-                    )
-                except InvalidInput as exc:  # too long, say: the line stays in the file
-                    refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
-                    continue
-                except WriteHeld as exc:  # looks like prompt injection: a person decides
-                    # Kept as the held write (confirming it stores it, and the block
-                    # shows it again), out of the file the agent reads until then.
-                    held.append(f"the line {_quote(text)} is held for review ({exc})")
-                    continue
-                added.append(memory.ref)
-            if refused:  # the others are stored; once it is fixed, the next night goes on
-                return MemoryMdReport(
-                    path,
-                    tuple(added),
-                    (),
-                    0,
-                    0,
-                    0,
-                    False,
-                    problem=f"{path}: {'; '.join(refused)}; the file was left as it is.",
-                )
-            for ref in edits.forgotten:
-                forgotten.append(engine.forget(ref, actor="memory-md", reason="line deleted").ref)
-            if held:
-                note = f"{path}: {'; '.join(held)}; taken out of the block until confirmed."
-        else:
-            added, forgotten = list(edits.added), list(edits.forgotten)
-    now = engine.clock.now()
-    theirs = _own_bullets(path) if current else set()
-    chosen = [  # the owner's file: only what the owner's private context sees
-        m
-        for m, s in engine.score(seen_by=engine.owner)
-        if (m.kind == "guardrail" or "promoted" in m.details or s.total >= PROMOTE_AT)
-        and (m.expires_at is None or m.expires_at > now)  # expired: archived tonight
-        and _key(m.text) not in theirs
-    ]
+    back = _ReadBack([], [])
+    if edits is not None and apply_edits:
+        back = _store_edits(engine, edits, path)
+        if back.problem is not None:  # the others are stored; once fixed, the next night goes on
+            return MemoryMdReport(path, tuple(back.added), (), 0, 0, 0, False, problem=back.problem)
+    elif edits is not None:
+        back = _ReadBack(list(edits.added), list(edits.forgotten))
+    chosen = _chosen(engine, path, current)
     render = engine.settings.render
     block = render_block(
         chosen,
@@ -169,15 +131,74 @@ def render_memory_md(
         preview.append(FileChange(path, current, merged))
     return MemoryMdReport(
         path,
-        tuple(added),
-        tuple(forgotten),
+        tuple(back.added),
+        tuple(back.forgotten),
         len(chosen),
         block.count("\n"),
         len(block),
         changed,
-        problem=note,
+        problem=back.note,
         block=block,
     )
+
+
+@dataclass(frozen=True)
+class _ReadBack:
+    """A person's edits to the block, as stored: the refs of the memories their added
+    lines became and of those their deleted lines forgot; `note`, the lines held for
+    review (taken out of the block); `problem`, the lines that cannot be stored (the
+    file is then left as it is)."""
+
+    added: list[str]
+    forgotten: list[str]
+    note: str | None = None
+    problem: str | None = None
+
+
+def _store_edits(engine: Engine, edits: BlockEdits, path: Path) -> _ReadBack:
+    """Each added line stored as a user-stated memory (with its expiry), then, unless a
+    line could not be stored, each deleted line's memory forgotten."""
+    added: list[str] = []
+    refused: list[str] = []
+    held: list[str] = []
+    for text, kind, until in zip(edits.added, edits.added_kinds, edits.added_until, strict=True):
+        try:
+            memory, _ = engine.remember(
+                text, kind=kind, source="user-stated", actor="memory-md", expires_at=until
+            )
+        except InvalidInput as exc:  # too long, say: the line stays in the file
+            refused.append(f"the line {_quote(text)} cannot be stored ({exc})")
+            continue
+        except WriteHeld as exc:  # looks like prompt injection: a person decides
+            # Kept as the held write (confirming it stores it, and the block
+            # shows it again), out of the file the agent reads until then.
+            held.append(f"the line {_quote(text)} is held for review ({exc})")
+            continue
+        added.append(memory.ref)
+    if refused:
+        return _ReadBack(
+            added, [], problem=f"{path}: {'; '.join(refused)}; the file was left as it is."
+        )
+    forgotten = [
+        engine.forget(ref, actor="memory-md", reason="line deleted").ref for ref in edits.forgotten
+    ]
+    note = f"{path}: {'; '.join(held)}; taken out of the block until confirmed." if held else None
+    return _ReadBack(added, forgotten, note)
+
+
+def _chosen(engine: Engine, path: Path, current: str | None) -> list[Memory]:
+    """What the block shows: guardrails, promoted memories and those scoring
+    `PROMOTE_AT` or more, not expired, that none of the person's own bullets in the
+    file (`current`, at `path`) already says."""
+    now = engine.clock.now()
+    theirs = _own_bullets(path) if current else set()
+    return [  # the owner's file: only what the owner's private context sees
+        m
+        for m, s in engine.score(seen_by=engine.owner)
+        if (m.kind == "guardrail" or "promoted" in m.details or s.total >= PROMOTE_AT)
+        and (m.expires_at is None or m.expires_at > now)  # expired: archived tonight
+        and _key(m.text) not in theirs
+    ]
 
 
 def _quote(text: str, width: int = 60) -> str:

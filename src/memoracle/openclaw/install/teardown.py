@@ -9,7 +9,7 @@ import logging
 import re
 import shutil
 import tarfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -229,14 +229,42 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
     """What uninstall does to the workspace, in order; checks every backup first."""
     workspace = manifest.workspace
     files_now, dirs_now = _snapshot(workspace)
+    leaving: set[str] = set()  # files that leave the workspace, learnt stage by stage
+    actions = _restores(manifest, home, saved, files_now)
+    moved = _Moved(
+        archived=_archived_notes(workspace, manifest, files_now),
+        packed=_packed(home / CLEANED),
+        logs=_packed_session_logs(home / CLEANED, manifest),
+    )
+    actions += _tracked(manifest, home, saved, files_now, moved, leaving)
+    actions += _session_logs(workspace, files_now, moved.logs)
+    actions += _added(manifest, saved, files_now, leaving)
+    actions += _folders(manifest, files_now, dirs_now, leaving)
+    return actions
+
+
+@dataclass(frozen=True)
+class _Moved:
+    """Where the nightly run moved workspace files since install: daily notes archived
+    (name -> where), files packed away by the clean step (name in the archive ->
+    archive) and, among those, the session logs (name -> archive)."""
+
+    archived: dict[str, Path]
+    packed: dict[str, Path]
+    logs: dict[str, Path]
+
+
+def _restores(
+    manifest: Manifest, home: Path, saved: Path, files_now: dict[str, tuple[str, int]]
+) -> list[FileAction]:
+    """Every file install backed up and that differs now: put back from its backup
+    (each backup checked first; what is there now is saved)."""
     actions: list[FileAction] = []
-    leaving: set[str] = set()  # files that leave the workspace
-    backed_up = {b.path for b in manifest.backups}
     for b in manifest.backups:
         if files_now.get(b.path) == (b.sha256, b.bytes):
             continue
         _check_backup(b, home)
-        path = workspace / b.path
+        path = manifest.workspace / b.path
         actions.append(
             FileAction(
                 "restore",
@@ -246,40 +274,43 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
                 saved=saved / b.path if b.path in files_now else None,
             )
         )
-    archived = _archived_notes(workspace, manifest, files_now)
-    packed = _packed(home / CLEANED)
-    logs = _packed_session_logs(home / CLEANED, manifest)
+    return actions
+
+
+def _tracked(
+    manifest: Manifest,
+    home: Path,
+    saved: Path,
+    files_now: dict[str, tuple[str, int]],
+    moved: _Moved,
+    leaving: set[str],
+) -> list[FileAction]:
+    """Every file the manifest tracks (not backed up, not a packed session log) that
+    changed: trimmed back or kept when it is there, else put back from where the nightly
+    run archived or packed it, or reported missing. `leaving` learns the archived
+    copies moved back."""
+    workspace = manifest.workspace
+    backed_up = {b.path for b in manifest.backups}
+    packed = moved.packed
+    actions: list[FileAction] = []
     for rel, (digest, size) in manifest.files.items():
-        if rel in backed_up or files_now.get(rel) == (digest, size) or rel in logs:
+        if rel in backed_up or files_now.get(rel) == (digest, size) or rel in moved.logs:
             continue
         path = workspace / rel
         if rel in files_now:
-            if _grew_by_memoracle(path, digest, size):
-                actions.append(
-                    FileAction(
-                        "trim",
-                        path,
-                        "cut back to what it was before install: only memoracle wrote after it",
-                        saved=saved / rel,
-                        length=size,
-                    )
-                )
-            else:
-                actions.append(
-                    FileAction("keep", path, "changed since install, not only by memoracle")
-                )
+            actions.append(_changed(path, digest, size, saved / rel))
             continue
-        moved = archived.get(rel)
-        if moved is not None and _grew_by_memoracle(moved, digest, size):
-            moved_rel = _rel(moved, workspace)
-            leaving.add(moved_rel)
+        archived = moved.archived.get(rel)
+        if archived is not None and _grew_by_memoracle(archived, digest, size):
+            archived_rel = _rel(archived, workspace)
+            leaving.add(archived_rel)
             actions.append(
                 FileAction(
                     "put-back",
                     path,
-                    f"moved back from {moved_rel}, where the nightly run archived it",
-                    source=moved,
-                    saved=saved / moved_rel if _digest(moved)[1] != size else None,
+                    f"moved back from {archived_rel}, where the nightly run archived it",
+                    source=archived,
+                    saved=saved / archived_rel if _digest(archived)[1] != size else None,
                     length=size,
                 )
             )
@@ -303,20 +334,51 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
                     f" {home / 'archive' / 'cleaned'}; nothing to put back",
                 )
             )
-    for rel, archive in sorted(logs.items()):
-        if rel not in files_now:  # one there now is OpenClaw's newer file: left alone
-            actions.append(
-                FileAction(
-                    "put-back",
-                    workspace / rel,
-                    f"a session log unpacked whole from {archive}, where the nightly run's"
-                    " clean step packed it away",
-                    source=archive,
-                    member=rel,
-                )
-            )
+    return actions
+
+
+def _changed(path: Path, digest: str, size: int, saved: Path) -> FileAction:
+    """A tracked file changed since install: cut back when only memoracle wrote after
+    it, else kept."""
+    if _grew_by_memoracle(path, digest, size):
+        return FileAction(
+            "trim",
+            path,
+            "cut back to what it was before install: only memoracle wrote after it",
+            saved=saved,
+            length=size,
+        )
+    return FileAction("keep", path, "changed since install, not only by memoracle")
+
+
+def _session_logs(
+    workspace: Path, files_now: Mapping[str, tuple[str, int]], logs: Mapping[str, Path]
+) -> list[FileAction]:
+    """The session logs the nightly run's clean step packed away, unpacked whole where
+    no newer file of OpenClaw's is."""
+    return [
+        FileAction(
+            "put-back",
+            workspace / rel,
+            f"a session log unpacked whole from {archive}, where the nightly run's"
+            " clean step packed it away",
+            source=archive,
+            member=rel,
+        )
+        for rel, archive in sorted(logs.items())
+        if rel not in files_now  # one there now is OpenClaw's newer file: left alone
+    ]
+
+
+def _added(
+    manifest: Manifest, saved: Path, files_now: Mapping[str, tuple[str, int]], leaving: set[str]
+) -> list[FileAction]:
+    """The files memoracle added since install (rewritten views, daily notes only it
+    wrote in), set aside; `leaving` learns them."""
+    backed_up = {b.path for b in manifest.backups}
+    actions: list[FileAction] = []
     for rel in sorted(set(files_now) - set(manifest.files) - leaving - backed_up):
-        path = workspace / rel
+        path = manifest.workspace / rel
         if _matches_any(rel, REWRITTEN):
             why = "created by memoracle after install"
         elif DAILY_NOTE.match(rel):
@@ -328,12 +390,25 @@ def _plan(manifest: Manifest, home: Path, saved: Path) -> list[FileAction]:
             continue  # not memoracle's: OpenClaw's, the person's
         leaving.add(rel)
         actions.append(FileAction("set-aside", path, why, saved=saved / rel))
+    return actions
+
+
+def _folders(
+    manifest: Manifest,
+    files_now: Mapping[str, tuple[str, int]],
+    dirs_now: Collection[str],
+    leaving: set[str],
+) -> list[FileAction]:
+    """The folders memoracle created since install, deepest first, removed when
+    everything in them leaves."""
+    workspace = manifest.workspace
+    actions: list[FileAction] = []
     for rel in sorted(set(dirs_now) - set(manifest.dirs), key=lambda d: (-d.count("/"), d)):
         if not (rel in OWN_FOLDERS or ARCHIVED_MONTH.match(rel)):
             continue
         inside = [f for f in files_now if f.startswith(rel + "/")]
         subdirs = [d for d in dirs_now if d.startswith(rel + "/")]
-        removed = {a.path for a in actions if a.kind == "remove-folder"}
+        removed = {a.path for a in actions}
         if all(f in leaving for f in inside) and all(workspace / d in removed for d in subdirs):
             actions.append(
                 FileAction("remove-folder", workspace / rel, "a folder memoracle created")

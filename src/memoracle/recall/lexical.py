@@ -1,0 +1,106 @@
+"""The lexical stage of a search: the query's FTS5 expressions run over memories and
+turns, strictest first (AND of the content words, then OR), until the lists hold a pool
+of ids. Common words are scored over their newest matches only (`matches`). Reads the
+store's index; what a requester may see is `store.index`'s rule (`View`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoracle.recall.query import FtsQuery, Term, any_of
+from memoracle.store import View
+from memoracle.store.index import Index
+
+
+@dataclass(frozen=True)
+class LexicalLists:
+    """The memories' and turns' ids the lexical stage found, best first; the queries it
+    ran (`tried`) and those it did not need (`untried`); per (table, expression) the id
+    at and below which only the rarest words were scored (`cutoffs`)."""
+
+    memories: list[int]
+    episodes: list[int]
+    tried: tuple[FtsQuery, ...]
+    untried: tuple[FtsQuery, ...]
+    cutoffs: dict[tuple[str, str], int]
+
+
+def lexical_lists(
+    index: Index,
+    queries: Sequence[FtsQuery],
+    view: View,
+    *,
+    turns: bool,
+    pool: int,
+    rows: int,
+) -> LexicalLists:
+    """Run `queries` in order over memories (and turns, when `turns`), each new id added
+    after those found already, until the two lists hold `pool` ids between them; `rows`
+    is `matches`' bound on the rows one query scores."""
+    memories: list[int] = []
+    episodes: list[int] = []
+    tried: list[FtsQuery] = []
+    cutoffs: dict[tuple[str, str], int] = {}
+    for query in queries:
+        tried.append(query)
+        found = matches(index, "memories", query, view, cutoffs, pool=pool, rows=rows)
+        memories += [i for i in found if i not in memories]
+        if turns:
+            found = matches(index, "episodes", query, view, cutoffs, pool=pool, rows=rows)
+            episodes += [i for i in found if i not in episodes]
+        if len(memories) + len(episodes) >= pool:
+            break
+    return LexicalLists(memories, episodes, tuple(tried), tuple(queries[len(tried) :]), cutoffs)
+
+
+def matches(
+    index: Index,
+    table: str,
+    query: FtsQuery,
+    view: View,
+    cutoffs: dict[tuple[str, str], int] | None = None,
+    *,
+    pool: int,
+    rows: int,
+) -> list[int]:
+    """Ids in `table` matching `query`, best BM25 first, at most `pool`.
+
+    BM25 scores every row that matches, so words found in tens of thousands of rows
+    would cost tens of milliseconds. When more than `rows` rows match, the query runs
+    over its `rows` newest matches only and, for OR, its rarest words (together in at
+    most `rows` rows), which say the most, run over all rows as well: a strong match to
+    an old item stays reachable; only old items that share nothing but common words
+    with the query are left to the vector search (docs/retrieval.md). `cutoffs` learns,
+    per (table, expression), the id at and below which only the rarest words were
+    scored."""
+    run = index.lexical_memories if table == "memories" else index.lexical_episodes
+    since = index.newest_matches_from(table, query.expression, count=rows)
+    if since is None:
+        return [i for i, _ in run(query.expression, view, limit=pool)]
+    if cutoffs is not None:
+        cutoffs[(table, query.expression)] = since
+    found = run(query.expression, view, limit=pool, min_id=since)
+    if query.any:
+        rare = _rarest(index, table, query.terms, rows)
+        if rare:
+            found += run(any_of(rare).expression, view, limit=pool)
+    best: dict[int, float] = {}
+    for item_id, score in found:  # FTS5's BM25 is negative: lower is better
+        best[item_id] = min(score, best.get(item_id, score))
+    return sorted(best, key=best.__getitem__)[:pool]
+
+
+def _rarest(index: Index, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
+    """The rarest of `terms`, rarest first, while together they match at most `rows`
+    rows of `table`."""
+    counts = [index.match_count(table, t.quoted(), cap=rows) for t in terms]
+    rare: list[Term] = []
+    total = 0
+    for count, term in sorted(zip(counts, terms, strict=True), key=lambda p: p[0]):
+        if total + count > rows:
+            break
+        rare.append(term)
+        total += count
+    return rare
