@@ -26,7 +26,7 @@ from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError, InvalidInput
 from memoracle.lifecycle import scoring
-from memoracle.recall import fuse
+from memoracle.recall import fuse, relevance
 from memoracle.recall.ann import ann_available
 from memoracle.recall.evidence import context_factors, neighbour_ids
 from memoracle.recall.expand import expand
@@ -446,6 +446,7 @@ class Searcher:
             )
             hits.append(_hit(source, item_id, memory, episode, scores))
 
+        hits = relevance.touching(hits, self.settings.search.hit_floor, graph_m, window)
         stood_for: dict[Key, str] = {}
         hits = _dedup_sources(sorted(hits, key=lambda h: h.scores.final, reverse=True), stood_for)
         kept = tuple((h.source, h.id) for h in hits)
