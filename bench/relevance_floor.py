@@ -1,24 +1,25 @@
 """Calibrate the per-hit floor (`search.hit_floor`, docs/retrieval.md#the-per-hit-floor)
-by k-fold over LoCoMo's conversations.
+by k-fold over LoCoMo's conversations, inside one run of the LoCoMo benchmark.
 
-Each conversation goes into a fresh store, captured session by session as
-`memoracle bench locomo` does; every question is searched once with the floor off (60
-deep), and for each hit the highest floor that would still keep it is recorded (the
-rule itself, `relevance.touching`, asked at every floor of a 0.01 grid). A floor only
-removes hits and never reorders the rest, so the top k at any floor is read off that
-one ranking. A question *loses its evidence* at a floor when fewer of its evidence turns
-are in its top 5, 10 or 20 than with the floor off.
+The benchmark runs as `memoracle bench locomo` does (`run_locomo`, the floor at its
+configured value, so its figures are the command's). Beside it, for each question's
+search, the rule (`relevance.touching`) is asked at every floor of a 0.01 grid about
+every hit it is given (before the floor, before the source dedup), and the highest
+floor that keeps each of the question's evidence turns is recorded: its *threshold*
+(a turn found by a word, the graph or the time the query names is kept at every floor).
+Only the candidates the recall block could take count (the best DEPTH by final score).
 
 Folds: the ten conversations in pairs (0-1, 2-3, ...). On each fold's eight training
-conversations the floor chosen is the highest at which no training question loses
-evidence; the held-out pair is then scored at that floor. The recall block is not
-simulated here: `memoracle bench locomo` measures it at the floor chosen.
+conversations the floor chosen is the highest of the grid that drops no evidence turn
+among any training question's candidates; the held-out pair is then scored at that
+floor (evidence turns and questions it would drop). The shipped floor must be at or
+under every fold's choice.
 
     MEMORACLE_LOCOMO=../shared/bench/locomo10.json PYTHONPATH=src \\
         python bench/relevance_floor.py [--conversations 0-9]
 
-Writes bench/results/relevance_floor.json (the rankings and thresholds) and prints the
-folds. `--from-json` re-reads a saved run instead of searching again.
+Writes bench/results/relevance_floor.json (the thresholds and the benchmark report)
+and prints the folds; `--from-json` reads a saved run again.
 """
 
 from __future__ import annotations
@@ -26,157 +27,157 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from memoracle.clock import FixedClock
-from memoracle.config import load
 from memoracle.engine import Engine
-from memoracle.jobs.bench.results import repair_evidence
-from memoracle.jobs.bench.run import Sample, _by_session, parse_positions, read_samples
+from memoracle.jobs.bench.run import run_locomo
 from memoracle.recall import relevance
 from memoracle.types import Hit
 
-GRID = [round(i / 100, 2) for i in range(0, 51)]  # floors tried: 0.00 .. 0.50
-NEVER = 9.0  # a hit kept at every floor (it shares a word, or the graph or time)
-KS = (5, 10, 20)
-DEPTH = 60
+GRID = [round(i / 100, 2) for i in range(0, 51)]  # floors asked: 0.00 .. 0.50
+ALWAYS = 9.0  # kept at every floor (a shared word, the graph, the time named)
+DEPTH = 60  # candidates counted per question: as deep as the recall block's search
 RESULTS = Path(__file__).parent / "results" / "relevance_floor.json"
 
 
 class Recorder:
-    """Stands in for `relevance.touching` with the floor off, learning for each hit the
-    highest floor of GRID at which the real rule keeps it."""
+    """Wraps `relevance.touching`: returns what the real rule keeps at the configured
+    floor, and learns the threshold of each hit's turns while the benchmark's own
+    search runs (`armed`)."""
 
     def __init__(self) -> None:
         self.rule = relevance.touching
-        self.last: dict[tuple[str, int], float] | None = None
+        self.armed: Engine | None = None
+        self.turns: dict[str, float] | None = None
 
     def __call__(self, hits: Sequence[Hit], floor: float, *args: Any) -> list[Hit]:
+        if self.armed is not None:
+            self.turns = self._thresholds(self.armed, hits, args)
+            self.armed = None
+        return self.rule(hits, floor, *args)
+
+    def _thresholds(self, engine: Engine, hits: Sequence[Hit], args: Any) -> dict[str, float]:
+        best = sorted(hits, key=lambda h: h.scores.final, reverse=True)[:DEPTH]
         keep: dict[tuple[str, int], float] = {}
         for f in GRID:
             for h in self.rule(hits, f, *args):
-                keep[(h.source, h.id)] = f
-        top = GRID[-1]
-        self.last = {k: NEVER if v == top else v for k, v in keep.items()}
-        return list(hits)  # the floor off: every hit, in its order
+                keep[(h.source, h.id)] = ALWAYS if f == GRID[-1] else f
+        episode_ids = {e for h in best if h.memory is not None for e in h.memory.episode_ids}
+        turn_of = {e.id: e.turn_id for e in engine.store.episodes.get_many(sorted(episode_ids))}
+        out: dict[str, float] = {}
+        for h in best:
+            own = keep.get((h.source, h.id), -1.0)
+            turns = (
+                [h.episode.turn_id] if h.episode is not None else
+                [turn_of.get(e) for e in h.memory.episode_ids] if h.memory is not None else []
+            )  # fmt: skip
+            for turn in filter(None, turns):
+                out[turn] = max(own, out.get(turn, -1.0))
+        return out
 
 
-def key(hit: Hit) -> tuple[str, int]:
-    return (hit.source, hit.id)
+def run(path: Path, conversations: str | None) -> dict[str, Any]:
+    """The benchmark, with each question's evidence thresholds learned beside it."""
+    recorder = Recorder()
+    relevance.touching = recorder  # type: ignore[assignment]
+    searched: list[tuple[str, dict[str, float] | None]] = []
+    plain = Engine.search
+
+    def search(self: Engine, query: str, **kw: Any) -> Any:
+        recorder.armed, recorder.turns = self, None
+        try:
+            return plain(self, query, **kw)
+        finally:
+            recorder.armed = None
+            searched.append((query, recorder.turns))  # None: the time-window stage
+
+    Engine.search = search  # type: ignore[method-assign]
+    report = run_locomo(path, conversations=conversations)
+    raw = {
+        "searched": searched,
+        "report": [
+            [r.sample_id, r.index, r.category, r.question, list(r.evidence),
+             {str(k): v for k, v in r.memoracle.turns.items()}, r.memoracle.budget]
+            for r in report.questions
+        ],
+        "overall": asdict(report.overall.memoracle),
+        "seconds": report.seconds,
+    }  # fmt: skip
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(raw), encoding="utf-8")
+    return raw
 
 
-def _sample(sample: Sample, recorder: Recorder) -> list[dict[str, Any]]:
-    known = {t.turn_id for t in sample.turns if t.turn_id}
-    sessions = _by_session(sample.turns)
+def questions_of(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each asked question with its evidence turns' thresholds (searches in order)."""
+    queue = list(raw["searched"])
     out: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="memoracle-floor-") as home:
-        overrides = {"workspace.timezone": "UTC", "search.hit_floor": -1}
-        settings = load(Path(home), env={}, overrides=overrides)
-        clock = FixedClock(sessions[0][0])
-        Engine.init(settings, clock=clock)
-        with Engine.open(settings, clock=clock) as engine:
-            for at, turns in sessions:
-                clock.set(at)
-                engine.capture(turns)
-            engine.reindex()
-            clock.set(sessions[-1][0])
-            for index, qa in enumerate(sample.qa):
-                ids, _, _ = repair_evidence(list(qa.get("evidence") or []), known)
-                question = str(qa.get("question", "")).strip()
-                if not question or not ids:
-                    continue
-                recorder.last = None
-                outcome = engine.search(question, k=DEPTH)
-                learned = recorder.last  # None: the time-window stage, every hit in the time
-                hits = [
-                    [list(h.turn_ids), NEVER if learned is None else learned.get(key(h), -1.0)]
-                    for h in outcome.hits
-                ]
-                out.append(
-                    {
-                        "sample": sample.sample_id,
-                        "index": index,
-                        "category": int(qa.get("category", 0)),
-                        "evidence": list(ids),
-                        "hits": hits,
-                    }
-                )
+    for sample, index, category, question, evidence, found, block in raw["report"]:
+        if not question:
+            continue
+        asked, turns = queue.pop(0)
+        assert asked == question, (asked, question)
+        thresholds = {t: (ALWAYS if turns is None else turns.get(t)) for t in evidence}
+        out.append(
+            {
+                "sample": sample,
+                "index": index,
+                "category": category,
+                "evidence": {t: v for t, v in thresholds.items() if v is not None},
+                "found": found,
+                "block": block,
+            }
+        )
     return out
 
 
-def found(question: dict[str, Any], floor: float, k: int) -> int:
-    kept = [turns for turns, thr in question["hits"] if thr >= floor][:k]
-    return len(set(question["evidence"]) & {t for turns in kept for t in turns})
+def _dropped(questions: list[dict[str, Any]], floor: float) -> tuple[int, int]:
+    """Evidence turns among the candidates the floor would drop, and their questions."""
+    turns = [sum(v < floor for v in q["evidence"].values()) for q in questions]
+    return sum(turns), sum(1 for n in turns if n)
 
 
-def losers(questions: list[dict[str, Any]], floor: float) -> list[dict[str, Any]]:
-    return [q for q in questions if any(found(q, floor, k) < found(q, -1.0, k) for k in KS)]
-
-
-def recall_at(questions: list[dict[str, Any]], floor: float, k: int) -> float:
-    scored = [q for q in questions if 1 <= q["category"] <= 4]
-    return sum(found(q, floor, k) / len(q["evidence"]) for q in scored) / max(1, len(scored))
-
-
-def dropped_share(questions: list[dict[str, Any]], floor: float) -> float:
-    """Of the top 20 with the floor off, the share of hits the floor drops."""
-    top = [thr for q in questions for _, thr in q["hits"][:20]]
-    return sum(thr < floor for thr in top) / max(1, len(top))
-
-
-def folds(questions: list[dict[str, Any]], samples: list[str]) -> None:
-    pairs = [samples[i : i + 2] for i in range(0, len(samples), 2)]
+def folds(data: dict[str, Any]) -> None:
+    questions = questions_of(data)
+    samples = list(dict.fromkeys(q["sample"] for q in questions))
     chosen: list[float] = []
-    for held in pairs:
+    for held in (samples[i : i + 2] for i in range(0, len(samples), 2)):
         train = [q for q in questions if q["sample"] not in held]
         test = [q for q in questions if q["sample"] in held]
-        floor = max((f for f in GRID if not losers(train, f)), default=0.0)
+        floor = max(f for f in GRID if _dropped(train, f)[0] == 0)
         chosen.append(floor)
-        lost = losers(test, floor)
+        turns, lost = _dropped(test, floor)
         print(
-            f"held out {','.join(held)}: floor {floor:.2f} (training: 0 lose evidence); "
-            f"held out: {len(lost)} of {len(test)} lose evidence; "
-            + " ".join(
-                f"R@{k} {recall_at(test, -1, k):.3f}->{recall_at(test, floor, k):.3f}" for k in KS
-            )
-            + f"; top-20 hits dropped {dropped_share(test, floor):.1%}"
+            f"held out {','.join(held)}: floor {floor:.2f} on the training folds; held out: "
+            f"{turns} evidence turns of {lost} of {len(test)} questions dropped"
         )
-    ship = min(chosen)
-    print(f"floors chosen per fold: {chosen}; the most careful: {ship:.2f}")
-    for f in sorted({ship, 0.1, 0.15, 0.2, 0.25, 0.3}):
-        lost = losers(questions, f)
-        print(
-            f"all ten at {f:.2f}: {len(lost)} lose evidence "
-            f"({', '.join(q['sample'] + '#' + str(q['index']) for q in lost[:6])}); "
-            + " ".join(f"R@{k} {recall_at(questions, f, k):.3f}" for k in KS)
-            + f"; top-20 hits dropped {dropped_share(questions, f):.1%}"
-        )
+    print(f"chosen per fold: {chosen}; every fold allows up to {min(chosen):.2f}")
+    values = sorted(v for q in questions for v in q["evidence"].values() if v < ALWAYS)
+    print(
+        f"evidence turns among the candidates: {sum(len(q['evidence']) for q in questions)}, "
+        f"found by meaning alone (a threshold under {ALWAYS:g}): {len(values)}; "
+        f"their lowest thresholds: {values[:8]}"
+    )
+    for f in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35):
+        turns, lost = _dropped(questions, f)
+        print(f"all at {f:.2f}: {turns} evidence turns of {lost} questions dropped")
+    print("benchmark at the configured floor:", json.dumps(data["overall"]))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--conversations", default=None)
     parser.add_argument("--from-json", action="store_true")
     args = parser.parse_args()
     if args.from_json:
-        questions = json.loads(RESULTS.read_text(encoding="utf-8"))
+        data = json.loads(RESULTS.read_text(encoding="utf-8"))
     else:
         path = Path(os.environ.get("MEMORACLE_LOCOMO", "../shared/bench/locomo10.json"))
-        samples = read_samples(path, lambda _: None)
-        if args.conversations:
-            samples = [samples[i] for i in parse_positions(args.conversations, len(samples))]
-        recorder = Recorder()
-        relevance.touching = recorder  # type: ignore[assignment]
-        questions = []
-        for sample in samples:
-            questions += _sample(sample, recorder)
-            print(f"{sample.sample_id}: {len(questions)} questions so far", flush=True)
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(json.dumps(questions), encoding="utf-8")
-    folds(questions, list(dict.fromkeys(q["sample"] for q in questions)))
+        data = run(path, args.conversations)
+    folds(data)
 
 
 if __name__ == "__main__":
