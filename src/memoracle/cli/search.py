@@ -108,8 +108,9 @@ def recall(
 ) -> None:
     """Print the context block to inject before a turn: the answer to a question about
     one of the person's attributes ("where do I live?"), guardrails, the fresh items
-    MESSAGE touches, and what matters for MESSAGE, within a hard token budget. With a missing or corrupt
-    database it searches MEMORY.md and the daily notes instead and says so on stderr.
+    MESSAGE touches, and what matters for MESSAGE, within a hard token budget. With a
+    missing or corrupt database it searches MEMORY.md and the daily notes instead and
+    says so on stderr.
 
     \b
     Example:
