@@ -18,8 +18,8 @@ under every fold's choice.
     MEMORACLE_LOCOMO=../shared/bench/locomo10.json PYTHONPATH=src \\
         python bench/relevance_floor.py [--conversations 0-9]
 
-Writes bench/results/relevance_floor.json (the thresholds and the benchmark report)
-and prints the folds; `--from-json` reads a saved run again.
+Writes bench/results/relevance_floor[-SPEC].json (the thresholds and the benchmark
+report) and prints the folds; `--from-json 0-4 5-9` reads saved runs again, merged.
 """
 
 from __future__ import annotations
@@ -106,9 +106,15 @@ def run(path: Path, conversations: str | None) -> dict[str, Any]:
         "overall": asdict(report.overall.memoracle),
         "seconds": report.seconds,
     }  # fmt: skip
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(raw), encoding="utf-8")
+    out = results_file(conversations)
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(raw), encoding="utf-8")
     return raw
+
+
+def results_file(conversations: str | None) -> Path:
+    """bench/results/relevance_floor[-SPEC].json: one file per set of conversations."""
+    return RESULTS.with_stem(f"{RESULTS.stem}-{conversations}" if conversations else RESULTS.stem)
 
 
 def questions_of(raw: dict[str, Any]) -> list[dict[str, Any]]:
@@ -170,10 +176,24 @@ def folds(data: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--conversations", default=None)
-    parser.add_argument("--from-json", action="store_true")
+    parser.add_argument(
+        "--from-json",
+        nargs="*",
+        metavar="SPEC",
+        help="read the saved runs of these --conversations (none: of all ten) and merge",
+    )
     args = parser.parse_args()
-    if args.from_json:
-        data = json.loads(RESULTS.read_text(encoding="utf-8"))
+    if args.from_json is not None:
+        runs = [
+            json.loads(results_file(spec or None).read_text(encoding="utf-8"))
+            for spec in args.from_json or [""]
+        ]
+        data = {
+            "searched": [s for r in runs for s in r["searched"]],
+            "report": [q for r in runs for q in r["report"]],
+            "overall": [r["overall"] for r in runs],
+            "seconds": sum(r["seconds"] for r in runs),
+        }
     else:
         path = Path(os.environ.get("MEMORACLE_LOCOMO", "../shared/bench/locomo10.json"))
         data = run(path, args.conversations)
