@@ -28,7 +28,7 @@ def _said(engine: Engine, clock: FixedClock, text: str, days_ago: float, kind: s
     return memory.ref
 
 
-def _slot_lines(slot: str, message: str = "garden") -> Measure:
+def _slot_lines(slot: str, message: str = "garden notebook") -> Measure:
     def measure(engine: Engine, clock: FixedClock) -> float:
         for i in range(12):
             _said(engine, clock, f"Never deploy service number {i} on a Friday.", 30, "guardrail")
@@ -48,7 +48,7 @@ def _recall_tokens(engine: Engine, clock: FixedClock) -> float:
 
 def _fresh_after_30_hours(engine: Engine, clock: FixedClock) -> float:
     _said(engine, clock, "I bought a blue notebook yesterday.", 30 / 24, "event")
-    return sum(line.slot == "fresh" for line in engine.recall("anything new?").lines)
+    return sum(line.slot == "fresh" for line in engine.recall("my blue notebook").lines)
 
 
 def _activation_after_recall(engine: Engine, clock: FixedClock) -> float:
@@ -172,7 +172,22 @@ CASES = {
         _neighbour_found,
         extra=(("embedding.provider", "none"),),
     ),
-    "similarity_floor": Case("search.similarity_floor", "-1", "0.9", _unworded_hits, rises=False),
+    "similarity_floor": Case(
+        "search.similarity_floor",
+        "-1",
+        "0.9",
+        _unworded_hits,
+        rises=False,
+        extra=(("search.hit_floor", "-1"),),
+    ),
+    "hit_floor": Case(
+        "search.hit_floor",
+        "-1",
+        "0.9",
+        _unworded_hits,
+        rises=False,
+        extra=(("search.similarity_floor", "-1"),),
+    ),
     "half_life_days": Case("decay.half_life_days", "10", "100", _decayed("event")),
     "half_life_by_kind": Case(
         "decay.half_life_by_kind", "decision=10", "decision=100", _decayed("decision")

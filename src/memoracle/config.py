@@ -178,6 +178,13 @@ class SearchSettings:
         " least this similar in meaning (cosine, calibrated for the default model).",
         Allowed(low=-1, high=1),
     )
+    hit_floor: float = _opt(
+        0.15,
+        "Per-hit floor: a hit sharing no word with the query (nor proposed by the graph,"
+        " inside the time it names, or one piece of evidence with or beside a hit that"
+        " is) is dropped unless at least this similar in meaning (cosine; -1 = off).",
+        Allowed(low=-1, high=1),
+    )
     graph_weight: float = _opt(
         0.0,
         "Weight of entity expansion in rank fusion: memories about the graph neighbours"

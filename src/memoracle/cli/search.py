@@ -52,7 +52,8 @@ def search(
     --lexical-only or --vector-only searches with one of the two alone.
 
     A query that shares no word with anything stored, and is not close in meaning to
-    anything (search.similarity_floor), gets no hits and says so.
+    anything (search.similarity_floor), gets no hits and says so; of the others, each
+    hit touches the query: a shared word, or a meaning above search.hit_floor.
 
     \b
     Example:
@@ -104,9 +105,10 @@ def recall(
     as_json: bool,
 ) -> None:
     """Print the context block to inject before a turn: the answer to a question about
-    one of the person's attributes ("where do I live?"), guardrails, fresh items, and
-    what matters for MESSAGE, within a hard token budget. With a missing or corrupt
-    database it searches MEMORY.md and the daily notes instead and says so on stderr.
+    one of the person's attributes ("where do I live?"), guardrails, the fresh items
+    MESSAGE touches, and what matters for MESSAGE, within a hard token budget. With a
+    missing or corrupt database it searches MEMORY.md and the daily notes instead and
+    says so on stderr.
 
     \b
     Example:

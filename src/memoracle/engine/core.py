@@ -436,7 +436,7 @@ class Engine(Repeats, EngineState):
     ) -> RecallBlock:
         """The block injected before a turn (docs/retrieval.md): the memory holding the
         current value of the attribute `message` asks about, if any (10 %); guardrails
-        (10 %), items of the last `recall.fresh_hours`, those `message` touches first
+        (10 %), the items of the last `recall.fresh_hours` that `message` touches
         (30 %), search hits (60 % plus what the others left). Never over `budget` tokens;
         each memory returned gets its recall boost. What `scope` may see is
         docs/scopes.md's rule."""

@@ -209,12 +209,14 @@ def recall(
         if asked
         else []
     )
-    # The rules and fresh items the message touches first (a search hit, best first),
-    # then the others by importance: a fresh "greetings from Lisbon" does not push the
-    # memory the question is about out of the fresh slot.
+    # The rules the message touches first (a search hit, best first), then the others
+    # by importance: a rule holds whatever the message. Fresh items only when the
+    # message touches them (a search hit, past the per-hit floor; best first): a fresh
+    # "charged my laptop at the café" does not lead the answer to "what is my dog called?".
     rank = {ref: i for i, ref in enumerate(hits)}
     guardrails.sort(key=lambda m: rank.get(m.ref, len(rank)))
-    fresh.sort(key=lambda m: rank.get(m.ref, len(rank)))
+    if outcome is not None:
+        fresh = sorted((m for m in fresh if m.ref in rank), key=lambda m: rank[m.ref])
     slots = [
         ("answer", ANSWER_SHARE, [(m.ref, _line(st, m.ref, m, None)) for m in answers]),
         (

@@ -8,9 +8,10 @@ after; common words over their newest matches only); the memories naming the ent
 the query names or their graph neighbours (`graph_list`); the noise floor; then
 (`ranking`) weighted Reciprocal Rank Fusion, the turns beside the best ones, their
 session and speaker, recency and activation weighting and a boost for items inside the
-time the query names; source dedup (a memory and the turn it came from are one hit,
-`hits`); MMR; and the `Trace` of what each stage kept (`outcome`). The formulas are
-`fuse`'s; which rows a requester may see is `store.index`'s.
+time the query names; the per-hit floor (`relevance`: only the hits that touch the query
+stay); source dedup (a memory and the turn it came from are one hit, `hits`); MMR; and
+the `Trace` of what each stage kept (`outcome`). The formulas are `fuse`'s; which rows a
+requester may see is `store.index`'s.
 
 A search reads only. Also owns the vectors of the configured model in memory
 (`vectors`: exact, or the HNSW graph of `ann`): the texts that have no vector yet are
@@ -33,6 +34,7 @@ from memoracle.clock import Clock
 from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError, InvalidInput
+from memoracle.recall import relevance
 from memoracle.recall.ann import ann_available
 from memoracle.recall.evidence import Context
 from memoracle.recall.graph_list import graph_list
@@ -321,8 +323,10 @@ class Searcher:
             when_question=when_question,
             count=POOL * 2,
         )
+        floor = self.settings.search.hit_floor  # the relevance stage: hits that touch it
+        touching = relevance.touching(scored.hits, floor, graph, window)
         stood_for: dict[Key, str] = {}  # source dedup: a memory and its turn are one hit
-        hits = _dedup_sources(sorted(scored.hits, key=_final, reverse=True), stood_for)
+        hits = _dedup_sources(sorted(touching, key=_final, reverse=True), stood_for)
         kept = tuple((h.source, h.id) for h in hits)
         hits = diversify(hits, k, self.settings.search.mmr_lambda)
         trace = _trace(lexical, vectors, graph, fused, context.scores, scored, stood_for, kept)

@@ -6,7 +6,8 @@ the few probes here (the item's lexical rank over more rows, its stored vector's
 similarity) say why the item was not kept, in the search's own terms: no lexical match,
 a match beyond the rows each list keeps, no vector yet, not among the nearest, a fused
 score below the candidates scored, faded, the same evidence as a better hit, a
-near-repeat MMR left out. The doors print the sentences as they are.
+near-repeat MMR left out, a hit that does not touch the query (the per-hit floor,
+`relevance`). The doors print the sentences as they are.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from memoracle.recall import hybrid
 from memoracle.recall.hybrid import Searcher
 from memoracle.recall.outcome import Key, Trace
 from memoracle.recall.query import FtsQuery
+from memoracle.recall.relevance import why_dropped
 from memoracle.recall.vectors import stored_vectors
 from memoracle.store import View
 
@@ -52,6 +54,9 @@ def missing(
         )
     elif key in trace.kept:
         lines.append("left out by MMR: a near-repeat of better hits, beyond the k asked for")
+    else:  # scored, not faded, not merged, not left for MMR: the per-hit floor dropped it
+        floor = searcher.settings.search.hit_floor
+        lines.append(why_dropped(_similarity(searcher, trace, content_hash), floor))
     return lines
 
 
@@ -96,6 +101,15 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
 def _shown(query: FtsQuery) -> str:
     joiner = " or " if query.any else " and "
     return "'" + joiner.join(t.text + ("*" if t.prefix else "") for t in query.terms) + "'"
+
+
+def _similarity(searcher: Searcher, trace: Trace, content_hash: str) -> float | None:
+    """The item's cosine to the query, when both have a vector."""
+    embedder = searcher.embedder
+    if embedder is None or trace.query_vector is None:
+        return None
+    stored = stored_vectors(searcher.store.index, embedder.model_id, embedder.dim, [content_hash])
+    return float(stored[content_hash] @ trace.query_vector) if content_hash in stored else None
 
 
 def _vector(searcher: Searcher, trace: Trace, key: Key, content_hash: str) -> str:
