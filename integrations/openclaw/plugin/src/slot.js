@@ -8,8 +8,11 @@
  * gateway both tools, answered by memoracle, and the capability's other parts —
  *
  * - `runtime`: `getMemorySearchManager` hands the gateway a search manager (search,
- *   readFile, status) over memoracle's warm server, and `authorizeSearchHits` keeps of
- *   a list of hits only those the requesting session may see;
+ *   readFile, status) over memoracle's warm server, `authorizeSearchHits` keeps of a
+ *   list of hits only those the requesting session may see, and
+ *   `classifyWorkspaceMemoryPaths` says where MEMORY.md, USER.md and the daily notes come
+ *   from, as memory-core does (./provenance.js), so OpenClaw keeps them in a run's
+ *   automatic context;
  * - `promptBuilder`: the memory section of the system prompt (how to use the tools);
  * - `publicArtifacts`: the files memoracle renders into the workspace;
  * - `deterministicRecallToolName`: `memory_search`, a local lookup.
@@ -28,6 +31,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, normalize, sep } from "node:path";
 
+import { workspaceClassifier } from "./provenance.js";
 import { turnScope } from "./scope.js";
 
 export const SEARCH_TOOL = "memory_search";
@@ -235,7 +239,9 @@ function filesUnder(folder) {
  * @param {SlotMemory} memory
  * @param {ScopeSettings} settings
  * @param {Required<import("./core.js").PluginLogger>} log
- * @param {{ env?: Record<string, string | undefined> }} [options]
+ * @param {{ env?: Record<string, string | undefined>, readRecorded?: import("./provenance.js").ReadRecorded }} [options]
+ *   `readRecorded`: OpenClaw's recorded origins of workspace memory files; without it
+ *   the runtime classifies no path, and OpenClaw leaves MEMORY.md out of the context
  */
 export function createMemorySlot(memory, settings, log, options = {}) {
   const env = options.env ?? process.env;
@@ -337,7 +343,11 @@ export function createMemorySlot(memory, settings, log, options = {}) {
     };
   }
 
+  const classify = options.readRecorded
+    ? { supportsWorkspaceMemoryReadSources: /** @type {const} */ (true), classifyWorkspaceMemoryPaths: workspaceClassifier(options.readRecorded) }
+    : {};
   const runtime = {
+    ...classify,
     /** @param {{ cfg?: any, agentId: string, purpose?: "default" | "status" | "cli" }} params */
     async getMemorySearchManager(params) {
       return { manager: /** @type {any} */ (manager(params)), debug: { backend: /** @type {const} */ ("builtin"), purpose: params.purpose } };
