@@ -83,6 +83,7 @@ def test_memory_core_is_not_loaded_beside_memoracle(world: World) -> None:
     whole = world.oc.log.read_text(errors="replace")
     assert "plugin tool name conflict" not in whole
     assert "memory-core:" not in whole and "(plugin=memory-core" not in whole
+    assert "memory-core is loaded beside memoracle" not in whole  # the plugin's own warning
     assert "memory-core" not in _log_since(world, offset)
 
 
@@ -101,3 +102,10 @@ def test_plugins_inspect_has_no_warning(world: World) -> None:
         if re.search(r"\bwarn(ing)?\b|\bWARN\b|\berror\b", line, re.IGNORECASE)
     ]
     assert warned == [], warned
+    # The plugin's own lines: only its start-up line (not "memory-core is loaded beside").
+    plugin_lines = [
+        line
+        for line in (out + "\n" + done.stderr).splitlines()
+        if line.startswith("[plugins]") and "memoracle: recall" not in line
+    ]
+    assert plugin_lines == [], plugin_lines

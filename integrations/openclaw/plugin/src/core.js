@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { flushPlanResolver } from "./flush.js";
 import { CheckpointTracker, contextFill, DEFAULT_CHECKPOINT_AT, parseShares, percent } from "./heartbeat.js";
 import { inboundWords } from "./inbound.js";
-import { createMemorySlot } from "./slot.js";
+import { createMemorySlot, memoryCoreBeside } from "./slot.js";
 import { groupsReachMain, ownerIdentities, scopeFlags, turnScope } from "./scope.js";
 import { memoracleHome, SOCKET_NAME, START_TIMEOUT_MS, WarmRequestError, WarmServer } from "./warm.js";
 
@@ -457,6 +457,13 @@ function registerSlot(api, config, log, transport, scopes, hostConfig, readRecor
     groupsInMain: groupsReachMain(hostConfig),
   };
   const slot = createMemorySlot({ search, get }, settings, log, { readRecorded });
+  if (memoryCoreBeside(hostConfig)) {
+    log.warn(
+      "memoracle: memory-core is loaded beside memoracle (OpenClaw's dreaming sidecar): its memory_search " +
+        "and memory_get clash with memoracle's, and its dreaming writes MEMORY.md; run " +
+        "`openclaw plugins disable memory-core` and restart the gateway",
+    );
+  }
   try {
     api.registerMemoryCapability({ flushPlanResolver: flush, ...slot.capability });
     if (typeof api.registerTool === "function") {

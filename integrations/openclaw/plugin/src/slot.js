@@ -222,6 +222,22 @@ export function listArtifacts(workspaceDir, agentIds) {
   return out;
 }
 
+/**
+ * Whether OpenClaw 2026.9.x loads memory-core beside memoracle, as the memory slot's
+ * "dreaming sidecar": it does while memoracle has the slot and memory-core is neither
+ * denied nor disabled (dreaming is read from the slot owner's config, and memoracle's
+ * has none, so it is on). Its `memory_search` and `memory_get` then clash with
+ * memoracle's, and which one a run gets is the plugins' load order.
+ * @param {any} cfg OpenClaw's config
+ */
+export function memoryCoreBeside(cfg) {
+  const plugins = cfg?.plugins;
+  const slot = typeof plugins?.slots?.memory === "string" ? plugins.slots.memory.trim().toLowerCase() : "";
+  if (plugins?.enabled === false || slot !== "memoracle") return false;
+  if (Array.isArray(plugins?.deny) && plugins.deny.includes("memory-core")) return false;
+  return plugins?.entries?.["memory-core"]?.enabled !== false;
+}
+
 /** @param {string} folder */
 function filesUnder(folder) {
   if (!existsSync(folder)) return [];
