@@ -378,6 +378,7 @@ WORKSPACE_FILES = frozenset(
         "IDENTITY.md",
         "INDEX.md",
         "CRON-HEALTH.md",
+        "DREAMS.md",
         "MEMORY.md",
         "SESSION-START.md",
         "SKILL.md",

@@ -138,6 +138,7 @@ def world(toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory) -> Ite
         # The plugin and the skill, as the docs say.
         oc.run("plugins", "install", "-l", "--force", "--accept-capabilities", str(PLUGIN))
         oc.set_config("plugins.slots.memory", "memoracle")
+        oc.run("plugins", "disable", "memory-core")  # else it loads as the dreaming sidecar
         oc.set_config("plugins.entries.memoracle.hooks.allowConversationAccess", True)
         oc.set_config("plugins.entries.memoracle.config", plugin_entry(oc, mhome))
         oc.run("skills", "install", str(SKILL), "--as", "memoracle")

@@ -245,8 +245,11 @@ def test_skill_is_installed_and_offered_to_the_model(world: World) -> None:
 
 def test_the_plugins_node_tests_pass_on_the_gateways_node(toolchain: Toolchain) -> None:
     """The plugin's own tests on the Node the gateway runs on (24): the SQLite store's
-    turn ids (node:sqlite) are skipped on the system's Node 20, and run here."""
-    run = nodetests.run(toolchain.node, nodetests.plugin_test_files(), nodetests.base_env())
+    turn ids (node:sqlite) are skipped on the system's Node 20, and run here, as is the
+    comparison of the workspace files' provenance with memory-core's own classifier."""
+    package = toolchain.openclaw_entry.parent
+    env = dict(nodetests.base_env(), MEMORACLE_OPENCLAW_PACKAGE=str(package))
+    run = nodetests.run(toolchain.node, nodetests.plugin_test_files(), env)
     assert run.returncode == 0, nodetests.failure(run)
     assert nodetests.count(run, "skipped") == 0, run.stdout[-2000:]
 

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { flushPlanResolver } from "./flush.js";
 import { CheckpointTracker, contextFill, DEFAULT_CHECKPOINT_AT, parseShares, percent } from "./heartbeat.js";
 import { inboundWords } from "./inbound.js";
-import { createMemorySlot } from "./slot.js";
+import { createMemorySlot, memoryCoreBeside } from "./slot.js";
 import { groupsReachMain, ownerIdentities, scopeFlags, turnScope } from "./scope.js";
 import { memoracleHome, SOCKET_NAME, START_TIMEOUT_MS, WarmRequestError, WarmServer } from "./warm.js";
 
@@ -360,7 +360,8 @@ export function parseConfig(raw) {
  * Read the config, pick the transport, register the hooks. A bad config or a refused
  * endpoint is logged as an error and registers nothing: the host runs without memory.
  * @param {PluginApiLike} api
- * @param {{ fetch?: typeof fetch }} [options]
+ * @param {{ fetch?: typeof fetch, readRecorded?: import("./provenance.js").ReadRecorded }} [options]
+ *   `readRecorded`: the host's recorded origins of workspace memory files (./provenance.js)
  */
 export function registerMemoracle(api, options = {}) {
   const log = pluginLog(api);
@@ -390,7 +391,7 @@ export function registerMemoracle(api, options = {}) {
   }
   const hostConfig = /** @type {any} */ (api).config;
   const scopes = new ScopeTracker();
-  const slot = registerSlot(api, config, log, transport, scopes, hostConfig);
+  const slot = registerSlot(api, config, log, transport, scopes, hostConfig, options.readRecorded);
   const hooks = createHooks(transport, config, log, { hostConfig, scopes });
   if (config.autoRecall || config.sessionStart) {
     api.on("before_prompt_build", hooks.beforePromptBuild, {
@@ -430,8 +431,9 @@ export function registerMemoracle(api, options = {}) {
  * @param {Transport} transport
  * @param {ScopeTracker} scopes
  * @param {any} hostConfig
+ * @param {import("./provenance.js").ReadRecorded} [readRecorded]
  */
-function registerSlot(api, config, log, transport, scopes, hostConfig) {
+function registerSlot(api, config, log, transport, scopes, hostConfig, readRecorded) {
   const flush = flushResolver(api, config, log, scopes);
   if (typeof api.registerMemoryCapability !== "function") {
     if (typeof api.registerMemoryFlushPlan !== "function") return "";
@@ -454,7 +456,14 @@ function registerSlot(api, config, log, transport, scopes, hostConfig) {
     owners: ownerIdentities(config.ownerPeers, hostConfig),
     groupsInMain: groupsReachMain(hostConfig),
   };
-  const slot = createMemorySlot({ search, get }, settings, log);
+  const slot = createMemorySlot({ search, get }, settings, log, { readRecorded });
+  if (memoryCoreBeside(hostConfig)) {
+    log.warn(
+      "memoracle: memory-core is loaded beside memoracle (OpenClaw's dreaming sidecar): its memory_search " +
+        "and memory_get clash with memoracle's, and its dreaming writes MEMORY.md; run " +
+        "`openclaw plugins disable memory-core` and restart the gateway",
+    );
+  }
   try {
     api.registerMemoryCapability({ flushPlanResolver: flush, ...slot.capability });
     if (typeof api.registerTool === "function") {

@@ -8,8 +8,11 @@
  * gateway both tools, answered by memoracle, and the capability's other parts —
  *
  * - `runtime`: `getMemorySearchManager` hands the gateway a search manager (search,
- *   readFile, status) over memoracle's warm server, and `authorizeSearchHits` keeps of
- *   a list of hits only those the requesting session may see;
+ *   readFile, status) over memoracle's warm server, `authorizeSearchHits` keeps of a
+ *   list of hits only those the requesting session may see, and
+ *   `classifyWorkspaceMemoryPaths` says where MEMORY.md, USER.md and the daily notes come
+ *   from, as memory-core does (./provenance.js), so OpenClaw keeps them in a run's
+ *   automatic context;
  * - `promptBuilder`: the memory section of the system prompt (how to use the tools);
  * - `publicArtifacts`: the files memoracle renders into the workspace;
  * - `deterministicRecallToolName`: `memory_search`, a local lookup.
@@ -28,6 +31,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, normalize, sep } from "node:path";
 
+import { workspaceClassifier } from "./provenance.js";
 import { turnScope } from "./scope.js";
 
 export const SEARCH_TOOL = "memory_search";
@@ -218,6 +222,22 @@ export function listArtifacts(workspaceDir, agentIds) {
   return out;
 }
 
+/**
+ * Whether OpenClaw 2026.9.x loads memory-core beside memoracle, as the memory slot's
+ * "dreaming sidecar": it does while memoracle has the slot and memory-core is neither
+ * denied nor disabled (dreaming is read from the slot owner's config, and memoracle's
+ * has none, so it is on). Its `memory_search` and `memory_get` then clash with
+ * memoracle's, and which one a run gets is the plugins' load order.
+ * @param {any} cfg OpenClaw's config
+ */
+export function memoryCoreBeside(cfg) {
+  const plugins = cfg?.plugins;
+  const slot = typeof plugins?.slots?.memory === "string" ? plugins.slots.memory.trim().toLowerCase() : "";
+  if (plugins?.enabled === false || slot !== "memoracle") return false;
+  if (Array.isArray(plugins?.deny) && plugins.deny.includes("memory-core")) return false;
+  return plugins?.entries?.["memory-core"]?.enabled !== false;
+}
+
 /** @param {string} folder */
 function filesUnder(folder) {
   if (!existsSync(folder)) return [];
@@ -235,7 +255,9 @@ function filesUnder(folder) {
  * @param {SlotMemory} memory
  * @param {ScopeSettings} settings
  * @param {Required<import("./core.js").PluginLogger>} log
- * @param {{ env?: Record<string, string | undefined> }} [options]
+ * @param {{ env?: Record<string, string | undefined>, readRecorded?: import("./provenance.js").ReadRecorded }} [options]
+ *   `readRecorded`: OpenClaw's recorded origins of workspace memory files; without it
+ *   the runtime classifies no path, and OpenClaw leaves MEMORY.md out of the context
  */
 export function createMemorySlot(memory, settings, log, options = {}) {
   const env = options.env ?? process.env;
@@ -337,7 +359,11 @@ export function createMemorySlot(memory, settings, log, options = {}) {
     };
   }
 
+  const classify = options.readRecorded
+    ? { supportsWorkspaceMemoryReadSources: /** @type {const} */ (true), classifyWorkspaceMemoryPaths: workspaceClassifier(options.readRecorded) }
+    : {};
   const runtime = {
+    ...classify,
     /** @param {{ cfg?: any, agentId: string, purpose?: "default" | "status" | "cli" }} params */
     async getMemorySearchManager(params) {
       return { manager: /** @type {any} */ (manager(params)), debug: { backend: /** @type {const} */ ("builtin"), purpose: params.purpose } };

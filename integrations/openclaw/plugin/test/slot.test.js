@@ -14,6 +14,7 @@ import {
   agentWorkspace,
   createMemorySlot,
   listArtifacts,
+  memoryCoreBeside,
   readablePath,
   refOfPath,
   requesterScope,
@@ -151,6 +152,35 @@ describe("the capability", () => {
       ["memory_search", "direct-only"],
       ["memory_get", "direct-only"],
     ]);
+  });
+
+  test("memory-core beside memoracle (OpenClaw's dreaming sidecar) is said once, with the fix", () => {
+    const slot = { slots: { memory: "memoracle" } };
+    assert.equal(memoryCoreBeside({ plugins: slot }), true);
+    assert.equal(memoryCoreBeside({ plugins: { ...slot, entries: { "memory-core": { enabled: true } } } }), true);
+    assert.equal(memoryCoreBeside({ plugins: { ...slot, entries: { "memory-core": { enabled: false } } } }), false);
+    assert.equal(memoryCoreBeside({ plugins: { ...slot, deny: ["memory-core"] } }), false);
+    assert.equal(memoryCoreBeside({ plugins: { ...slot, enabled: false } }), false);
+    assert.equal(memoryCoreBeside({ plugins: { slots: { memory: "memory-core" } } }), false);
+    assert.equal(memoryCoreBeside({}), false);
+    /** @param {any} config */
+    const warnings = (config) => {
+      /** @type {string[]} */
+      const said = [];
+      registerMemoracle(/** @type {any} */ ({
+        pluginConfig: { command: "memoracle" },
+        config,
+        logger: { ...quiet, warn: (/** @type {string} */ m) => said.push(m) },
+        on() {},
+        registerMemoryCapability() {},
+        registerTool() {},
+      }));
+      return said;
+    };
+    const said = warnings({ plugins: slot });
+    assert.equal(said.length, 1);
+    assert.match(said[0], /openclaw plugins disable memory-core/);
+    assert.deepEqual(warnings({ plugins: { ...slot, entries: { "memory-core": { enabled: false } } } }), []);
   });
 
   test("with an MCP endpoint (one fixed scope) only the flush plan: no shared tools", () => {

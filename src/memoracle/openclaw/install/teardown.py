@@ -208,7 +208,8 @@ def _reminders(workspace: Path, env: Mapping[str, str] | None = None) -> list[st
         f" older OpenClaw) and mcp.servers.{MCP_SERVER_NAME} out of openclaw.json if you"
         " pasted them.",
         f"If you installed memoracle's memory plugin: openclaw plugins uninstall"
-        f" {MCP_SERVER_NAME}, and set plugins.slots.memory back (e.g. to memory-core);"
+        f" {MCP_SERVER_NAME}, set plugins.slots.memory back (e.g. to memory-core) and"
+        " enable memory-core again (openclaw plugins enable memory-core);"
         f" plugins.entries.{MCP_SERVER_NAME} (its config and hooks.allowConversationAccess)"
         " goes with it.",
     ]
