@@ -607,7 +607,9 @@ def test_a_recalled_memory_outlives_an_unrecalled_one_of_the_same_age(lived: Liv
             ):
                 pairs += 1
                 assert faded.get(boosted, DAYS + 1) >= faded[other], (boosted, other)
-    assert pairs > 100
+    # enough pairs to mean something (a recall boosts only what touches its question: the
+    # per-hit floor keeps unrelated fresh items out of the block, so fewer are boosted)
+    assert pairs > 25
 
 
 def test_the_block_stays_within_budget_and_a_persons_bytes_are_kept(lived: Lived) -> None:
