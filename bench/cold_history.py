@@ -65,7 +65,7 @@ def extend(source: Path, target: Path, *, memories: int, days: int) -> dict[str,
             transfer.export(engine, lived, vectors=True)
         copies = write_extended(lived, extended, memories=memories, span=timedelta(days=days))
         settings = load(target, env={})
-        Engine.init(settings)
+        Engine.init(settings, force=True)  # the copied home has files but no store yet
         with Engine.open(settings) as engine:
             report = transfer.import_(engine, extended)
     return {"copies": copies, "span_days": days, "counts": report.counts}
