@@ -6,6 +6,7 @@ store (issue 31), with the real model, then the rule itself over hits made by ha
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -55,6 +56,16 @@ def test_fresh_unrelated_items_do_not_lead_the_block(small: Engine) -> None:
     shown = block.text
     assert "laptop" not in shown and "Postgres" not in shown  # fresh, but about nothing asked
     assert not [line for line in block.lines if line.slot == "fresh"]
+
+
+def test_with_the_floor_off_the_fresh_slot_takes_every_fresh_item(
+    small: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`search.hit_floor = -1` turns the whole rule off, the fresh slot's half included."""
+    off = dataclasses.replace(small.settings.search, hit_floor=-1.0)
+    monkeypatch.setattr(small, "settings", dataclasses.replace(small.settings, search=off))
+    fresh = [line.text for line in small.recall("what is my dog called?").lines]
+    assert any("laptop" in text for text in fresh), fresh
 
 
 def test_a_fresh_item_the_message_touches_is_in_the_fresh_slot(small: Engine) -> None:

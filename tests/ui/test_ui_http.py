@@ -304,6 +304,23 @@ def test_the_graph_and_the_subjects_offered_follow_every_change(
     assert "Ziggy" not in _offered(c)
 
 
+def test_nothing_kept_answers_after_the_page_opens_the_store_again(world: World) -> None:
+    """A generation counts one connection's writes: after a store error the page opens a
+    new connection whose counts start again, so what it kept before is let go (another
+    door's forget in between shows at once)."""
+    c, _ = client(world)
+    ui = ui_of(c.app)  # type: ignore[arg-type]
+    assert "Anna" in _offered(c)
+    lander = ui.engine().searcher.lander
+    assert lander is None or lander.wait_idle(30)
+    ui.close_engine()  # as a store error ('database is locked') does
+    assert "Anna" in _offered(c)  # kept under this connection
+    with world.engine() as engine:  # another door forgets her
+        engine.forget(world.refs["anna"])
+    ui.close_engine()  # another store error: the page opens the store again
+    assert "Anna" not in _offered(c)
+
+
 def _offered(c: TestClient) -> str:
     """The subjects the memories page's filter offers."""
     found = re.search(r'<datalist id="subjects">(.*?)</datalist>', c.get("/memories").text)

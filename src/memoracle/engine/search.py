@@ -21,6 +21,7 @@ from memoracle.errors import (
 )
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
+from memoracle.recall import relevance
 from memoracle.recall.budget import Same, format_line, pack
 from memoracle.recall.hybrid import SearchOutcome, TimeWindow
 from memoracle.recall.lists import MODES, Mode, list_weight
@@ -215,7 +216,7 @@ def recall(
     # "charged my laptop at the café" does not lead the answer to "what is my dog called?".
     rank = {ref: i for i, ref in enumerate(hits)}
     guardrails.sort(key=lambda m: rank.get(m.ref, len(rank)))
-    if outcome is not None:
+    if outcome is not None and st.settings.search.hit_floor > relevance.OFF:
         fresh = sorted((m for m in fresh if m.ref in rank), key=lambda m: rank[m.ref])
     slots = [
         ("answer", ANSWER_SHARE, [(m.ref, _line(st, m.ref, m, None)) for m in answers]),

@@ -69,6 +69,9 @@ class Ui:
 
     def engine(self) -> Engine:
         if self._engine is None:
+            # A generation is one connection's count: a new connection starts them
+            # again, so nothing kept under the old one may answer for it.
+            self._kept.clear()
             self._engine = Engine.open(self.settings, clock=self.clock, land_vectors=True)
         return self._engine
 
@@ -87,6 +90,7 @@ class Ui:
         return await anyio.to_thread.run_sync(run)
 
     def close_engine(self) -> None:
+        self._kept.clear()
         if self._engine is not None:
             self._engine.close()
             self._engine = None
