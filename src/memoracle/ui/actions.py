@@ -116,27 +116,27 @@ def _held_visible(ui: Ui, engine: Engine, ref: str) -> None:
 
 
 async def approve(request: Request) -> Response:
-    ui, ref = _ui(request), request.path_params["ref"]
-    await _form(request)
-
-    def work(engine: Engine) -> None:
-        _held_visible(ui, engine, ref)
-        engine.confirm_held(ref, actor=ACTOR)
-
-    await ui.call(work)
-    return redirect("/review", "approved", ref)
+    return await _decide_held(request, "approved")
 
 
 async def reject(request: Request) -> Response:
+    return await _decide_held(request, "rejected")
+
+
+async def _decide_held(request: Request, decision: str) -> Response:
+    """A held write the page's scope may see, approved (stored) or rejected."""
     ui, ref = _ui(request), request.path_params["ref"]
     await _form(request)
 
     def work(engine: Engine) -> None:
         _held_visible(ui, engine, ref)
-        engine.reject_held(ref, actor=ACTOR)
+        if decision == "approved":
+            engine.confirm_held(ref, actor=ACTOR)
+        else:
+            engine.reject_held(ref, actor=ACTOR)
 
     await ui.call(work)
-    return redirect("/review", "rejected", ref)
+    return redirect("/review", decision, ref)
 
 
 async def resolve(request: Request) -> Response:
