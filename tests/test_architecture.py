@@ -56,6 +56,7 @@ ORDER = (
     "memoracle.config",
     "memoracle.files",
     "memoracle.clock",
+    "memoracle.storage_types",
     "memoracle.text",
     "memoracle.types",
     "memoracle.errors",

@@ -23,7 +23,7 @@ from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
 from memoracle.jobs import nightly
 from memoracle.mcp_server.server import build_server
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.types import Memory
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # where conftest's `clock` starts

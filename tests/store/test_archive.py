@@ -9,7 +9,8 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import InvalidInput, NotFound
-from memoracle.store import Store, View, schema
+from memoracle.storage_types import View
+from memoracle.store import Store, schema
 from memoracle.store.memories import match_expression
 from memoracle.text import content_hash, search_form
 from memoracle.types import Memory, NewMemory, Scope, Turn

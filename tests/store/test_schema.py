@@ -9,7 +9,8 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
 from memoracle.recall.query import fts_queries
-from memoracle.store import Store, View, schema
+from memoracle.storage_types import View
+from memoracle.store import Store, schema
 from memoracle.types import Scope, Turn
 
 

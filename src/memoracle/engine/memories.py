@@ -16,10 +16,10 @@ from memoracle.engine import forgetting, settle, write
 from memoracle.engine.scope import can_see, fill_scope, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import InvalidInput, NotFound, WriteHeld
-from memoracle.store.audit import AuditEntry
-from memoracle.store.held import HeldWrite
-from memoracle.store.memories import LIVE, match_expression
+from memoracle.storage_types import AuditEntry, HeldWrite
+from memoracle.store.memories import match_expression
 from memoracle.types import (
+    LIVE,
     Episode,
     Memory,
     Scope,

@@ -27,7 +27,8 @@ from memoracle.lifecycle.scripts import names_agree
 from memoracle.lifecycle.slots import Slot
 from memoracle.recall.fuse import token_set
 from memoracle.recall.query import any_of, fts_queries
-from memoracle.store import Store, View
+from memoracle.storage_types import View
+from memoracle.store import Store
 from memoracle.types import NewMemory, Scope
 
 __all__ = [

@@ -29,11 +29,11 @@ from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
 from memoracle.recall.query import fts_queries
-from memoracle.store import View
-from memoracle.store.backup import BackupInfo, prune_backups
-from memoracle.store.memories import LIVE
+from memoracle.storage_types import BackupInfo, View
+from memoracle.store.backup import prune_backups
 from memoracle.text import clean
 from memoracle.types import (
+    LIVE,
     Dispute,
     DuplicateSet,
     Memory,

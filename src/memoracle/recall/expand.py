@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from memoracle.graph.extract import canonical_key
 from memoracle.language.words import content_words, fold
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.store import Store, View
+from memoracle.storage_types import View
+from memoracle.store import Store
 from memoracle.text import fts_terms
 
 __all__ = ["Expansion", "expand", "named_entities"]

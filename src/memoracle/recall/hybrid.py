@@ -69,7 +69,8 @@ from memoracle.recall.vectors import (
     save_quietly,
 )
 from memoracle.recall.window import window_hits
-from memoracle.store import Store, View
+from memoracle.storage_types import View
+from memoracle.store import Store
 from memoracle.types import Episode, Hit
 
 POOL = 100  # candidates taken from each signal before fusion

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoracle.recall.query import FtsQuery, Term, any_of
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.index import Index
 
 

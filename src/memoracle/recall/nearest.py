@@ -17,7 +17,7 @@ import numpy.typing as npt
 from memoracle.embed import Embedder
 from memoracle.errors import EngineError
 from memoracle.recall.vectors import VectorSet
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.index import Index
 
 Vector = npt.NDArray[np.float32]

@@ -18,7 +18,7 @@ from memoracle.recall.outcome import Key, Trace
 from memoracle.recall.query import FtsQuery
 from memoracle.recall.relevance import why_dropped
 from memoracle.recall.vectors import stored_vectors
-from memoracle.store import View
+from memoracle.storage_types import View
 
 PROBE_ROWS = 10_000  # how deep `explain` looks for an item's own lexical rank
 

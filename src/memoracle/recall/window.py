@@ -18,7 +18,8 @@ from datetime import datetime
 
 from memoracle.language.words import content_words, fold, query_words
 from memoracle.recall.hits import hit, with_provenance
-from memoracle.store import Store, View
+from memoracle.storage_types import View
+from memoracle.store import Store
 from memoracle.types import Hit, Scores
 
 __all__ = ["time_only", "window_hits"]

@@ -14,22 +14,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from memoracle.errors import StoreDamaged, StoreError
+from memoracle.storage_types import BackupInfo, FreeSpace
 from memoracle.store import backup as backups
 from memoracle.store import safety, schema
-from memoracle.store.archive import Archive, ArchivedMemory
-from memoracle.store.audit import Audit, AuditEntry
-from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.archive import Archive
+from memoracle.store.audit import Audit
+from memoracle.store.backup import prune_backups
 from memoracle.store.browse import Browse
 from memoracle.store.db import Database, db_time, require_fts5, writable
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
 from memoracle.store.held import Held
-from memoracle.store.index import Index, View
+from memoracle.store.index import Index
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 from memoracle.store.scrub import Scrub
@@ -38,35 +38,11 @@ from memoracle.store.scrub import Scrub
 DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 __all__ = [
-    "ArchivedMemory",
-    "AuditEntry",
-    "BackupInfo",
-    "FreeSpace",
     "Store",
-    "View",
     "prune_backups",
     "require_fts5",
     "writable",
 ]
-
-
-@dataclass(frozen=True)
-class FreeSpace:
-    """The database file's pages, and how many of them are free (SQLite's freelist:
-    pages left by deleted rows and merged index segments, kept for reuse; only VACUUM
-    gives them back to the disk)."""
-
-    pages: int
-    free_pages: int
-    page_size: int
-
-    @property
-    def share(self) -> float:
-        return self.free_pages / self.pages if self.pages else 0.0
-
-    @property
-    def free_bytes(self) -> int:
-        return self.free_pages * self.page_size
 
 
 class Store:

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 from memoracle.errors import InvalidInput, StoreError
 from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
-from memoracle.store.memories import LIVE
 from memoracle.store.memories import search_text as memory_search_text
+from memoracle.types import LIVE
 
 if TYPE_CHECKING:
     from memoracle.store import Store
