@@ -1,8 +1,9 @@
 """Values that cross between the store and the floors above it: frozen dataclasses, no
 SQL, so a backend can hand them up and take them in its own way.
 
-What a read asks for (`View`: who is asking and what they may see; `Filter`: what the
-web page's memories list asks for), the rows a store hands up besides memories and turns
+What a read asks for (`View`: who is asking and what they may see; `LexicalQuery`: the
+words to look for in the full-text index; `Filter`: what the web page's memories list
+asks for), the rows a store hands up besides memories and turns
 (`AuditEntry`, `HeldWrite`, `ArchivedMemory`, `Run`, `GraphRows`), and what its upkeep
 reports (`BackupInfo`, `FreeSpace`, `Damage`). The values every module shares (memories,
 turns, scopes, the visibility rule) are `types`'; turning these into queries is the
@@ -11,11 +12,13 @@ store's (`store.index` holds the rule as SQL).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memoracle.text import fts_terms, stem
 from memoracle.types import Scope
 
 __all__ = [
@@ -28,8 +31,12 @@ __all__ = [
     "FreeSpace",
     "GraphRows",
     "HeldWrite",
+    "LexicalQuery",
     "Run",
+    "Term",
     "View",
+    "any_of",
+    "every_word",
 ]
 
 # The newest live memories whose entities and relations the web page counts.
@@ -50,6 +57,36 @@ class View:
     as_of: datetime | None = None
     now: datetime | None = None  # the engine's clock: what expired by then is left out
     own: Scope = Scope()
+
+
+@dataclass(frozen=True)
+class Term:
+    """One searched word in index form (`text.stem`); a prefix term also matches the
+    longer words it begins."""
+
+    text: str
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
+class LexicalQuery:
+    """Words to look for in the full-text index: every one of `terms`, or any of them
+    (`any`). A value, in no backend's syntax: the store renders it in its own (FTS5's
+    for SQLite: `store.fts`), so no input can make a query the index refuses."""
+
+    terms: tuple[Term, ...]
+    any: bool = False
+
+
+def any_of(terms: Iterable[Term]) -> LexicalQuery:
+    return LexicalQuery(tuple(terms), any=True)
+
+
+def every_word(text: str, *, any: bool = False) -> LexicalQuery | None:
+    """Each word of `text` as the index holds it (stemmed, once each), all of them (or
+    any, with `any`); None when `text` has no word."""
+    terms = tuple(Term(t) for t in dict.fromkeys(stem(w) for w in fts_terms(text)))
+    return LexicalQuery(terms, any=any) if terms else None
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoracle.storage_types import GRAPH_SAMPLE, Filter, View
+from memoracle.storage_types import GRAPH_SAMPLE, Filter, View, every_word
 from memoracle.store.db import Database, db_time
+from memoracle.store.fts import match_expression
 from memoracle.store.index import scope_clause
-from memoracle.store.memories import match_expression
 from memoracle.types import Entity, Relation
 
 SUBJECTS_SAMPLE = 2000  # the newest memories whose subjects the filter offers
@@ -53,8 +53,8 @@ class Browse:
         visible, params = scope_clause(view, "m")
         clauses = [visible]
         words = []  # the text asked, as FTS5 matches it
-        if wanted.text and (expression := match_expression(wanted.text)) is not None:
-            words = [expression]
+        if wanted.text and (query := every_word(wanted.text)) is not None:
+            words = [match_expression(query)]
         if wanted.subject:  # as said, in any case: each spelling is a range of the index
             spellings = self._spellings(wanted.subject)
             if not spellings:

@@ -8,10 +8,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memoracle.storage_types import View
+from memoracle.storage_types import View, every_word
 from memoracle.store.db import Database, db_time, from_db_time, in_chunks
+from memoracle.store.fts import match_expression
 from memoracle.store.index import scope_clause
-from memoracle.text import content_hash, date_words, fts_terms, search_form, stem
+from memoracle.text import content_hash, date_words, search_form
 from memoracle.types import Episode, Scope, Turn
 
 _COLUMNS = (
@@ -165,17 +166,16 @@ class Episodes:
         """Message turns of exactly `scope`'s agent, user and chat holding a word of
         `text` (as search stems it), newest first: where a forgotten memory's repeats are
         looked for."""
-        terms = list(dict.fromkeys(stem(t) for t in fts_terms(text)))
-        if not terms:
+        words = every_word(text, any=True)
+        if words is None:
             return []
-        expression = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = self._db.execute(
             f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}"
             " FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
             " WHERE episodes_fts MATCH ? AND e.kind = 'message'"
             " AND e.agent_id IS ? AND e.user_id IS ? AND e.chat_id IS ?"
             " ORDER BY e.id DESC LIMIT ?",
-            (expression, scope.agent, scope.user, scope.chat, limit),
+            (match_expression(words), scope.agent, scope.user, scope.chat, limit),
         ).fetchall()
         return [_episode(row) for row in rows]
 

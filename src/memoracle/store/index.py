@@ -11,8 +11,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.storage_types import View
+from memoracle.storage_types import LexicalQuery, View
 from memoracle.store.db import Database, db_time, in_chunks
+from memoracle.store.fts import match_expression
 from memoracle.types import STATUSES, Condition, visible_to
 
 
@@ -141,39 +142,39 @@ class Index:
     # -- lexical ---------------------------------------------------------------------
 
     def lexical_memories(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(memory id, BM25) matching the FTS5 `expression`, best first (FTS5's BM25 is
-        negative: lower is better); with `min_id`, only rows with a larger id."""
+        """(memory id, BM25) matching `query`, best first (FTS5's BM25 is negative:
+        lower is better); with `min_id`, only rows with a larger id."""
         where, params = memory_clause(view)
         rows = self._db.execute(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f"
             " JOIN memories m ON m.id = f.rowid"
             f" WHERE memories_fts MATCH ? AND f.rowid > ? AND {where} ORDER BY score LIMIT ?",
-            (expression, min_id, *params, limit),
+            (match_expression(query), min_id, *params, limit),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def lexical_episodes(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(episode id, BM25) matching the FTS5 `expression`, best first; see
-        `lexical_memories`."""
+        """(episode id, BM25) matching `query`, best first; see `lexical_memories`."""
         where, params = episode_clause(view)
         rows = self._db.execute(
             "SELECT e.id, bm25(episodes_fts) AS score FROM episodes_fts f"
             " JOIN episodes e ON e.id = f.rowid"
             f" WHERE episodes_fts MATCH ? AND f.rowid > ? AND e.kind = 'message' AND {where}"
             " ORDER BY score LIMIT ?",
-            (expression, min_id, *params, limit),
+            (match_expression(query), min_id, *params, limit),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def match_counts(self, table: str, expressions: Sequence[str], *, cap: int) -> list[int]:
-        """`match_count` of each of `expressions`, in one statement (the write path sizes
+    def match_counts(self, table: str, queries: Sequence[LexicalQuery], *, cap: int) -> list[int]:
+        """`match_count` of each of `queries`, in one statement (the write path sizes
         every word of a turn this way)."""
-        if not expressions:
+        if not queries:
             return []
+        expressions = [match_expression(q) for q in queries]
         fts = f"{_TABLES[table]}_fts"
         one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
         row = self._db.execute(
@@ -182,34 +183,35 @@ class Index:
         ).fetchone()
         return [int(n) for n in row]
 
-    def match_count(self, table: str, expression: str, *, cap: int) -> int:
-        """How many rows of `table` ("memories" or "episodes") match `expression`,
+    def match_count(self, table: str, query: LexicalQuery, *, cap: int) -> int:
+        """How many rows of `table` ("memories" or "episodes") match `query`,
         counting no further than `cap` + 1 (so the cost stays bounded). Scope is not
         applied: this sizes the work of a query, it answers nothing."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
             f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
-            (expression, cap + 1),
+            (match_expression(query), cap + 1),
         ).fetchone()
         return int(row[0])
 
-    def matches(self, table: str, expression: str, item_id: int) -> bool:
-        """Whether row `item_id` of `table` matches `expression`: one row of the FTS5
+    def matches(self, table: str, query: LexicalQuery, item_id: int) -> bool:
+        """Whether row `item_id` of `table` matches `query`: one row of the FTS5
         index looked at, not every match ranked (`explain` asks before ranking them).
         Scope is not applied: the caller's own item, already seen by its requester."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
-            f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?", (expression, item_id)
+            f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+            (match_expression(query), item_id),
         ).fetchone()
         return row is not None
 
-    def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None:
-        """The id below the `count` newest rows matching `expression`, or None when
+    def newest_matches_from(self, table: str, query: LexicalQuery, *, count: int) -> int | None:
+        """The id below the `count` newest rows matching `query`, or None when
         fewer match: passed as `min_id`, it limits a search to those newest rows."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
             f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, count),
+            (match_expression(query), count),
         ).fetchone()
         return None if row is None else int(row[0])
 

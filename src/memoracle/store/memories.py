@@ -7,10 +7,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.storage_types import View
+from memoracle.storage_types import View, every_word
 from memoracle.store.db import Database, db_time, from_db_time, in_chunks, maybe_time
+from memoracle.store.fts import match_expression
 from memoracle.store.index import memory_clause, scope_clause, unexpired
-from memoracle.text import fts_terms, search_form, stem
+from memoracle.text import search_form
 from memoracle.types import CAP_EXEMPT_KINDS, LIVE, Memory, NewMemory, Scope
 
 _COLUMNS = (
@@ -64,14 +65,6 @@ def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Me
 def search_text(text: str, subject: str | None, obj: str | None) -> str:
     """What FTS indexes for a memory: its text plus who it is about."""
     return search_form(" ".join(part for part in (text, subject, obj) if part))
-
-
-def match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression requiring every word of `query`; None if it has none."""
-    terms = list(dict.fromkeys(stem(t) for t in fts_terms(query)))
-    if not terms:
-        return None
-    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 class Memories:
@@ -515,12 +508,12 @@ class Memories:
         `scope`, only that agent/user/chat's; with `view`, only what its requester may
         see (the rule is in the query, so a row they cannot see is never read); with
         `subject`, only those about it."""
-        expression = match_expression(query)
-        if expression is None:
+        words = every_word(query)
+        if words is None:
             return []
         wanted = tuple(statuses)
         clauses = [f"m.status IN ({','.join('?' * len(wanted))})"]
-        params: list[Any] = [expression, *wanted]
+        params: list[Any] = [match_expression(words), *wanted]
         if view is not None:
             visible, more = scope_clause(view, "m")
             clauses.append(visible)
