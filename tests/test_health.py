@@ -116,7 +116,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
     disk = body["disk"]
     assert isinstance(disk, dict)
     assert (disk["disk_total_bytes"], disk["disk_used_percent"]) == (100 * GIB, 50.0)
-    assert disk["bytes_used_by_memoracle"] >= engine.store.size_bytes()
+    assert disk["bytes_used_by_memoracle"] >= engine.store.maintenance.size()
     assert body["memories"] == {
         "total": 0,
         "active": 0,
@@ -139,7 +139,7 @@ def test_an_empty_store_is_healthy_and_reports_every_field(engine: Engine) -> No
     }
     assert body["database"] == {
         "path": str(engine.settings.db_path),
-        "bytes": engine.store.size_bytes(),
+        "bytes": engine.store.maintenance.size(),
         "integrity": "ok",
         "integrity_checked_at": engine.clock.now().isoformat(),
     }

@@ -350,7 +350,9 @@ def _settings(home: Path, **overrides: Any) -> Settings:
 
 def _clone(engine: Engine, home: Path, clock: FixedClock) -> Engine:
     """A second workspace at `home`: `engine`'s files and a verified copy of its store."""
-    info = engine.store.backup(home.parent / f"{home.name}-backup", now=engine.clock.now())
+    info = engine.store.maintenance.backup(
+        home.parent / f"{home.name}-backup", now=engine.clock.now()
+    )
     shutil.copytree(
         engine.settings.home,
         home,

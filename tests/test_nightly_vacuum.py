@@ -49,7 +49,7 @@ def _vacuum_at(engine: Engine, share: float) -> nightly.NightlyReport:
 
 
 def test_vacuum_gives_back_the_free_pages_once_over_the_share(churned: Engine) -> None:
-    space = churned.store.free_space()
+    space = churned.store.maintenance.reclaimable()
     assert space.free_pages > 0
     db = churned.store.path
 
@@ -59,14 +59,14 @@ def test_vacuum_gives_back_the_free_pages_once_over_the_share(churned: Engine) -
     assert quiet.vacuum is not None and not quiet.vacuum.vacuumed
     assert quiet.steps["vacuum"]["vacuumed"] == 0
     assert quiet.steps["vacuum"]["reclaimed_bytes"] == 0
-    assert churned.store.free_space().free_pages == space.free_pages
+    assert churned.store.maintenance.reclaimable().free_pages == space.free_pages
 
     report = _vacuum_at(churned, round(space.share - 0.01, 4))
     assert report.vacuum is not None and report.vacuum.vacuumed
     reclaimed = report.steps["vacuum"]["reclaimed_bytes"]
     assert reclaimed >= space.free_pages * space.page_size // 2 > 0
     assert db.stat().st_size <= size - reclaimed
-    assert churned.store.free_space().free_pages == 0
+    assert churned.store.maintenance.reclaimable().free_pages == 0
     run = churned.store.runs.latest("nightly:vacuum", status="ok")
     assert run is not None and run.counts["reclaimed_bytes"] == reclaimed
     assert {m.status for m in churned.all_memories("active")} == {"active"}

@@ -179,7 +179,7 @@ def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedCloc
         assert not engine.search(TOKEN[4:]).hits
         assert engine.search("Lyon").hits
         assert engine.index_status() is not None
-        assert engine.store.quick_check() == ["ok"]
+        assert engine.store.maintenance.check() == ["ok"]
     # Nothing is left to do: a second run changes nothing.
     assert "redact changed 0 stored value(s), 0 file(s) and 0 backup(s)" in _cli(old, "redact")
 

@@ -104,7 +104,7 @@ def _stale_wal(db: Path) -> None:
     settings = _settings(db.parent)
     older = db.parent / "older.db"
     with Engine.open(settings, clock=FixedClock(parse_instant(NOW))) as engine:
-        engine.store.copy_to(older)
+        engine.store.maintenance.scratch_copy(older)
         engine.store._db.conn.execute("PRAGMA wal_autocheckpoint = 0")
         for i in range(60):
             engine.remember(f"Rack {i % 5} holds the crash test host {i}.", kind="fact")

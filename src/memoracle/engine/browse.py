@@ -82,7 +82,7 @@ def generation(st: EngineState) -> tuple[int, int]:
     """What changes whenever the store does: another connection's commit (SQLite's
     data_version) or this one's own write (its total_changes). A read that depends on
     the store alone (no clock) gives the same answer all through one generation."""
-    return st.store.data_version(), st.store.own_changes()
+    return st.store.maintenance.change_marker()
 
 
 def memories_page(

@@ -362,7 +362,7 @@ def backup(st: EngineState) -> BackupInfo:
     """A verified copy of the database in HOME/backups (the newest
     `lifecycle.backups_kept` are kept), taken before any bulk change."""
     folder, now = st.settings.home / "backups", st.clock.now()
-    info = st.store.backup(folder, now=now)
+    info = st.store.maintenance.backup(folder, now=now)
     prune_backups(
         folder, keep=st.settings.lifecycle.backups_kept, now=now
     )  # by the engine clock, as named
@@ -453,7 +453,7 @@ def stats(st: EngineState, *, scope: Scope | None = None) -> Stats:
         home=str(st.settings.home),
         database=str(st.store.path),
         schema_version=st.store.schema_version,
-        database_bytes=st.store.size_bytes(),
+        database_bytes=st.store.maintenance.size(),
         memories=sum(counts.values()),
         by_status=by_status,
         active_by_kind=active_by_kind,

@@ -242,7 +242,7 @@ def _database(
         integrity = "ok"
     else:
         try:
-            problems = engine.store.quick_check(QUICK_CHECK_ROWS)
+            problems = engine.store.maintenance.check(QUICK_CHECK_ROWS)
             integrity = "ok" if problems == ["ok"] else "; ".join(problems)
         except StoreError as exc:  # a check that cannot finish is a failed check
             integrity = str(exc)
@@ -256,7 +256,7 @@ def _database(
         )
     return {
         "path": str(path),
-        "bytes": engine.store.size_bytes(),
+        "bytes": engine.store.maintenance.size(),
         "integrity": integrity,
         "integrity_checked_at": checked_at.isoformat(),
     }

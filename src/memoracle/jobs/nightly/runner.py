@@ -197,7 +197,7 @@ def _working(engine: Engine, dry_run: bool) -> Iterator[Engine]:
         folder = Path(tempfile.mkdtemp(prefix="memoracle-nightly-dry-run-"))
     try:
         path = folder / engine.store.path.name
-        engine.store.copy_to(path)
+        engine.store.maintenance.scratch_copy(path)
         embedding = replace(engine.settings.embedding, ann_threshold=ANN_NEVER)
         settings = replace(engine.settings, embedding=embedding)
         with Engine(settings, Store.open(path, now=engine.clock.now()), engine.clock) as work:
@@ -381,13 +381,13 @@ def _vacuum(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
     """VACUUM once the free pages are `lifecycle.vacuum_free_share` of the file (a dry
     run vacuums its scratch copy, which has the same pages, to say what it would give
     back). A full VACUUM, not auto_vacuum=INCREMENTAL: docs/lifecycle.md says why."""
-    space = engine.store.free_space()
+    space = engine.store.maintenance.reclaimable()
     threshold = engine.settings.lifecycle.vacuum_free_share
     due = space.free_pages > 0 and space.share >= threshold
     reclaimed = 0
     if due:
         try:
-            reclaimed = engine.store.vacuum()
+            reclaimed = engine.store.maintenance.compact()
         except StoreError as exc:  # a full disk, say: the file is as it was
             raise WorkspaceError(
                 f"{exc} The store was not vacuumed; the next night tries again."

@@ -194,7 +194,7 @@ def _rewrite_store(engine: Engine, found: database.Plan, report: RedactReport) -
     home = engine.settings.home
     guard = Path(tempfile.mkdtemp(prefix=".redact-", dir=home))
     try:
-        before = engine.store.backup(guard, now=engine.clock.now())
+        before = engine.store.maintenance.backup(guard, now=engine.clock.now())
         report.vectors_dropped = database.apply(
             engine.store, found, now=engine.clock.now(), actor="redact", audit=True
         )
@@ -202,8 +202,8 @@ def _rewrite_store(engine: Engine, found: database.Plan, report: RedactReport) -
         shutil.rmtree(guard, ignore_errors=True)  # nothing was committed
         raise
     try:
-        report.reclaimed_bytes = engine.store.vacuum()
-        problems = engine.store.quick_check()
+        report.reclaimed_bytes = engine.store.maintenance.compact()
+        problems = engine.store.maintenance.check()
         counts = _counts(engine)
         kept = {k: v for k, v in before.counts.items() if k != "audit"}
         if problems != ["ok"] or counts != kept:

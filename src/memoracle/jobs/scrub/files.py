@@ -210,7 +210,7 @@ def clean_backup(
             found = database.plan(store, cleaner)
             if found.rows and not dry_run:
                 database.apply(store, found, now=now, actor="redact", audit=False)
-                store.vacuum()
+                store.maintenance.compact()
         finally:
             store.close()
         if not found.rows or dry_run:
