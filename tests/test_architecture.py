@@ -74,6 +74,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "arbitrate",
         "upkeep",
         "repeats",
+        "housekeeping",
         "ingest",
         "search",
         "memories",
