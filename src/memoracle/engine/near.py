@@ -81,14 +81,14 @@ def near_duplicate(
     query = near_query(st, new.text)
     if query is None:
         return None
-    found = st.store.index.lexical_memories(
+    found = st._store.index.lexical_memories(
         query, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
-    rows = st.store.memories.owners([i for i, _ in found])
+    rows = st._store.memories.owners([i for i, _ in found])
     others = {r[3] for r in rows if r[3] != new.subject}
     predicates = (
-        {m.id: m.predicate for m in st.store.memories.get_many([r[0] for r in rows])}
+        {m.id: m.predicate for m in st._store.memories.get_many([r[0] for r in rows])}
         if others
         else {}
     )
@@ -102,7 +102,7 @@ def near_duplicate(
         and len(words & other) >= NEAR_OVERLAP * len(words)
     ]
     if candidates and slots:
-        held = st.store.memories.slot_values([i for i, _ in candidates])
+        held = st._store.memories.slot_values([i for i, _ in candidates])
         said = {(s.subject, s.attribute): s.value for s in slots}
         candidates = [(i, text) for i, text in candidates if slots_agree(said, held[i])]
     if not candidates:
@@ -136,11 +136,11 @@ def near_query(st: EngineState, text: str) -> LexicalQuery | None:
     if not queries:
         return None
     terms = queries[-1].terms
-    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
+    if st._store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
         return queries[-1]
-    common = _COMMON.setdefault(st.store, set())
+    common = _COMMON.setdefault(st._store, set())
     unknown = [t for t in terms if t.text not in common]
-    counts = st.store.index.match_counts(
+    counts = st._store.index.match_counts(
         "memories", [LexicalQuery((t,)) for t in unknown], cap=NEAR_COMMON
     )
     sizes = dict(zip(unknown, counts, strict=True))
@@ -154,7 +154,7 @@ def near_query(st: EngineState, text: str) -> LexicalQuery | None:
     if rare:
         return any_of(terms[i] for i in sorted(rare))
     every = queries[0]
-    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
+    rare_enough = st._store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
     return every if rare_enough else None
 
 
@@ -185,7 +185,7 @@ def same_meaning(
     view = View(new.scope, now=st.clock.now())
     rows = [
         (i, text, h)
-        for i, text, h, scope in st.store.memories.of_subject(
+        for i, text, h, scope in st._store.memories.of_subject(
             new.subject, new.kind, view, limit=MEANING_CANDIDATES
         )
         if _owner(scope) == owner
@@ -209,7 +209,7 @@ def same_meaning(
     except EngineError:  # an embedding service is down: compare by words only
         return None
     said = {(s.subject, s.attribute): s.value for s in slots}
-    held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
+    held = st._store.memories.slot_values([i for i, _, _ in rows]) if said else {}
     alike = sorted(
         ((float(np.dot(vector, known[h])), i, text) for i, text, h in rows if h in known),
         reverse=True,
@@ -270,7 +270,7 @@ def vectors_of(
     and the nightly's work (`reindex`), which `health` watches."""
     model_id, dim = embedder.model_id, embedder.dim
     found: dict[str, Vector] = {}
-    for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
+    for h, stored_dim, blob in st._store.index.vectors_for(model_id, [h for h, _ in items]):
         if stored_dim == dim:
             found[h] = from_blob(blob, dim)
     cache = st.embedded

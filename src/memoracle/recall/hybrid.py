@@ -193,7 +193,7 @@ class Searcher:
         if self.embedder is None:
             return None
         model_id, dim = self.embedder.model_id, self.embedder.dim
-        version, own = self.store.data_version(), self.store.own_changes()
+        version, own = self.store.maintenance.change_marker()
         found = self._set
         if found is None or found.model_id != model_id:
             found = self._set = load_vectors(
@@ -243,7 +243,7 @@ class Searcher:
             model_id, dim = self.embedder.model_id, self.embedder.dim
             path = ann_file(self.settings.home, model_id)
             self._set = build_graph(self.store.index, model_id, dim, path)
-            self._version, self._own = self.store.data_version(), self.store.own_changes()
+            self._version, self._own = self.store.maintenance.change_marker()
             return True
 
     def close(self) -> None:
