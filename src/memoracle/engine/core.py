@@ -65,6 +65,7 @@ __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 class Engine(Repeats, EngineState):
     replayed: Replay | None = None  # what `open` delivered of the write queue
+    store: Store  # the SQLite store: jobs still reach its backup, VACUUM and checks
 
     # -- workspace -----------------------------------------------------------------
 

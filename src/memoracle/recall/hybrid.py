@@ -69,7 +69,8 @@ from memoracle.recall.vectors import (
     save_quietly,
 )
 from memoracle.recall.window import window_hits
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import Episode, Hit
 
 POOL = 100  # candidates taken from each signal before fusion
@@ -100,7 +101,7 @@ NOTHING_LANDED = Landed()
 class Searcher:
     """Search over one store. Keeps the vectors of the configured model in memory."""
 
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None) -> None:
+    def __init__(self, store: StoreBackend, settings: Settings, embedder: Embedder | None) -> None:
         self.store = store
         self.settings = settings
         self.embedder = embedder
@@ -116,7 +117,9 @@ class Searcher:
 
     # -- background vectors --------------------------------------------------------------
 
-    def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
+    def land_in_background(
+        self, open_store: Callable[[], StoreBackend], clock: Clock
+    ) -> Lander | None:
         """Start landing missing vectors in a worker thread (`landing.Lander`), on a
         connection `open_store` opens; from then on nothing is embedded before a search.
         None when there is nothing to embed with, or the store is read-only."""

@@ -18,7 +18,7 @@ from memoracle.embed import Embedder
 from memoracle.errors import EngineError
 from memoracle.recall.vectors import VectorSet
 from memoracle.store import View
-from memoracle.store.index import Index
+from memoracle.store.protocols import SearchIndex
 
 Vector = npt.NDArray[np.float32]
 Near = tuple[Vector, list[tuple[str, float]]]  # the query's vector, its nearest (hash, cosine)
@@ -52,7 +52,7 @@ def embed_near(
 
 
 def vector_lists(
-    job: Future[Near], index: Index, view: View, *, turns: bool, pool: int, count: int
+    job: Future[Near], index: SearchIndex, view: View, *, turns: bool, pool: int, count: int
 ) -> VectorLists:
     """Wait for `job` (`embed_near` asked for `count` texts), then the memories and turns
     (when `turns`) that `view` may see behind its nearest texts, at most `pool` of each."""
@@ -69,7 +69,7 @@ def vector_lists(
 
 
 def _items_behind(
-    index: Index, nearest: list[tuple[str, float]], view: View, pool: int
+    index: SearchIndex, nearest: list[tuple[str, float]], view: View, pool: int
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """The memories and turns behind the nearest texts, in their order, at most `pool`
     of each (several items may share one text)."""

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from memoracle.embed import from_blob
 from memoracle.errors import EngineError
 from memoracle.recall.ann import HnswIndex, ann_available
-from memoracle.store.index import Index
+from memoracle.store.protocols import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def ann_file(home: Path, model_id: str) -> Path:
 
 
 def load_vectors(
-    index: Index, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
+    index: SearchIndex, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
 ) -> VectorSet:
     """The vectors of `model_id` that search can use (`Index.searchable_vectors`): the
     HNSW graph from `ann_path` when there are at least `ann_threshold` of them, faiss is
@@ -190,7 +190,7 @@ def _put_many(found: VectorSet, hashes: list[str], blobs: list[bytes]) -> int:
     return len(blobs) - int(finite.sum())
 
 
-def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
+def build_graph(index: SearchIndex, model_id: str, dim: int, path: Path) -> VectorSet:
     """An HNSW graph of the searchable vectors of `model_id`, saved to `path` (the `ann`
     extra must be installed). About a millisecond a vector on two cores."""
     found = VectorSet(model_id, dim, ann=HnswIndex(dim))
@@ -199,7 +199,7 @@ def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
     return found
 
 
-def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet | None:
+def _load_graph(index: SearchIndex, model_id: str, dim: int, path: Path) -> VectorSet | None:
     """The graph in `path` completed from the store, or None (logged) when the file is
     damaged: exact search serves until `memoracle reindex` rebuilds it."""
     try:
@@ -217,7 +217,7 @@ def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet 
     return found
 
 
-def top_up(found: VectorSet, index: Index) -> int:
+def top_up(found: VectorSet, index: SearchIndex) -> int:
     """Add every searchable vector the store has and `found` lacks (another process
     embedded them, or the graph file is older than the store); return how many were
     added. Lists every searchable text: `catch_up` is the cheap way between searches."""
@@ -230,7 +230,7 @@ def top_up(found: VectorSet, index: Index) -> int:
     return added
 
 
-def catch_up(found: VectorSet, index: Index, *, others: bool = True) -> int:
+def catch_up(found: VectorSet, index: SearchIndex, *, others: bool = True) -> int:
     """Complete `found` after the store changed: `top_up` when another process stored
     vectors; else only the texts stored or restored since it last looked, whose vector
     may be stored already (the text of an archived memory). `others=False`: only this
@@ -243,7 +243,7 @@ def catch_up(found: VectorSet, index: Index, *, others: bool = True) -> int:
     return _add_stored(found, index, fresh)
 
 
-def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
+def _add_stored(found: VectorSet, index: SearchIndex, hashes: Sequence[str]) -> int:
     """Add the stored vectors of those of `hashes` that have a sound one; return how
     many were added."""
     added = bad = 0
@@ -265,7 +265,7 @@ def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
 
 
 def stored_vectors(
-    index: Index, model_id: str, dim: int, hashes: Sequence[str]
+    index: SearchIndex, model_id: str, dim: int, hashes: Sequence[str]
 ) -> dict[str, Matrix]:
     """The stored vectors of `model_id` for those of `hashes` that have a sound one,
     read from the store (a few, for one search: an HNSW graph gives none back)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memoracle.jobs.scrub.clean import Cleaner
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.store.scrub import PLACES, PRIMARY, Place
 
 REFS_SHOWN = 20  # refs a report lists per place; the count is the whole
@@ -39,14 +39,14 @@ class Plan:
         return sum(c.rows for c in self.changes)
 
 
-def learn(store: Store, cleaner: Cleaner) -> None:
+def learn(store: StoreBackend, cleaner: Cleaner) -> None:
     """Let the cleaner learn what the redaction removes from the store's primary texts."""
     for place in PRIMARY:
         for _key, value in store.scrub.values(place):
             cleaner.learn(value)
 
 
-def plan(store: Store, cleaner: Cleaner) -> Plan:
+def plan(store: StoreBackend, cleaner: Cleaner) -> Plan:
     """Every stored value the cleaner changes, read only."""
     out = Plan()
     for place in PLACES:
@@ -68,7 +68,7 @@ def plan(store: Store, cleaner: Cleaner) -> Plan:
     return out
 
 
-def apply(store: Store, found: Plan, *, now: datetime, actor: str, audit: bool) -> int:
+def apply(store: StoreBackend, found: Plan, *, now: datetime, actor: str, audit: bool) -> int:
     """Write the plan in one transaction, each changed row audited (action `redact`,
     the place, the ref and the kinds; never the text) when `audit`; returns the vectors
     dropped. Freed pages are zeroed (`secure_delete`); VACUUM is the caller's."""
