@@ -16,9 +16,8 @@ import numpy.typing as npt
 
 from memoracle.embed import Embedder
 from memoracle.errors import EngineError
-from memoracle.recall.vectors import VectorSet
 from memoracle.store import View
-from memoracle.store.protocols import SearchIndex
+from memoracle.store.protocols import SearchIndex, VectorIndex
 
 Vector = npt.NDArray[np.float32]
 Near = tuple[Vector, list[tuple[str, float]]]  # the query's vector, its nearest (hash, cosine)
@@ -42,13 +41,19 @@ NO_VECTORS = VectorLists([], [])
 
 
 def embed_near(
-    embedder: Embedder, found: VectorSet, query: str, lock: threading.RLock, count: int
+    embedder: Embedder,
+    found: VectorIndex,
+    query: str,
+    lock: threading.RLock,
+    count: int,
+    view: View | None = None,
 ) -> Near:
-    """In the worker thread: the query's vector and its `count` nearest texts (`lock`
-    keeps the background worker from growing the set meanwhile)."""
+    """In the worker thread: the query's vector and its `count` nearest texts, which an
+    index that can may narrow to what `view` sees (`lock` keeps the background worker
+    from growing the index meanwhile)."""
     vector = embedder.embed_query(query)
     with lock:
-        return vector, found.nearest(vector, count)
+        return vector, found.nearest(vector, count, view=view)
 
 
 def vector_lists(
