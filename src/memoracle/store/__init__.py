@@ -6,7 +6,8 @@ table or group of tables (`store.memories`, `store.episodes`, `store.audit`,
 the visibility rule as SQL, vectors), and two that read or rewrite across tables:
 `store.scrub` (every column of stored text, for `memoracle redact`) and `store.browse`
 (the web page's filtered, paged reads). Writes happen inside `store.transaction()`;
-`store.backup(folder)` writes a verified copy.
+`store.backup(folder)` writes a verified copy. What the engine and search may ask of a
+store, whatever the backend, is `protocols.StoreBackend`; `Store` is the SQLite one.
 """
 
 from __future__ import annotations
