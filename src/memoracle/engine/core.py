@@ -66,7 +66,6 @@ __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 class Engine(Housekeeping, Repeats, EngineState):
     replayed: Replay | None = None  # what `open` delivered of the write queue
-    store: Store  # the SQLite store: jobs still reach its backup, VACUUM and checks
 
     # -- workspace -----------------------------------------------------------------
 
