@@ -136,7 +136,7 @@ def _derived(engine: Engine) -> list[list[Any]]:
 
 
 def _counts(store: Store) -> dict[str, int]:
-    return rows.Transfer.of(store).counts()
+    return store.transfer.counts()
 
 
 # -- round trip ------------------------------------------------------------------------

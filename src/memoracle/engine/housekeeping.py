@@ -27,8 +27,8 @@ from memoracle.storage_types import (
     Run,
 )
 from memoracle.store import Store
+from memoracle.store.protocols import TransferRows
 from memoracle.store.scrub import Place
-from memoracle.store.transfer import Transfer
 from memoracle.types import Episode, Memory
 
 __all__ = ["Housekeeping"]
@@ -251,9 +251,9 @@ class Housekeeping(EngineState):
 
     # -- export and import -------------------------------------------------------------
 
-    def transfer_rows(self) -> Transfer:
+    def transfer_rows(self) -> TransferRows:
         """The store read and written as export records (`memoracle export`/`import`)."""
-        return Transfer.of(self._store)
+        return self._store.transfer
 
     def vectors_missing(self, model_id: str) -> int:
         """Live texts with no vector of `model_id`."""

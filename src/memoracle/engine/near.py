@@ -28,7 +28,7 @@ from memoracle.lifecycle.slots import Slot
 from memoracle.recall.fuse import token_set
 from memoracle.recall.query import lexical_queries
 from memoracle.storage_types import LexicalQuery, View, any_of
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import NewMemory, Scope
 
 __all__ = [
@@ -62,7 +62,7 @@ MEANING_ACROSS = 0.85  # across languages (the model puts translations a little 
 _ANCHOR = datetime(2001, 1, 3, 12, tzinfo=UTC)  # any instant: both texts' times read from it
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
-_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
+_COMMON: WeakKeyDictionary[StoreBackend, set[str]] = WeakKeyDictionary()
 EMBEDDED_KEPT = 10_000  # vectors kept per store (20 MB at 512 floats); then it starts again
 
 

@@ -27,7 +27,7 @@ from memoracle.errors import (
 from memoracle.graph.ontology import Ontology, load_ontology
 from memoracle.recall.budget import TokenCounter, default_counter
 from memoracle.recall.hybrid import Searcher
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import (
     Memory,
 )
@@ -57,7 +57,7 @@ def parse_ref(ref: str | int, prefix: str = "m") -> int:
 class EngineState:
     """The engine's shared state and the lookups every part uses; `Engine` is one."""
 
-    def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
+    def __init__(self, settings: Settings, store: StoreBackend, clock: Clock) -> None:
         self.settings = settings
         self._store = store
         self.clock = clock

@@ -28,7 +28,8 @@ from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
 from memoracle.store import Store
-from memoracle.store.transfer import DATA_TABLES, SECTIONS, Transfer
+from memoracle.store.protocols import TransferRows
+from memoracle.store.transfer import DATA_TABLES, SECTIONS
 from memoracle.text import content_hash
 from memoracle.types import STATUSES, Scope
 
@@ -305,7 +306,7 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     return header
 
 
-def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
+def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
     try:
         record = json.loads(text)
     except ValueError as exc:
@@ -383,14 +384,14 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _unpack(source: Engine | Store) -> tuple[Transfer, Engine | None]:
+def _unpack(source: Engine | Store) -> tuple[TransferRows, Engine | None]:
     """The store's rows as records: through the engine, or of a store opened alone."""
     if isinstance(source, Engine):
         return source.transfer_rows(), source
-    return Transfer.of(source), None
+    return source.transfer, None
 
 
-def _configured_model(engine: Engine | None, rows: Transfer) -> dict[str, Any]:
+def _configured_model(engine: Engine | None, rows: TransferRows) -> dict[str, Any]:
     """The embedding model the engine is configured with: its id and dimension (from
     the stored vectors, else from the model when that costs no request)."""
     none: dict[str, Any] = {"id": None, "dim": None}

@@ -12,11 +12,11 @@ from memoracle.embed import Embedder
 from memoracle.recall.expand import expand
 from memoracle.recall.vectors import stored_vectors
 from memoracle.storage_types import View
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 
 
 def graph_list(
-    store: Store,
+    store: StoreBackend,
     embedder: Embedder | None,
     query: str,
     view: View,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoracle.storage_types import LexicalQuery, Term, View, any_of
-from memoracle.store.index import Index
+from memoracle.store.protocols import SearchIndex
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class LexicalLists:
 
 
 def lexical_lists(
-    index: Index,
+    index: SearchIndex,
     queries: Sequence[LexicalQuery],
     view: View,
     *,
@@ -55,7 +55,7 @@ def lexical_lists(
 
 
 def matches(
-    index: Index,
+    index: SearchIndex,
     table: str,
     query: LexicalQuery,
     view: View,
@@ -91,7 +91,7 @@ def matches(
     return sorted(best, key=best.__getitem__)[:pool]
 
 
-def _rarest(index: Index, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
+def _rarest(index: SearchIndex, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
     """The rarest of `terms`, rarest first, while together they match at most `rows`
     rows of `table`."""
     counts = [index.match_count(table, LexicalQuery((t,)), cap=rows) for t in terms]

@@ -21,7 +21,7 @@ from memoracle.recall.lists import fuse_lists
 from memoracle.recall.nearest import VectorLists
 from memoracle.recall.outcome import Key, TimeWindow
 from memoracle.storage_types import View
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import Episode, Hit, Memory
 
 EVERGREEN_LAYERS = ("semantic", "procedural")
@@ -63,7 +63,7 @@ def fuse_candidates(
 
 
 def with_context(
-    store: Store,
+    store: StoreBackend,
     fused: Fused,
     view: View,
     query: str,
@@ -97,7 +97,7 @@ class Scored:
 
 
 def score_candidates(
-    store: Store,
+    store: StoreBackend,
     fused: Fused,
     context: Context,
     episodes: list[Episode],

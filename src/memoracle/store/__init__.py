@@ -3,12 +3,16 @@
 `Store.open(path)` connects, applies migrations and exposes the repositories: one per
 table or group of tables (`store.memories`, `store.episodes`, `store.audit`,
 `store.runs`, `store.archive`, `store.graph`, `store.held`), `store.index` (search SQL,
-the visibility rule as SQL, vectors), and two that read or rewrite across tables:
-`store.scrub` (every column of stored text, for `memoracle redact`) and `store.browse`
-(the web page's filtered, paged reads). Writes happen inside `store.transaction()`.
+the visibility rule as SQL, vectors), and three that read or rewrite across tables:
+`store.scrub` (every column of stored text, for `memoracle redact`), `store.browse`
+(the web page's filtered, paged reads) and `store.transfer` (the rows as export
+records, for `memoracle export`/`import`). Writes happen inside `store.transaction()`.
+
 `store.maintenance` (`maintenance.SqliteMaintenance`) keeps the file: a verified backup,
 the integrity check, the space a compaction gives back and the compaction, a scratch
 copy, the size on disk, whether anyone wrote since.
+What the engine and search may ask of a store, whatever the backend, is
+`protocols.StoreBackend`; `Store` is the SQLite one.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from memoracle.store.maintenance import SqliteMaintenance
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 from memoracle.store.scrub import Scrub
+from memoracle.store.transfer import Transfer
 
 # SQLite's answers for a file that is not a whole database (SQLITE_CORRUPT, SQLITE_NOTADB).
 DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -63,6 +68,7 @@ class Store:
         self.scrub = Scrub(db)
         self.browse = Browse(db)  # the web page's reads (memoracle ui)
         self.maintenance = SqliteMaintenance(db.path, db)  # backup, check, compact, …
+        self.transfer = Transfer(db, schema_version=version)  # export and import rows
 
     @classmethod
     def open(

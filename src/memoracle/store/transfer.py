@@ -28,7 +28,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoracle.errors import InvalidInput, StoreError
 from memoracle.store.db import Database, from_db_time
@@ -36,9 +36,6 @@ from memoracle.store.episodes import search_text as episode_search_text
 from memoracle.store.index import Index
 from memoracle.store.memories import search_text as memory_search_text
 from memoracle.types import LIVE
-
-if TYPE_CHECKING:
-    from memoracle.store import Store
 
 
 @dataclass(frozen=True)
@@ -157,10 +154,6 @@ class Transfer:
         self.schema_version = schema_version
         self._info: dict[str, list[Column]] = {}
         self._sql: dict[tuple[str, tuple[str, ...]], str] = {}
-
-    @classmethod
-    def of(cls, store: Store) -> Transfer:
-        return cls(store._db, schema_version=store.schema_version)
 
     def vector_models(self) -> dict[str, tuple[int, int]]:
         """model_id -> (dim, number of vectors)."""
