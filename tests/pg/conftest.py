@@ -8,21 +8,16 @@ extra, so there they run)."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pgharness import PgServer
+from pgharness import MISSING, SKIP_REASON, PgServer
 
 from memoracle.clock import FixedClock
 from memoracle.store import Store
 
-MISSING = [m for m in ("psycopg", "pgvector", "pgserver") if importlib.util.find_spec(m) is None]
-SKIP_REASON = (
-    f"{', '.join(MISSING)} not installed: pip install -e '.[postgres]' (the dev extra has it)"
-)
 _names = itertools.count(1)
 
 

@@ -31,9 +31,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# What the PostgreSQL tests need; without any of them they skip, saying this.
+MISSING = [m for m in ("psycopg", "pgvector", "pgserver") if importlib.util.find_spec(m) is None]
+SKIP_REASON = f"{', '.join(MISSING)} not installed: pip install -e '.[dev]' (brings them)"
 SUPERUSER = "postgres"
 LIFETIME_S = 3600  # the watchdog's bound on one server, whatever happens to the tests
 START_TIMEOUT_S = 60
+# A throwaway server: no durability work, few connections, little memory.
+SETTINGS = (
+    "fsync=off",
+    "synchronous_commit=off",
+    "full_page_writes=off",
+    "max_connections=60",
+    "shared_buffers=32MB",
+)
 
 
 def pginstall() -> Path:
@@ -84,76 +95,56 @@ class PgServer:
 
     @classmethod
     def start(cls, *, install: Path | None = None) -> PgServer:
-        """initdb and start a server from `install` (the wheel's pginstall by default)."""
+        """initdb and start a server from `install` (the wheel's pginstall by default).
+        Whatever fails on the way, nothing is left running and the folder is removed."""
         install = install or pginstall()
         folder = Path(tempfile.mkdtemp(prefix="memoracle-pg-"))
+        try:
+            return cls._start(install, folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+
+    @classmethod
+    def _start(cls, install: Path, folder: Path) -> PgServer:
         user = _system_user()
         data, sock = folder / "data", folder / "sock"
         sock.mkdir()
         password = secrets.token_hex(12)
-        (folder / "pw").write_text(password)
+        pwfile = folder / "pw"
+        pwfile.write_text(password)
+        pwfile.chmod(0o600)
         if user is not None:
-            for path in (folder, sock, folder / "pw"):
+            for path in (folder, sock, pwfile):
                 shutil.chown(path, user, user)
         _run(
-            [
-                str(install / "bin" / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                SUPERUSER,
-                "--pwfile",
-                str(folder / "pw"),
-                "--auth-local=trust",
-                "--auth-host=scram-sha-256",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            ],
+            [str(install / "bin" / "initdb"), "-D", str(data), "-U", SUPERUSER]
+            + ["--pwfile", str(pwfile), "--auth-local=trust", "--auth-host=scram-sha-256"]
+            + ["-E", "UTF8", "--locale=C", "--no-sync"],
             user,
             folder,
         )
-        (folder / "pw").unlink()
-        for _ in range(3):
+        pwfile.unlink()
+        for _ in range(3):  # a port taken between the probe and the bind: another one
             port = _free_port()
             log = open(folder / "server.log", "ab")  # noqa: SIM115 - closed below
-            process = subprocess.Popen(
-                [
-                    str(install / "bin" / "postgres"),
-                    "-D",
-                    str(data),
-                    "-p",
-                    str(port),
-                    "-k",
-                    str(sock),
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=60",
-                    "-c",
-                    "shared_buffers=32MB",
-                ],
-                cwd=folder,
-                user=user,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,
-            )
-            log.close()  # the server writes to its own copy
-            watchdog = _watch(process.pid, folder)
-            server = cls(folder, port, password, process, watchdog)
+            try:
+                process = subprocess.Popen(
+                    [str(install / "bin" / "postgres"), "-D", str(data), "-p", str(port)]
+                    + ["-k", str(sock), "-c", "listen_addresses=127.0.0.1"]
+                    + [f"-c{setting}" for setting in SETTINGS],
+                    cwd=folder,
+                    user=user,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                )
+            finally:
+                log.close()  # the server writes to its own copy
+            server = cls(folder, port, password, process, _watch(process.pid, folder))
             if server._wait_ready():
                 return server
-            server.stop()
-            folder.mkdir()  # stop() removed it: try again on another port
-            sock.mkdir()
+            server._end()
         raise RuntimeError(f"PostgreSQL did not start; see {folder / 'server.log'}")
 
     def _wait_ready(self) -> bool:
@@ -180,6 +171,10 @@ class PgServer:
     def stop(self) -> None:
         """Fast shutdown (SIGINT: every session ended, no checkpoint wait), SIGKILL if it
         lingers; the watchdog is ended and the folder removed."""
+        self._end()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _end(self) -> None:
         _end(self.process.pid)
         try:
             self.process.wait(timeout=1)
@@ -188,7 +183,6 @@ class PgServer:
         if self.watchdog.poll() is None:
             self.watchdog.kill()
             self.watchdog.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _run(command: list[str], user: str | None, cwd: Path) -> None:

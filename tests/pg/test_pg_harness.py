@@ -11,8 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import MISSING, SKIP_REASON
-from pgharness import PgServer, alive, left_running
+from pgharness import MISSING, SKIP_REASON, PgServer, alive, left_running
 
 pytestmark = [pytest.mark.pg, pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)]
 HERE = Path(__file__).parent
