@@ -24,7 +24,15 @@ from typing import Any
 
 from memoracle.text import fts_terms
 
-CONFIGS = ("english", "russian", "french", "spanish", "simple")
+# Every configuration a row can be indexed with (schema.py; memoracle_mixed stems as
+# memoracle_russian does).
+CONFIGS = (
+    "memoracle_english",
+    "memoracle_russian",
+    "memoracle_french",
+    "memoracle_spanish",
+    "simple",
+)
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
 _TERM = re.compile(r'"((?:[^"]|"")*)"(\*?)|(\w+)(\*?)')
 _WORD = re.compile(r"\w+")

@@ -39,20 +39,43 @@ def _in(values: tuple[str, ...]) -> str:
 
 def m001_initial(db: PgDatabase) -> None:
     """Every table of the SQLite store at schema 14, with tsvector search columns."""
-    db.execute(_SEARCH_CONFIG)
+    db.execute(_search_config())
     db.execute(_TABLES)
     db.execute(_GRAPH_AND_COLD)
 
 
-_SEARCH_CONFIG = """
-CREATE TEXT SEARCH CONFIGURATION memoracle_mixed (COPY = russian);
+LANGUAGES = ("english", "russian", "french", "spanish")
+
+
+def _search_config() -> str:
+    """memoracle's text-search configurations: each language's own (its parser, its
+    Snowball stemmer) without stop words, as FTS5 has none, so a query asking for every
+    word of "not or and" finds a text that says them; `memoracle_mixed` for a row of
+    unknown language; `memoracle_ts_config` picks one by language code."""
+    parts = [
+        f"CREATE TEXT SEARCH DICTIONARY memoracle_{lang}_stem"
+        f" (TEMPLATE = snowball, LANGUAGE = {lang});"
+        for lang in LANGUAGES
+    ]
+    for lang in LANGUAGES:
+        parts.append(f"CREATE TEXT SEARCH CONFIGURATION memoracle_{lang} (COPY = {lang});")
+        for stem in {"english", lang}:  # russian stems Latin words as English too
+            parts.append(
+                f"ALTER TEXT SEARCH CONFIGURATION memoracle_{lang}"
+                f" ALTER MAPPING REPLACE {stem}_stem WITH memoracle_{stem}_stem;"
+            )
+    parts.append("CREATE TEXT SEARCH CONFIGURATION memoracle_mixed (COPY = memoracle_russian);")
+    return "\n".join(parts) + _TS_CONFIG
+
+
+_TS_CONFIG = """
 CREATE FUNCTION memoracle_ts_config(lang text) RETURNS regconfig
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE lower(coalesce(lang, ''))
-        WHEN 'en' THEN 'english'::regconfig
-        WHEN 'ru' THEN 'russian'::regconfig
-        WHEN 'fr' THEN 'french'::regconfig
-        WHEN 'es' THEN 'spanish'::regconfig
+        WHEN 'en' THEN 'memoracle_english'::regconfig
+        WHEN 'ru' THEN 'memoracle_russian'::regconfig
+        WHEN 'fr' THEN 'memoracle_french'::regconfig
+        WHEN 'es' THEN 'memoracle_spanish'::regconfig
         WHEN '' THEN 'memoracle_mixed'::regconfig
         ELSE 'simple'::regconfig END $$;
 """
