@@ -54,7 +54,7 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_migrated(pg_server: PgServer) -> str:
     """The name of a database migrated once for the session, the template of
-    `pg_store_url`'s (a copy of a template costs a few milliseconds, migrating 1 s)."""
+    `pg_store_url`'s tests."""
     import psycopg
 
     from memoracle.store.postgres import PgStore
@@ -66,9 +66,28 @@ def pg_migrated(pg_server: PgServer) -> str:
 
 
 @pytest.fixture
-def pg_store_url(pg_server: PgServer, pg_migrated: str) -> Iterator[str]:
-    """The URL of a new database with memoracle's schema, empty of rows."""
-    yield from _database(pg_server, pg_migrated)
+def pg_store_url(pg_server: PgServer, pg_migrated: str) -> str:
+    """The URL of the session's migrated database, emptied of rows first (every table
+    truncated, identities restarted, the vector indexes dropped): 30 ms, where a copy of
+    a template database takes 0.5 s."""
+    import psycopg
+
+    url = pg_server.url(pg_migrated)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET session_replication_role = replica")  # the audit's guard too
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                " AND tablename != 'schema_version'"
+            )
+        ]
+        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+        for (name,) in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'"
+        ).fetchall():
+            conn.execute(f"DROP INDEX {name}")
+    return url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
