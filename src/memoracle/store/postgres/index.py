@@ -284,7 +284,7 @@ class PgIndex:
             " AND content_hash = ANY(%s)",
             (model_id, list(hashes)),
         ):
-            yield str(h), int(dim), np.asarray(vector, dtype=np.float32).tobytes()
+            yield str(h), int(dim), np.asarray(vector.to_numpy(), dtype=np.float32).tobytes()
 
     def vector_count(self, model_id: str) -> int:
         row = self._db.execute(
