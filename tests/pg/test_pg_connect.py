@@ -9,7 +9,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from pgharness import MISSING, SKIP_REASON, PgServer, pginstall
 
@@ -17,6 +16,7 @@ from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
 
 pytestmark = [pytest.mark.pg, pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)]
+psycopg = pytest.importorskip("psycopg", reason=SKIP_REASON)
 
 if not MISSING:
     from memoracle.store.postgres import PgStore, safe_url

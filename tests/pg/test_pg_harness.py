@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psycopg
 import pytest
 from pgharness import MISSING, SKIP_REASON, PgServer, alive, left_running
 
 pytestmark = [pytest.mark.pg, pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)]
+psycopg = pytest.importorskip("psycopg", reason=SKIP_REASON)
 HERE = Path(__file__).parent
 
 

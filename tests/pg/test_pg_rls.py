@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from pgharness import MISSING, SKIP_REASON, PgServer
 
@@ -16,6 +15,7 @@ from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn
 
 pytestmark = [pytest.mark.pg, pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)]
+psycopg = pytest.importorskip("psycopg", reason=SKIP_REASON)
 
 
 def _memory(text: str, clock: FixedClock, scope: Scope) -> NewMemory:

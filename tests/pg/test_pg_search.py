@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import psycopg
 import pytest
 from pgharness import MISSING, SKIP_REASON
 
@@ -19,6 +18,7 @@ from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope
 
 pytestmark = [pytest.mark.pg, pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)]
+psycopg = pytest.importorskip("psycopg", reason=SKIP_REASON)
 
 
 def _new(
