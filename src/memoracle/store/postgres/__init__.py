@@ -5,7 +5,7 @@ text-search configurations and vectors in pgvector.
 `PgStore.open(url, now=…)` connects (a clear `StoreError` for a wrong URL or password,
 an unreachable server, a database without the `vector` extension; the password is
 never shown), applies the migrations (`schema`) and exposes `memories`, `episodes`,
-`audit`, `runs` and `index`; writes happen inside `transaction()`. Not yet reachable
+`audit`, `runs`, `held` and `index`; writes happen inside `transaction()`. Not yet reachable
 from `Engine.open`: the engine still opens the SQLite `Store` (docs/fleet.md says what
 remains).
 """
@@ -23,6 +23,7 @@ from memoracle.store.db import db_time
 from memoracle.store.postgres import schema
 from memoracle.store.postgres.connection import PgDatabase, safe_url
 from memoracle.store.postgres.episodes import PgEpisodes
+from memoracle.store.postgres.held import PgHeld
 from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
 from memoracle.store.postgres.memories import PgMemories
@@ -42,6 +43,7 @@ class PgStore:
         self.audit = PgAudit(db)
         self.runs = PgRuns(db)
         self.index = PgIndex(db)
+        self.held = PgHeld(db)
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:

@@ -173,7 +173,73 @@ class PgIndex:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
+    def holding(self, subject: str, attribute: str, view: View, *, limit: int) -> list[int]:
+        """Ids of the memories `view` may see holding a sure value of the slot, said by
+        the asking user, newest first."""
+        where, params = memory_clause(view, "m")
+        user = view.scope.user or view.own.user
+        rows = self._db.execute(
+            "SELECT m.id FROM slots s JOIN memories m ON m.id = s.memory_id"
+            " WHERE s.subject = %s AND s.attribute = %s AND s.live AND NOT s.negated"
+            f" AND NOT s.hedged AND m.user_id IS NOT DISTINCT FROM %s AND {where}"
+            " ORDER BY m.observed_at DESC, m.id DESC LIMIT %s",
+            (subject, attribute, user, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def in_window(
+        self, view: View, start: datetime, end: datetime, *, limit: int
+    ) -> tuple[list[int], list[int]]:
+        """What `view` may see of [start, end): the memories dated then (undated: said
+        then; guardrails aside) and the turns said then, each in time order."""
+        where, params = memory_clause(view, "m")
+        memories = self._db.execute(
+            "SELECT m.id FROM memories m WHERE m.kind != 'guardrail'"
+            " AND ((m.valid_from >= %s AND m.valid_from < %s)"
+            " OR (m.valid_from IS NULL AND m.observed_at >= %s AND m.observed_at < %s))"
+            f" AND {where} ORDER BY coalesce(m.valid_from, m.observed_at), m.id LIMIT %s",
+            (start, end, start, end, *params, limit),
+        ).fetchall()
+        where, params = episode_clause(view, "e")
+        episodes = self._db.execute(
+            "SELECT e.id FROM episodes e WHERE e.at >= %s AND e.at < %s"
+            f" AND e.kind = 'message' AND {where} ORDER BY e.at, e.id LIMIT %s",
+            (start, end, *params, limit),
+        ).fetchall()
+        return [int(r[0]) for r in memories], [int(r[0]) for r in episodes]
+
     # -- vectors ---------------------------------------------------------------------
+
+    def missing_vectors(
+        self, model_id: str, *, after: tuple[int, int] = (0, 0), limit: int
+    ) -> tuple[list[tuple[str, str]], tuple[int, int]]:
+        """(content_hash, text) of live memories and message turns with no vector for
+        `model_id`, past the mark `after` = (memory id, episode id), and the mark
+        reached (as `store.index.Index.missing_vectors`)."""
+        found: dict[str, str] = {}
+        marks = list(after)
+        for slot, (table, status) in enumerate(
+            (("memories", "m.status IN ('active', 'disputed')"), ("episodes", "m.kind = 'message'"))
+        ):
+            requested = limit - len(found)
+            end_row = self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()
+            end = int(end_row[0]) if end_row else 0
+            rows = self._db.execute(
+                f"SELECT m.id, m.content_hash, m.text FROM {table} m"
+                f" WHERE m.id > %s AND m.id <= %s AND {status} AND NOT EXISTS (SELECT 1"
+                " FROM vectors v WHERE v.content_hash = m.content_hash AND v.model_id = %s)"
+                " ORDER BY m.id LIMIT %s",
+                (marks[slot], end, model_id, requested),
+            ).fetchall()
+            for row_id, content_hash, text in rows:
+                if len(found) >= limit:
+                    break
+                found.setdefault(str(content_hash), str(text))
+                marks[slot] = int(row_id)
+            if len(found) >= limit or len(rows) == requested:
+                return list(found.items()), (marks[0], marks[1])  # more may remain
+            marks[slot] = max(marks[slot], end)
+        return list(found.items()), (marks[0], marks[1])
 
     def put_vectors(self, rows: Iterable[tuple[str, str, int, bytes]], *, now: datetime) -> None:
         """Store (content_hash, model_id, dim, blob) rows (float32 blobs, as the SQLite

@@ -249,6 +249,16 @@ class PgMemories:
                 found[int(memory_id)][(str(subject), str(attribute))] = str(value)
         return found
 
+    def without_slot(self, *, limit: int) -> list[int]:
+        """Ids of live memories whose slot was never looked for, oldest first."""
+        rows = self._db.execute(
+            "SELECT m.id FROM memories m WHERE m.status IN ('active', 'disputed')"
+            " AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.memory_id = m.id)"
+            " ORDER BY m.id LIMIT %s",
+            (limit,),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
     def supersede(self, memory_id: int, by: int, *, now: datetime) -> None:
         """`memory_id` no longer holds: `by` replaced it; its validity ends where `by`'s
         begins, or when `by` was said if earlier, unless it had an earlier end."""
@@ -314,6 +324,20 @@ class PgMemories:
     def get(self, memory_id: int) -> Memory | None:
         found = self.get_many([memory_id])
         return found[0] if found else None
+
+    def replaced_turns(self, episode_ids: Sequence[int]) -> dict[int, datetime]:
+        """Of `episode_ids`, the turns whose every memory (one at least) was replaced by
+        a newer one, each with when the last of them stopped being true."""
+        rows = self._db.execute(
+            "SELECT p.episode_id,"
+            " max(coalesce(m.valid_to, n.valid_from, n.observed_at, m.status_changed_at))"
+            " FROM provenance p JOIN memories m ON m.id = p.memory_id"
+            " LEFT JOIN memories n ON n.id = m.superseded_by"
+            " WHERE p.episode_id = ANY(%s) GROUP BY p.episode_id"
+            " HAVING bool_and(m.superseded_by IS NOT NULL AND m.status != 'active')",
+            (list(episode_ids),),
+        ).fetchall()
+        return {int(e): as_utc(t) for e, t in rows if t is not None}
 
     def get_many(self, ids: Sequence[int]) -> list[Memory]:
         """Memories by id, in the order asked; unknown ids are left out."""
@@ -382,6 +406,15 @@ class PgMemories:
     def max_id(self) -> int:
         row = self._db.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
         return int(row[0]) if row else 0
+
+    def id_before_newest(self, count: int, statuses: Sequence[str]) -> int:
+        """The id just below the `count` newest memories with one of `statuses` (0 when
+        there are no more than `count`)."""
+        row = self._db.execute(
+            "SELECT id FROM memories WHERE status = ANY(%s) ORDER BY id DESC LIMIT 1 OFFSET %s",
+            (list(statuses), count),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
 
     def count_after(self, after: int, statuses: Sequence[str]) -> int:
         row = self._db.execute(
