@@ -150,3 +150,35 @@ def test_a_server_without_pgvector_names_the_extension_and_how_to_install_it(
     assert "the server has no 'vector' extension (pgvector)" in message
     assert "CREATE EXTENSION vector" in message and "pgvector" in message
     assert server_without_pgvector.password not in message
+
+
+def test_the_server_going_away_mid_write_keeps_nothing_half_written(
+    pg_server: PgServer, pg_url: str, clock: FixedClock
+) -> None:
+    """The connection is cut inside a transaction (the server ends the session): the
+    write fails as a `StoreError`, and nothing of it is stored."""
+    from memoracle.text import content_hash
+    from memoracle.types import NewMemory
+
+    store = _open(pg_url, clock)
+    new = NewMemory(
+        kind="fact",
+        text="half written",
+        layer="semantic",
+        source="capture",
+        observed_at=clock.now(),
+        content_hash=content_hash("half written"),
+    )
+    pid = store._db.conn.info.backend_pid
+    with pytest.raises(StoreError, match="terminating connection|server closed|connection"):
+        with store.transaction():
+            store.memories.insert(new, now=clock.now())
+            with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            store.memories.insert(new, now=clock.now())
+    store.close()
+    again = _open(pg_url, clock)
+    try:
+        assert again.memories.max_id() == 0
+    finally:
+        again.close()

@@ -327,10 +327,11 @@ def version(db: PgDatabase) -> int:
 
 
 def apply(db: PgDatabase, *, now: str) -> int:
-    """Bring the schema up to LATEST (the `vector` extension first); return the version."""
-    require_vector(db)
+    """Bring the schema up to LATEST (the `vector` extension first); return the version.
+    Under an advisory lock: hosts opening a new database at once migrate it once."""
     db.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
+        require_vector(db)
         current = version(db)
         if current > LATEST:
             raise StoreError(
