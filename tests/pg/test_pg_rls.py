@@ -119,3 +119,10 @@ def test_a_role_cannot_write_in_another_agents_name_nor_change_its_rows(
             conn.execute("DELETE FROM memories")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT * FROM agent_roles")
+        b_memory = fleet["ids"]["b:alice"]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO audit (at, actor, action, memory_id) VALUES (now(), 'a', 'x', %s)",
+                (b_memory,),
+            )
+        conn.execute("INSERT INTO audit (at, actor, action) VALUES (now(), 'a', 'import')")

@@ -51,7 +51,10 @@ REVOKE ALL ON FUNCTION memoracle_role_sees(name, text, text) FROM PUBLIC;
         _policy(db, table, own)
     for table in BY_MEMORY:
         _policy(db, table, "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)")
-    _policy(db, "audit", "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)")
+    # An agent appends entries about no memory (an import, a run) too; it reads only
+    # those about memories it may see.
+    about = "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)"
+    _policy(db, "audit", about, check=f"memory_id IS NULL OR {about}")
     _policy(
         db,
         "vectors",
@@ -65,7 +68,9 @@ REVOKE ALL ON FUNCTION memoracle_role_sees(name, text, text) FROM PUBLIC;
     )
 
 
-def _policy(db: PgDatabase, table: str, condition: str) -> None:
+def _policy(db: PgDatabase, table: str, condition: str, *, check: str | None = None) -> None:
+    """Row security on `table`: rows satisfying `condition` are seen and changed, and
+    rows written must satisfy `check` (`condition` by default)."""
     name = sql.Identifier(f"{table}_agent")
     db.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(sql.Identifier(table)))
     db.execute(
@@ -73,7 +78,7 @@ def _policy(db: PgDatabase, table: str, condition: str) -> None:
             name,
             sql.Identifier(table),
             sql.SQL(condition),
-            sql.SQL(condition),
+            sql.SQL(check or condition),
         )
     )
 
