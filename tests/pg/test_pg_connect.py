@@ -182,3 +182,44 @@ def test_the_server_going_away_mid_write_keeps_nothing_half_written(
         assert again.memories.max_id() == 0
     finally:
         again.close()
+
+
+def test_writers_queue_so_a_check_then_write_stays_atomic(
+    pg_store_url: str, clock: FixedClock
+) -> None:
+    """Eight connections each look for a duplicate, wait, and store the memory when none
+    was found: as on SQLite, writers take turns, so exactly one memory is stored."""
+    import threading
+    import time
+
+    from memoracle.text import content_hash
+    from memoracle.types import NewMemory, Scope
+
+    new = NewMemory(
+        kind="fact",
+        text="I live in Oslo",
+        layer="semantic",
+        source="capture",
+        observed_at=clock.now(),
+        content_hash=content_hash("I live in Oslo"),
+    )
+    stores = [_open(pg_store_url, clock) for _ in range(8)]
+    start = threading.Barrier(len(stores))
+
+    def write(store: PgStore) -> None:
+        start.wait()
+        with store.transaction():
+            if store.memories.find_duplicate(new.content_hash, None, Scope()) is None:
+                time.sleep(0.05)  # the gap another writer would slip into
+                store.memories.insert(new, now=clock.now())
+
+    threads = [threading.Thread(target=write, args=(s,)) for s in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert stores[0].memories.counts() == {("active", "fact"): 1}
+    finally:
+        for store in stores:
+            store.close()

@@ -20,6 +20,8 @@ from psycopg import sql
 from memoracle.errors import StoreError
 
 CONNECT_TIMEOUT_S = 10
+# The advisory lock writers queue on ("memoracle-write" folded into a bigint).
+WRITER_LOCK = 0x6D656D6F5F777269
 # pgvector, the extension vectors live in: how to get it where it is missing.
 VECTOR_HELP = (
     "memoracle's PostgreSQL store needs the pgvector extension ('vector'). Install it on"
@@ -117,7 +119,11 @@ class PgDatabase:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One transaction; nested calls join the outer one. Rolled back on any error."""
+        """One write transaction; nested calls join the outer one. Rolled back on any
+        error. Writers take `WRITER_LOCK` first (a transaction-level advisory lock,
+        released at commit or rollback, or when a killed client's session ends), so they
+        queue one at a time as on SQLite (BEGIN IMMEDIATE): the engine's check-then-write
+        steps (a duplicate looked for, then the memory stored) stay atomic across hosts."""
         if self._depth:
             self._depth += 1
             try:
@@ -129,6 +135,7 @@ class PgDatabase:
             with self.conn.transaction():
                 self._depth = 1
                 try:
+                    self.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
                     yield
                 finally:
                     self._depth = 0
