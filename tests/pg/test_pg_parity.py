@@ -8,6 +8,7 @@ import inspect
 import pytest
 from pgharness import MISSING, SKIP_REASON
 
+from memoracle.store.archive import Archive
 from memoracle.store.audit import Audit
 from memoracle.store.episodes import Episodes
 from memoracle.store.held import Held
@@ -35,7 +36,7 @@ def _public(cls: type) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("sqlite", [Memories, Episodes, Audit, Runs, Index, Held])
+@pytest.mark.parametrize("sqlite", [Memories, Episodes, Audit, Runs, Index, Held, Archive])
 def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> None:
     from memoracle.store import postgres
 
@@ -46,6 +47,7 @@ def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> No
         "Runs": postgres.logs.PgRuns,
         "Index": postgres.index.PgIndex,
         "Held": postgres.held.PgHeld,
+        "Archive": postgres.archive.PgArchive,
     }[sqlite.__name__]
     wanted = _public(sqlite)
     for name in NOT_PORTED.get(sqlite.__name__, set()):

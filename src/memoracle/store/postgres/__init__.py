@@ -5,9 +5,9 @@ text-search configurations and vectors in pgvector.
 `PgStore.open(url, now=…)` connects (a clear `StoreError` for a wrong URL or password,
 an unreachable server, a database without the `vector` extension; the password is
 never shown), applies the migrations (`schema`) and exposes `memories`, `episodes`,
-`audit`, `runs`, `held` and `index`; writes happen inside `transaction()`. Not yet reachable
-from `Engine.open`: the engine still opens the SQLite `Store` (docs/fleet.md says what
-remains).
+`audit`, `runs`, `held`, `archive` and `index`; writes happen inside `transaction()`.
+Not yet reachable from `Engine.open`: the engine still opens the SQLite `Store`
+(docs/fleet.md says what remains).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pgvector.psycopg import register_vector
 
 from memoracle.store.db import db_time
 from memoracle.store.postgres import schema
+from memoracle.store.postgres.archive import PgArchive
 from memoracle.store.postgres.connection import PgDatabase, safe_url
 from memoracle.store.postgres.episodes import PgEpisodes
 from memoracle.store.postgres.held import PgHeld
@@ -44,6 +45,7 @@ class PgStore:
         self.runs = PgRuns(db)
         self.index = PgIndex(db)
         self.held = PgHeld(db)
+        self.archive = PgArchive(db, self.memories, self.audit)
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:

@@ -463,7 +463,9 @@ class PgMemories:
         if found is None:
             return []
         tsquery, params = found
-        clauses = ["m.tsv @@ q.q", "m.status = ANY(%s)"]
+        # Archived memories are out of full-text search, as out of SQLite's FTS index;
+        # the condition also lets the planner use the GIN index (partial on it).
+        clauses = ["m.tsv @@ q.q", "m.status != 'archived'", "m.status = ANY(%s)"]
         params.append(list(statuses))
         if view is not None:
             visible, more = scope_clause(view, "m")
