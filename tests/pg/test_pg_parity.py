@@ -11,6 +11,7 @@ from pgharness import MISSING, SKIP_REASON
 from memoracle.store.archive import Archive
 from memoracle.store.audit import Audit
 from memoracle.store.episodes import Episodes
+from memoracle.store.graph import Graph
 from memoracle.store.held import Held
 from memoracle.store.index import Index
 from memoracle.store.memories import Memories
@@ -36,7 +37,7 @@ def _public(cls: type) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("sqlite", [Memories, Episodes, Audit, Runs, Index, Held, Archive])
+@pytest.mark.parametrize("sqlite", [Memories, Episodes, Audit, Runs, Index, Held, Archive, Graph])
 def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> None:
     from memoracle.store import postgres
 
@@ -48,6 +49,7 @@ def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> No
         "Index": postgres.index.PgIndex,
         "Held": postgres.held.PgHeld,
         "Archive": postgres.archive.PgArchive,
+        "Graph": postgres.graph.PgGraph,
     }[sqlite.__name__]
     wanted = _public(sqlite)
     for name in NOT_PORTED.get(sqlite.__name__, set()):

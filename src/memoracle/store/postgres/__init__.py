@@ -5,7 +5,8 @@ text-search configurations and vectors in pgvector.
 `PgStore.open(url, now=…)` connects (a clear `StoreError` for a wrong URL or password,
 an unreachable server, a database without the `vector` extension; the password is
 never shown), applies the migrations (`schema`) and exposes `memories`, `episodes`,
-`audit`, `runs`, `held`, `archive` and `index`; writes happen inside `transaction()`.
+`audit`, `runs`, `held`, `archive`, `graph` and `index`; writes happen inside
+`transaction()`.
 Not yet reachable from `Engine.open`: the engine still opens the SQLite `Store`
 (docs/fleet.md says what remains).
 """
@@ -24,6 +25,7 @@ from memoracle.store.postgres import schema
 from memoracle.store.postgres.archive import PgArchive
 from memoracle.store.postgres.connection import PgDatabase, safe_url
 from memoracle.store.postgres.episodes import PgEpisodes
+from memoracle.store.postgres.graph import PgGraph
 from memoracle.store.postgres.held import PgHeld
 from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
@@ -46,6 +48,7 @@ class PgStore:
         self.index = PgIndex(db)
         self.held = PgHeld(db)
         self.archive = PgArchive(db, self.memories, self.audit)
+        self.graph = PgGraph(db)
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:

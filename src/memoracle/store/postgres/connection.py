@@ -142,6 +142,24 @@ class PgDatabase:
         except psycopg.Error as exc:  # raised by COMMIT itself (a deferred constraint)
             raise self.error(exc) from None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that see one moment of the database (REPEATABLE READ, read only, no
+        writer lock); inside a transaction already open, that transaction's view."""
+        if self._depth:
+            yield
+            return
+        try:
+            with self.conn.transaction():
+                self._depth = 1
+                try:
+                    self.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    yield
+                finally:
+                    self._depth = 0
+        except psycopg.Error as exc:
+            raise self.error(exc) from None
+
     def close(self) -> None:
         self.conn.close()
 
