@@ -137,3 +137,24 @@ def test_vectors_are_searched_in_the_hnsw_index_under_the_rule(pg: Any, clock: F
             )
         )
     assert "vectors_hnsw_1" in plan, plan
+
+
+def test_a_vector_search_does_not_wait_for_a_writer(
+    pg: Any, pg_store_url: str, clock: FixedClock
+) -> None:
+    """A search runs while another connection holds the write lock (a long capture)."""
+    from memoracle.store.postgres import PgStore
+
+    vector = np.ones(4, dtype=np.float32)
+    with pg.transaction():
+        pg.memories.insert(_new("a note", clock), now=clock.now())
+        pg.index.put_vectors([(content_hash("a note"), "m", 4, vector.tobytes())], now=clock.now())
+    writer = PgStore.open(pg_store_url, now=clock.now())
+    try:
+        with writer.transaction():  # holds the writer lock until the search is done
+            writer._db.execute("SET LOCAL lock_timeout = '2s'")
+            pg._db.execute("SET lock_timeout = '2s'")
+            found = pg.index.nearest_memories("m", vector.tolist(), View(), limit=1)
+    finally:
+        writer.close()
+    assert [i for i, _ in found] == [1]

@@ -331,7 +331,7 @@ class PgIndex:
             "SELECT {a}.id, c.distance FROM ({c}) c JOIN {t} ON {a}.content_hash = c.content_hash"
             " WHERE {w} ORDER BY c.distance, {a}.id LIMIT %s"
         ).format(a=sql.SQL(alias), c=candidates, t=sql.SQL(table), w=sql.SQL(where))
-        with self._db.transaction():
+        with self._db.snapshot():  # a read: no writer lock, SET LOCAL ends with it
             self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(pool)))
             rows = self._db.execute(query_sql, (vector, vector, pool, *params, limit)).fetchall()
             if len(rows) < limit:  # the rule left too few of the index's candidates: exact
