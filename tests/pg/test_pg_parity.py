@@ -10,6 +10,7 @@ from pgharness import MISSING, SKIP_REASON
 
 from memoracle.store.archive import Archive
 from memoracle.store.audit import Audit
+from memoracle.store.browse import Browse
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
 from memoracle.store.held import Held
@@ -37,7 +38,9 @@ def _public(cls: type) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("sqlite", [Memories, Episodes, Audit, Runs, Index, Held, Archive, Graph])
+@pytest.mark.parametrize(
+    "sqlite", [Memories, Episodes, Audit, Runs, Index, Held, Archive, Graph, Browse]
+)
 def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> None:
     from memoracle.store import postgres
 
@@ -50,6 +53,7 @@ def test_a_postgresql_repository_has_the_sqlite_ones_methods(sqlite: type) -> No
         "Held": postgres.held.PgHeld,
         "Archive": postgres.archive.PgArchive,
         "Graph": postgres.graph.PgGraph,
+        "Browse": postgres.browse.PgBrowse,
     }[sqlite.__name__]
     wanted = _public(sqlite)
     for name in NOT_PORTED.get(sqlite.__name__, set()):

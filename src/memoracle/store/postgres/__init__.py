@@ -5,7 +5,7 @@ text-search configurations and vectors in pgvector.
 `PgStore.open(url, now=…)` connects (a clear `StoreError` for a wrong URL or password,
 an unreachable server, a database without the `vector` extension; the password is
 never shown), applies the migrations (`schema`) and exposes `memories`, `episodes`,
-`audit`, `runs`, `held`, `archive`, `graph` and `index`; writes happen inside
+`audit`, `runs`, `held`, `archive`, `graph`, `browse` and `index`; writes happen inside
 `transaction()`.
 Not yet reachable from `Engine.open`: the engine still opens the SQLite `Store`
 (docs/fleet.md says what remains).
@@ -23,6 +23,7 @@ from pgvector.psycopg import register_vector
 from memoracle.store.db import db_time
 from memoracle.store.postgres import schema
 from memoracle.store.postgres.archive import PgArchive
+from memoracle.store.postgres.browse import PgBrowse
 from memoracle.store.postgres.connection import PgDatabase, safe_url
 from memoracle.store.postgres.episodes import PgEpisodes
 from memoracle.store.postgres.graph import PgGraph
@@ -49,6 +50,7 @@ class PgStore:
         self.held = PgHeld(db)
         self.archive = PgArchive(db, self.memories, self.audit)
         self.graph = PgGraph(db)
+        self.browse = PgBrowse(db)  # the web page's reads
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:
