@@ -62,12 +62,12 @@ def build(home: Path, size: int, rng: random.Random) -> Engine:
     engine = Engine.open(settings, clock=clock)
     step = 5000
     for first in range(0, size, step):
-        with engine.store.transaction():
+        with engine._store.transaction():
             for i in range(first, min(size, first + step)):
                 at = START + timedelta(minutes=5 * i)
                 subject = "user" if rng.random() < 0.3 else rng.choice(PEOPLE)
                 new = new_memory(f"{text(rng, TEMPLATES)} ({i})", subject, rng.choice(KINDS), at)
-                engine.store.memories.insert(new, now=at)
+                engine._store.memories.insert(new, now=at)
     clock.set(START + timedelta(minutes=5 * size + 60))
     fill_vectors(engine)
     return engine
@@ -82,9 +82,9 @@ def measure(
     embedder = engine.searcher.embedder
     assert embedder is not None
     embedder.embed_documents(["warm the model up"])
-    with engine.store.transaction():  # the prototypes, embedded once per process
+    with engine._store.transaction():  # the prototypes, embedded once per process
         probe = new_memory("I live in Lyon.", "user", "fact", engine.clock.now())
-        by_attribute(engine, engine.store.memories.insert(probe, now=engine.clock.now()),
+        by_attribute(engine, engine._store.memories.insert(probe, now=engine.clock.now()),
                      probe, now=engine.clock.now(), actor="bench")  # fmt: skip
     times: list[float] = []
     reading: list[float] = []
@@ -94,10 +94,10 @@ def measure(
         new = new_memory(body, "user", "fact", engine.clock.now())
         slots = slots_of(body, lang="en")
         started = time.perf_counter()
-        with engine.store.transaction():
+        with engine._store.transaction():
             same_meaning(engine, new, slots)
             times.append(time.perf_counter() - started)
-            memory_id = engine.store.memories.insert(new, now=engine.clock.now())
+            memory_id = engine._store.memories.insert(new, now=engine.clock.now())
             started = time.perf_counter()
             if not slots:
                 by_attribute(engine, memory_id, new, now=engine.clock.now(), actor="bench")

@@ -73,15 +73,15 @@ def build(home: Path, turns: list[tuple[str, str, str]], overrides: dict[str, An
 def tags_checked(engine: Engine) -> dict[str, int]:
     """The model's applied changes (audit `model-apply`): how many carry a model id, a
     prompt version and cited sources that all exist."""
-    applied = [e for e in engine.store.audit.entries() if e.action == "model-apply"]
+    applied = [e for e in engine._store.audit.entries() if e.action == "model-apply"]
     good = 0
     for entry in applied:
         tag = entry.detail
         cites = list(tag.get("cites") or [])
         turns = [int(c[2:]) for c in cites if c.startswith("e_")]
         memories = [c for c in cites if c.startswith("m_")]
-        exist = len(engine.store.episodes.get_many(turns)) == len(turns) and all(
-            engine.store.memories.get(int(m[2:])) is not None for m in memories
+        exist = len(engine.turns_by_id(turns)) == len(turns) and all(
+            engine.stored_memory(int(m[2:])) is not None for m in memories
         )
         good += int(bool(tag.get("model") and tag.get("prompt") and cites and exist))
     return {"applied_changes": len(applied), "tagged_and_cited": good}

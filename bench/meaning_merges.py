@@ -43,13 +43,13 @@ def main() -> None:
             started = time.perf_counter()
             engine.ingest([locomo_path()])
             seconds = time.perf_counter() - started
-            merges = [e for e in engine.store.audit.entries(limit=10**7) if e.action == "merge"]
+            merges = [e for e in engine._store.audit.entries(limit=10**7) if e.action == "merge"]
             by = Counter(str(e.detail.get("by", "words")) for e in merges)
             sample = random.Random(args.seed).sample(merges, min(args.size, len(merges)))
             lines: list[str] = []
             for n, entry in enumerate(sample, 1):
                 assert entry.memory_id is not None
-                kept = engine.store.memories.get(entry.memory_id)
+                kept = engine.stored_memory(entry.memory_id)
                 lines += [
                     f"#{n} m_{entry.memory_id} by {entry.detail.get('by')}"
                     f" score {entry.detail.get('score')} cosine {entry.detail.get('cosine')}",

@@ -150,7 +150,7 @@ KINDS = ("preference", "event", "task", "decision", "fact")
 
 def store_rows(engine: Engine, turns: list[Turn]) -> None:
     """`--quick-build`: the turns as episodes, 4 in 10 also as a memory (no rules)."""
-    store, now = engine.store, engine.clock.now()
+    store, now = engine._store, engine.clock.now()
     with store.transaction():
         for n, turn in enumerate(turns):
             episode = store.episodes.insert(turn, at=turn.at, now=now, scope=Scope())
@@ -172,7 +172,7 @@ def fill_vectors(engine: Engine) -> None:
     vectors = np.random.default_rng(0)
     mark = (0, 0)
     while True:
-        missing, mark = engine.store.index.missing_vectors(
+        missing, mark = engine._store.index.missing_vectors(
             embedder.model_id, after=mark, limit=5000
         )
         if not missing:
@@ -183,8 +183,8 @@ def fill_vectors(engine: Engine) -> None:
             rows.append(
                 (text_hash, embedder.model_id, embedder.dim, to_blob(v / np.linalg.norm(v)))
             )
-        with engine.store.transaction():
-            engine.store.index.put_vectors(rows, now=engine.clock.now())
+        with engine._store.transaction():
+            engine._store.index.put_vectors(rows, now=engine.clock.now())
 
 
 def measure(home: Path, size: int, variant: str, queries: int) -> dict[str, Any]:

@@ -66,7 +66,7 @@ class Recorder:
             for h in self.rule(hits, f, *args):
                 keep[(h.source, h.id)] = ALWAYS if f == GRID[-1] else f
         episode_ids = {e for h in best if h.memory is not None for e in h.memory.episode_ids}
-        turn_of = {e.id: e.turn_id for e in engine.store.episodes.get_many(sorted(episode_ids))}
+        turn_of = {e.id: e.turn_id for e in engine.turns_by_id(sorted(episode_ids))}
         out: dict[str, float] = {}
         for h in best:
             own = keep.get((h.source, h.id), -1.0)

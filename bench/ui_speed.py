@@ -60,7 +60,7 @@ def build(home: Path, size: int, rng: random.Random) -> FixedClock:
     clock = FixedClock(START)
     Engine.init(settings, clock=clock)
     with Engine.open(settings, clock=clock) as engine:
-        store = engine.store
+        store = engine._store
         for first in range(0, size, 2000):
             with store.transaction():
                 for i in range(first, min(size, first + 2000)):

@@ -19,8 +19,8 @@ from memoracle.types import Scope
 
 def _state(engine: Engine) -> tuple[object, ...]:
     """Every memory and audit entry as stored, to see that nothing changed."""
-    memories = engine.store.memories.select(status=None, limit=1000)
-    return tuple(memories), tuple(engine.store.audit.entries(limit=1000))
+    memories = engine._store.memories.select(status=None, limit=1000)
+    return tuple(memories), tuple(engine._store.audit.entries(limit=1000))
 
 
 def test_check_supports_contradicts_or_does_not_know(engine: Engine, clock: FixedClock) -> None:
@@ -86,9 +86,9 @@ def test_arbitrate_confirms_what_was_said_again_and_leaves_the_rest(
     done = arbitrate(engine)
 
     assert done.settled == 1 and done.backup is not None and done.backup.path.exists()
-    assert engine.store.memories.get(paris.id).status == "active"  # type: ignore[union-attr]
+    assert engine.stored_memory(paris.id).status == "active"  # type: ignore[union-attr]
     assert [d.memory.id for d in engine.pending()] == [tea.id]
-    assert engine.store.audit.entries(memory_id=paris.id)[0].actor == "arbitrate"
+    assert engine.history(paris.id)[0].actor == "arbitrate"
 
 
 def test_arbitrate_confirms_when_what_disputed_it_is_forgotten(

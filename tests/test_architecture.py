@@ -74,6 +74,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "arbitrate",
         "upkeep",
         "repeats",
+        "housekeeping",
         "ingest",
         "search",
         "memories",
@@ -275,6 +276,37 @@ def test_doors_hold_no_store_or_capture() -> None:
             banned = ("memoracle.store", "memoracle.capture", "memoracle.ingest")
             bad = [t for t in _imports(path) if t.startswith(banned)]
             assert not bad, f"{_name(path)} imports {bad}: doors call the engine"
+
+
+# The engine keeps its store to itself (`Engine._store`): the jobs, the shapes, the
+# integrations and the doors ask the engine, so that a store of another kind can stand
+# behind it. Only the engine and the store read a `store` attribute; recall's searcher
+# is handed the store by the engine and reads its own (`self.store`, `searcher.store`).
+STORE_KEEPERS = ("memoracle.engine", "memoracle.store")
+
+
+def _store_reads(path: Path) -> list[tuple[str, str]]:
+    """Each `X.store` or `X._store` read in `path`: (X, `module:line: X.store`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("store", "_store"):
+            where = f"{_name(path)}:{node.lineno}: {ast.unparse(node)}"
+            found.append((ast.unparse(node.value), where))
+    return found
+
+
+def test_only_the_engine_holds_its_store() -> None:
+    bad = []
+    for path in MODULES:
+        name = _name(path)
+        if name.startswith(STORE_KEEPERS):
+            continue
+        searcher = name.startswith("memoracle.recall.")
+        bad += [w for x, w in _store_reads(path) if not (searcher and x in ("self", "searcher"))]
+    assert not bad, f"only the engine reads its store; ask the engine instead: {bad}"
+    state = _store_reads(SRC / "engine" / "state.py")
+    public = [w for _x, w in state if w.endswith(".store")]
+    assert state and not public, f"the engine's store is private (`_store`): {public}"
 
 
 def test_only_store_opens_our_database() -> None:

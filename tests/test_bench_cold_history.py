@@ -60,10 +60,10 @@ def test_carried_back_store_imports_with_every_reference_kept(
             paris_k, rome_k = copies[f"I live in Paris. [{k}]"], copies[f"I live in Rome. [{k}]"]
             assert {m.status for m in copies.values()} == {"archived"}
             assert paris_k.content_hash == content_hash(paris_k.text)
-            assert list(big.store.index.vectors_for(model, [paris_k.content_hash]))
+            assert list(big._store.index.vectors_for(model, [paris_k.content_hash]))
             assert paris_k.observed_at == paris.observed_at - span * k
             assert paris_k.superseded_by == rome_k.id  # within the copy
             assert rome_k.superseded_by == lyon.id  # a live memory is not copied
-            assert big.store.archive.get(paris_k.id).record["superseded_by"] == rome_k.id
+            assert big.archived(paris_k.id).record["superseded_by"] == rome_k.id
         header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
         assert header["counts"]["archive"] == 3 * archived

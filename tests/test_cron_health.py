@@ -78,11 +78,11 @@ def test_a_night_is_failing_only_when_a_step_failed(engine: Engine, clock: Fixed
     engine.remember("We deploy on Tuesdays.", kind="decision")
     nightly.run_nightly(engine)
     clock.advance(days=1)
-    engine.store.runs.start("nightly:queue", now=clock.now())  # began, never ended
+    engine._store.runs.start("nightly:queue", now=clock.now())  # began, never ended
     jobs = _by_name(health.check(engine).fields["cron"])  # type: ignore[arg-type]
     assert not jobs["nightly"]["failing"] and jobs["nightly"]["exit"] == 0
-    run = engine.store.runs.start("nightly:render", now=clock.now())
-    engine.store.runs.finish(run, now=clock.now(), status="failed", counts={}, error="x")
+    run = engine._store.runs.start("nightly:render", now=clock.now())
+    engine._store.runs.finish(run, now=clock.now(), status="failed", counts={}, error="x")
     report = health.check(engine)
     jobs = _by_name(report.fields["cron"])  # type: ignore[arg-type]
     assert jobs["nightly"]["failing"] and jobs["nightly"]["exit"] == 1

@@ -88,7 +88,7 @@ def test_ingest_stores_the_vectors_it_computed_to_compare_by_meaning(
     compared = [m for m in memories if m.text in counted.asked]
     assert len(compared) >= 2  # the two teas, compared by meaning
     hashes = [m.content_hash for m in memories]
-    stored = {h: blob for h, _, blob in engine.store.index.vectors_for(counted.model_id, hashes)}
+    stored = {h: blob for h, _, blob in engine._store.index.vectors_for(counted.model_id, hashes)}
     assert set(stored) == {m.content_hash for m in compared}
     for m in compared:  # each its own text's vector
         expected = HashEmbedder().embed_documents([m.text])[0]

@@ -84,11 +84,11 @@ def test_questions_hypotheticals_smalltalk_stay_episodes(engine: Engine, text: s
 def test_secrets_never_reach_the_store(engine: Engine) -> None:
     key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
     engine.capture([Turn("user", f"Remember that the OpenAI key is {key}", AT, "s", "t")])
-    assert key not in engine.store.path.read_bytes().decode("latin-1")
-    episode = engine.store.episodes.get(1)
+    assert key not in engine.database_path.read_bytes().decode("latin-1")
+    episode = engine.stored_turn(1)
     assert episode is not None and "[REDACTED" in episode.text
-    assert engine.store.memories.match("abcdefghijklmnopqrstuvwxyz0123456789ABCD") == []
-    assert any(e.action == "redact" for e in engine.store.audit.entries())
+    assert engine._store.memories.match("abcdefghijklmnopqrstuvwxyz0123456789ABCD") == []
+    assert any(e.action == "redact" for e in engine._store.audit.entries())
 
 
 def test_first_person_is_attributed_to_the_speaker_and_dated(engine: Engine) -> None:
@@ -117,7 +117,7 @@ def test_forget_in_a_turn_marks_memories_forgotten(engine: Engine) -> None:
     assert [m.status for m in result.forgotten] == ["forgotten"]
     assert engine.get(result.forgotten[0].ref).status == "forgotten"
     assert engine.list_memories() == []
-    assert engine.store.audit.entries(memory_id=result.forgotten[0].id)[0].action == "forget"
+    assert engine.history(result.forgotten[0].id)[0].action == "forget"
 
 
 def test_remember_forget_get_by_ref(engine: Engine) -> None:

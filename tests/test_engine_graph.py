@@ -41,7 +41,7 @@ def test_a_broken_ontology_file_never_stops_capture_and_the_night_names_it(
 ) -> None:
     (engine.settings.home / "ontology.yaml").write_text("entity_types:\n  Robot: [oops\n")
     memory, _ = engine.remember("Marc works at Acme.")
-    assert engine.store.graph.unread(limit=5) == [memory.id]
+    assert engine._store.graph.unread(limit=5) == [memory.id]
     report = nightly.run_nightly(engine)
     assert len(report.problems) == 1 and report.problems[0].startswith("graph: ")
     assert "ontology.yaml:3: not valid YAML" in report.problems[0]

@@ -45,7 +45,7 @@ def test_a_clear_contradiction_supersedes_the_old_memory(
     assert after.status == "active"
     # Kept, and what was true then is still answerable.
     assert [m.id for m in engine.list_memories()] == [after.id]
-    actions = [e.action for e in engine.store.audit.entries(memory_id=before.id)]
+    actions = [e.action for e in engine.history(before.id)]
     assert "supersede" in actions
 
 
@@ -116,7 +116,7 @@ def test_a_replacement_keeps_the_kind_and_slot_of_what_it_replaces(
         "user",
         "lives_in",
     )
-    assert engine.store.memories.slot_values([new.id])[new.id] == {("user", "lives_in"): "lyon"}
+    assert engine._store.memories.slot_values([new.id])[new.id] == {("user", "lives_in"): "lyon"}
     # The slot is the old one's: saying the same value again confirms the replacement.
     _say(engine, "I live in Lyon.", "3")
     assert engine.get(new.ref).status == "active"
@@ -131,8 +131,8 @@ def test_a_speakers_replacement_stays_about_the_speaker(engine: Engine) -> None:
     gone = engine.resolve(paris.ref, confirm=False, replacement="Lyon")
     new = engine.get(gone.superseded_by or 0)
     assert (new.kind, new.subject, new.predicate) == ("fact", paris.subject, "lives_in")
-    held = engine.store.memories.slot_values([paris.id])[paris.id]
-    assert engine.store.memories.slot_values([new.id])[new.id] == {key: "lyon" for key in held}
+    held = engine._store.memories.slot_values([paris.id])[paris.id]
+    assert engine._store.memories.slot_values([new.id])[new.id] == {key: "lyon" for key in held}
 
 
 def test_a_task_reported_done_scores_lower(engine: Engine, clock: FixedClock) -> None:

@@ -101,7 +101,7 @@ def test_model_change_makes_search_lexical_until_reindex(
 def test_corrupt_vector_blob_degrades_to_lexical_for_that_item(engine: Engine) -> None:
     _say(engine, "I prefer green tea.", "1")
     assert engine.search("green tea").mode == "hybrid"
-    conn = sqlite3.connect(engine.store.path)
+    conn = sqlite3.connect(engine.database_path)
     conn.execute("UPDATE vectors SET vector = x'0102'")
     conn.commit()
     conn.close()

@@ -28,7 +28,7 @@ ASK = "Forget what I told you about my dog."
 
 def _say(engine: Engine, clock: FixedClock, text: str) -> None:
     clock.advance(minutes=5)
-    turn_id = f"t{len(list(engine.store.audit.entries(limit=100_000)))}-{clock.now():%H%M}"
+    turn_id = f"t{len(list(engine._store.audit.entries(limit=100_000)))}-{clock.now():%H%M}"
     engine.capture([Turn("user", text, clock.now(), "s1", turn_id)])
 
 
@@ -61,7 +61,7 @@ def test_the_reported_case_the_raw_turn_leaves_search_and_recall(
     assert all("Toby" not in t for _, t in _texts(engine, "forget dog"))
     assert "sushi" in " ".join(t for _, t in _texts(engine, "sushi"))  # the rest stays
     # The audit keeps the record.
-    actions = [e.action for e in engine.store.audit.entries(memory_id=_dog(engine).id)]
+    actions = [e.action for e in engine._store.audit.entries(memory_id=_dog(engine).id)]
     assert "forget" in actions
 
 
@@ -96,7 +96,7 @@ def test_restore_brings_the_memory_and_its_turns_back(engine: Engine, clock: Fix
     # its turns in search), or those turns are back themselves
     assert ("memory", DOG) in found or ("episode", DOG) in found
     assert any("Toby" in t for _, t in found)
-    assert "restore" in [e.action for e in engine.store.audit.entries(memory_id=back.id)]
+    assert "restore" in [e.action for e in engine.history(back.id)]
 
 
 def test_forget_by_id_hides_the_turns_through_the_cli_and_mcp(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_a_folder_with_secrets_stores_no_trace_of_them(engine: Engine, repro: Pa
     assert "credentials.md" in skipped["notes-link.md"]
     # No trace: not in what the engine says, nor in the bytes of the store.
     assert all(NEEDLE not in e.text for page in engine.turns() for e in page)
-    engine.store.vacuum()
+    engine.compact_store()
     home = engine.settings.home
     for path in _files_under(home):
         assert NEEDLE.encode() not in path.read_bytes(), path

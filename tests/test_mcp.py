@@ -388,7 +388,7 @@ def test_the_server_lands_vectors_between_calls(home: Path) -> None:
         engine = tools.engine()
         lander, embedder = engine.searcher.lander, engine.searcher.embedder
         assert lander is not None and embedder is not None and lander.wait_idle(60.0)
-        assert engine.store.index.count_missing(embedder.model_id) == 0
+        assert engine.vectors_missing(embedder.model_id) == 0
     finally:
         tools.close()
     assert lander is not None and not lander.running

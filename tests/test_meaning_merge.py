@@ -41,7 +41,7 @@ def test_the_same_statement_in_other_words_is_merged(use: Engine, first: str, ag
     assert _active(use) == [first.rstrip(".")] or _active(use) == [first]
     kept = use.list_memories()[0]
     assert len(kept.episode_ids) == 2  # the second turn is in its provenance
-    merges = [e for e in use.store.audit.entries(memory_id=kept.id) if e.action == "merge"]
+    merges = [e for e in use.history(kept.id) if e.action == "merge"]
     assert merges and merges[0].detail["text"].startswith(again.rstrip("."))
 
 
@@ -59,14 +59,14 @@ def test_different_values_are_never_merged(use: Engine, first: str, other: str) 
     _say(use, other, "2")
     texts = " ".join(m.text for m in use.list_memories(status=None))
     assert first.split()[-1].rstrip(".") in texts and other.split()[-1].rstrip(".") in texts
-    assert not [e for e in use.store.audit.entries() if e.action == "merge"]
+    assert not [e for e in use._store.audit.entries() if e.action == "merge"]
 
 
 def test_hash_vectors_merge_nothing_across_languages(engine: Engine) -> None:
     # The default test engine: hash vectors, words only, no meaning across languages.
     _say(engine, "Je travaille chez Airbus.", "1")
     _say(engine, "I work at Airbus.", "2")
-    assert not [e for e in engine.store.audit.entries() if e.action == "merge"]
+    assert not [e for e in engine._store.audit.entries() if e.action == "merge"]
 
 
 def test_names_across_scripts() -> None:

@@ -179,7 +179,7 @@ def test_steps_are_recorded_one_can_run_alone_and_runs_do_not_overlap(
     seen: list[str] = []
     report = nightly.run_nightly(engine, on_step=lambda step, counts, s: seen.append(step))
     assert seen == list(nightly.STEPS) and set(report.steps) == set(nightly.STEPS)
-    assert engine.store.runs.last("nightly:render") is not None
+    assert engine._store.runs.last("nightly:render") is not None
 
     only = nightly.run_nightly(engine, only="render")
     assert list(only.steps) == ["render"] and only.backup is None
@@ -374,7 +374,7 @@ def test_archived_facts_are_appended_each_night_and_written_whole_when_they_must
         return [json.loads(line)["id"] for line in path.read_text().splitlines()]
 
     def last_export() -> dict[str, int]:
-        run = engine.store.runs.latest("export:archived", status="ok")
+        run = engine.last_run("export:archived", status="ok")
         assert run is not None
         return run.counts
 
@@ -422,8 +422,8 @@ def test_a_memory_folder_it_cannot_write_fails_one_step_and_the_next_night_catch
     assert "memory/2026-03-02.md: cannot read it (Not a directory)" in report.problems[0]
     assert set(report.steps) == set(nightly.STEPS) - {"summarize"}
     assert _memory_md(engine).exists() and blocker.read_text() == "not a folder"
-    assert engine.store.runs.last("nightly:summarize") is not None
-    assert engine.store.runs.last("nightly:summarize", status="ok") is None
+    assert engine._store.runs.last("nightly:summarize") is not None
+    assert engine._store.runs.last("nightly:summarize", status="ok") is None
 
     blocker.unlink()
     clock.advance(days=1)

@@ -92,7 +92,7 @@ def test_a_killed_nightly_run_loses_nothing_and_the_next_one_finishes(
     assert _counts(settings) == (before, "ok")
     with Engine.open(settings, clock=FixedClock(clock.now() + timedelta(seconds=1))) as engine:
         assert engine.duplicates() == []  # the merges were finished
-        assert engine.store.runs.last("nightly:clean", status="ok") is not None
+        assert engine._store.runs.last("nightly:clean", status="ok") is not None
         memory_md = (settings.files_dir / "MEMORY.md").read_text()
     assert "memoracle:begin" in memory_md and "memoracle:end" in memory_md
     assert "Never deploy on Fridays." in memory_md

@@ -350,7 +350,9 @@ def _settings(home: Path, **overrides: Any) -> Settings:
 
 def _clone(engine: Engine, home: Path, clock: FixedClock) -> Engine:
     """A second workspace at `home`: `engine`'s files and a verified copy of its store."""
-    info = engine.store.backup(home.parent / f"{home.name}-backup", now=engine.clock.now())
+    info = engine._store.maintenance.backup(
+        home.parent / f"{home.name}-backup", now=engine.clock.now()
+    )
     shutil.copytree(
         engine.settings.home,
         home,
@@ -403,11 +405,9 @@ def _night(engine: Engine, number: int, lived: Lived) -> Night:
         statuses={m.id: m.status for m in memories},
         kinds={m.id: m.kind for m in memories},
         restorable=frozenset(
-            m.id
-            for m in memories
-            if m.status == "archived" and engine.store.archive.get(m.id) is not None
+            m.id for m in memories if m.status == "archived" and engine.archived(m.id) is not None
         ),
-        cold=engine.store.archive.count(),
+        cold=engine.archived_count(),
         by_status=dict(stats.by_status),
         total=stats.memories,
         faded=frozenset(
@@ -497,7 +497,7 @@ def _archived_on(lived: Lived, memory_id: int) -> int | None:
 
 def _reason(engine: Engine, memory_id: int) -> str | None:
     """Why `memory_id` is in the cold tier (None: it is not)."""
-    row = engine.store.archive.get(memory_id)
+    row = engine.archived(memory_id)
     return None if row is None else row.reason
 
 
@@ -751,7 +751,7 @@ def test_archived_memories_come_back_identical_after_months(lived: Lived, tmp_pa
     clock = FixedClock(lived.clock.now() + timedelta(hours=8))
     with _clone(lived.engine, tmp_path / "restore", clock) as engine:
         archived = engine.list_memories(status="archived", limit=10_000)
-        rows = {m.id: engine.store.archive.get(m.id) for m in archived}
+        rows = {m.id: engine.archived(m.id) for m in archived}
         assert {r.reason for r in rows.values() if r} == {"below_threshold", "superseded_retention"}
         for memory in archived:
             row = rows[memory.id]

@@ -36,7 +36,7 @@ def churned(settings: Settings, clock: FixedClock) -> Iterator[Engine]:
             )
         clock.advance(days=400)  # every one faded below the prune threshold
         nightly.archive(engine, nightly.plan_archive(engine), actor="test")
-        for memory in engine.store.archive.in_order(limit=1000):
+        for memory in engine._store.archive.in_order(limit=1000):
             engine.restore(memory.memory_id)
         yield engine
 
@@ -49,9 +49,9 @@ def _vacuum_at(engine: Engine, share: float) -> nightly.NightlyReport:
 
 
 def test_vacuum_gives_back_the_free_pages_once_over_the_share(churned: Engine) -> None:
-    space = churned.store.free_space()
+    space = churned.reclaimable_space()
     assert space.free_pages > 0
-    db = churned.store.path
+    db = churned.database_path
 
     above = round(space.share + 0.01, 4)  # the free pages are under it: no VACUUM
     size = db.stat().st_size
@@ -59,15 +59,15 @@ def test_vacuum_gives_back_the_free_pages_once_over_the_share(churned: Engine) -
     assert quiet.vacuum is not None and not quiet.vacuum.vacuumed
     assert quiet.steps["vacuum"]["vacuumed"] == 0
     assert quiet.steps["vacuum"]["reclaimed_bytes"] == 0
-    assert churned.store.free_space().free_pages == space.free_pages
+    assert churned.reclaimable_space().free_pages == space.free_pages
 
     report = _vacuum_at(churned, round(space.share - 0.01, 4))
     assert report.vacuum is not None and report.vacuum.vacuumed
     reclaimed = report.steps["vacuum"]["reclaimed_bytes"]
     assert reclaimed >= space.free_pages * space.page_size // 2 > 0
     assert db.stat().st_size <= size - reclaimed
-    assert churned.store.free_space().free_pages == 0
-    run = churned.store.runs.latest("nightly:vacuum", status="ok")
+    assert churned.reclaimable_space().free_pages == 0
+    run = churned.last_run("nightly:vacuum", status="ok")
     assert run is not None and run.counts["reclaimed_bytes"] == reclaimed
     assert {m.status for m in churned.all_memories("active")} == {"active"}
     assert len(churned.all_memories("active")) == 300  # nothing lost
@@ -77,7 +77,7 @@ def test_the_cli_reports_the_bytes_given_back_and_a_dry_run_vacuums_nothing(
     churned: Engine,
 ) -> None:
     home = churned.settings.home
-    db = churned.store.path
+    db = churned.database_path
     churned.close()
     args = ["--home", str(home), "--set", "embedding.model=hash"]
     args += ["--set", "lifecycle.vacuum_free_share=0.01", "--now", "2024-06-12T09:00:00Z"]
@@ -131,7 +131,7 @@ def test_the_count_against_the_cap_is_the_one_the_archive_cuts(
             engine.remember(f"Never delete backup set {i}.", kind="guardrail")
         for i in range(9):
             engine.remember(f"Cabinet {i} holds the spare cables of desk {i}.", kind="fact")
-        assert engine.store.memories.count_capped() == sum(
+        assert engine._store.memories.count_capped() == sum(
             nightly.counts_against_cap(m) for m in engine.all_memories("active")
         )
         assert "facts_near_limit" not in {w.code for w in health.check(engine).warnings}

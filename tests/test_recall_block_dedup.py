@@ -25,7 +25,7 @@ def test_a_turn_captured_twice_is_one_line(engine: Engine, clock: FixedClock) ->
     engine.capture([Turn("user", SAID, T0, "session-a", None)])
     clock.advance(hours=1)
     engine.capture([Turn("user", f"  {SAID.upper()} ", T0 + timedelta(hours=1), "session-b")])
-    assert len(engine.store.episodes.get_many([1, 2])) == 2  # stored twice
+    assert len(engine.turns_by_id([1, 2])) == 2  # stored twice
     assert not engine.list_memories()
     lines = _lines_saying(engine, "the grey cat Miso from the shelter", "Miso")
     assert len(lines) == 1, lines
@@ -38,7 +38,7 @@ def test_a_turn_and_its_memory_are_one_line_but_two_memories_of_a_turn_stay(
     engine.capture([Turn("user", "I live in Paris. Never deploy on Fridays.", T0, "s")])
     memories = engine.list_memories()
     assert len(memories) == 2
-    turn = engine.store.episodes.get_many([1])
+    turn = engine.turns_by_id([1])
     same = same_items(memories, turn)
     slots = [
         ("fresh", 0.5, [(m.ref, f"- {m.text}") for m in memories]),

@@ -61,7 +61,7 @@ def old(tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> S
             )
             engine.capture([Turn("user", f"My wifi password is {WIFI}.", at, "s1", "4")])
             acme, _ = engine.remember(f"The Acme deploy uses {TOKEN}", kind="fact")
-            store, now = engine.store, clock.now()
+            store, now = engine._store, clock.now()
             with store.transaction():
                 # An old audit entry quoting the text, a held write, an entity named
                 # after the token, and the memory in the cold tier.
@@ -154,7 +154,7 @@ def test_the_old_store_holds_the_token_everywhere(old: Settings) -> None:
 
 def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedClock) -> None:
     with Engine.open(old, clock=clock) as engine:
-        counts = engine.store.scrub.counts()
+        counts = engine.text_counts()
         texts = sorted(m.text for m in engine.list_memories())
         assert engine.search(TOKEN[4:]).hits
     out = _cli(old, "redact")
@@ -163,7 +163,7 @@ def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedCloc
     assert _holding(old) == []
     assert not (old.home / "index" / "hash.hnsw").exists()
     with Engine.open(old, clock=clock) as engine:
-        after = engine.store.scrub.counts()
+        after = engine.text_counts()
         assert {k: v for k, v in after.items() if k != "audit"} == {
             k: v for k, v in counts.items() if k != "audit"
         }
@@ -179,7 +179,7 @@ def test_redact_leaves_no_copy_and_loses_nothing(old: Settings, clock: FixedCloc
         assert not engine.search(TOKEN[4:]).hits
         assert engine.search("Lyon").hits
         assert engine.index_status() is not None
-        assert engine.store.quick_check() == ["ok"]
+        assert engine.check_store() == ["ok"]
     # Nothing is left to do: a second run changes nothing.
     assert "redact changed 0 stored value(s), 0 file(s) and 0 backup(s)" in _cli(old, "redact")
 
@@ -193,18 +193,18 @@ def test_no_page_of_the_file_or_its_wal_keeps_the_text(old: Settings, clock: Fix
         assert {"audit.detail", "memories.object"} <= places
         assert report.kinds["copy"] >= 1  # the password alone, away from its label
         # While the store is open: the file and its WAL, byte by byte.
-        db = engine.store.path
+        db = engine.database_path
         for part in (db, Path(f"{db}-wal")):
             if part.exists():
                 assert not _has(part.read_bytes()), part
         # The entity is still there, under a redacted name, and the log agrees.
-        entities = engine.store.graph.snapshot()[0]
+        entities = engine.graph_snapshot()[0]
         [(key, name, _type, aliases)] = [e for e in entities if e[2] == "Thing"]
         assert "[REDACTED:github_token]" in name and aliases == (name,)
         assert "[redacted:github_token]" in key.lower()
         assert graph_log.check(engine) == []
         # The archived memory and the held write keep their rows.
-        assert engine.store.archive.count() == 1
+        assert engine.archived_count() == 1
         assert "[REDACTED" in engine.held_writes()[0].text
     assert _holding(old) == []
 

@@ -99,7 +99,7 @@ def _open(tmp: Path, own: Scope) -> Engine:
 
 
 def _rows(engine: Engine, table: str, where: str = "1", params: Sequence[object] = ()) -> list[Row]:
-    conn = sqlite3.connect(engine.store.path)
+    conn = sqlite3.connect(engine.database_path)
     try:
         return conn.execute(
             f"SELECT id, agent_id, user_id, chat_id, visibility FROM {table} t WHERE {where}",
@@ -150,7 +150,7 @@ class World:
                     [Turn("user", f"We bought marmalade item{n}x at Lidl.", turn_id=str(n))],
                     scope=scope,
                 )
-                episode = engine.store.episodes.get(result.episodes[0])
+                episode = engine.stored_turn(result.episodes[0])
                 assert episode is not None
                 self.scope_of[n] = episode.scope
             else:
@@ -218,7 +218,7 @@ def _doors(world: World, request: Scope, tmp: Path) -> None:
     world.check(request, "\n".join(m.text for m in listed), "list")
     assert {m.scope for m in listed} <= {world.scope_of[n] for n in seen}
     for ref in world.memory_refs:
-        n = int(ITEM.findall(engine.store.memories.get(int(ref[2:])).text)[0])  # type: ignore[union-attr]
+        n = int(ITEM.findall(engine.stored_memory(int(ref[2:])).text)[0])  # type: ignore[union-attr]
         try:
             memory = engine.get(ref, scope=request)
         except NotFound:

@@ -139,7 +139,7 @@ def test_one_server_answers_every_scope(server: WarmServer) -> None:
     assert "Oslo" in other and "Ada" not in other and "picnic" not in other
     assert "picnic" in shared and "Ada" not in shared and "Oslo" not in shared
     # The group's capture is stored shared, in that chat, with the sender as speaker.
-    stored = server.engine().store.episodes.get_many(range(1, 10))
+    stored = server.engine().turns_by_id(range(1, 10))
     (episode,) = [e for e in stored if "picnic" in e.text]
     scope = episode.scope
     assert (scope.chat, scope.visibility, episode.speaker, scope.user) == (
@@ -204,7 +204,7 @@ def test_a_checkpoint_of_a_live_sessions_turns(server: WarmServer, settings: Set
     assert "cabin in Tromso" in note and "Lyon" not in note
     again = _result(server, op="checkpoint", turns=[first, later])["checkpoints"][0]
     assert again["already_stored"] == 2 and not again["episodes"]
-    stored = server.engine().store.episodes.get_many(range(1, 10))
+    stored = server.engine().turns_by_id(range(1, 10))
     assert {e.origin for e in stored if "Tromso" in e.text} == {"checkpoint"}
 
 

@@ -62,7 +62,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
                             kind="guardrail")  # fmt: skip
         report = nightly.run_nightly(engine)
         assert report.backup is not None  # the first night backs the store up
-        count = engine.store.memories.max_id()
+        count = engine.newest_memory_id()
     memory_md = settings.files_dir / "MEMORY.md"
     assert memory_md.read_text().count("<!-- m_") == MEMORIES
     return Template(home, count, memory_md.read_bytes())
@@ -104,8 +104,8 @@ def _stale_wal(db: Path) -> None:
     settings = _settings(db.parent)
     older = db.parent / "older.db"
     with Engine.open(settings, clock=FixedClock(parse_instant(NOW))) as engine:
-        engine.store.copy_to(older)
-        engine.store._db.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        engine._store.maintenance.scratch_copy(older)
+        engine._store._db.conn.execute("PRAGMA wal_autocheckpoint = 0")
         for i in range(60):
             engine.remember(f"Rack {i % 5} holds the crash test host {i}.", kind="fact")
         crashed = Path(f"{db}-wal").read_bytes()  # the process is killed here

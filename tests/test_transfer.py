@@ -63,8 +63,8 @@ def _fill(engine: Engine, clock: FixedClock) -> None:
     engine.reject_held("h_2")
     engine.record_run("ingest", {"turns": 6})
     engine.reindex()
-    with engine.store.transaction():  # an older model's vectors stay until reindexed
-        engine.store.index.put_vectors(
+    with engine._store.transaction():  # an older model's vectors stay until reindexed
+        engine._store.index.put_vectors(
             [(content_hash("I live in Oslo."), "old-model@1", 2, b"\x00\x00\x80?\x00\x00\x00\x00")],
             now=clock.now(),
         )
@@ -73,8 +73,8 @@ def _fill(engine: Engine, clock: FixedClock) -> None:
     plan = [c for c in nightly.plan_archive(engine) if c.memory.id in chosen]
     assert nightly.archive(engine, plan, actor="nightly") == 3
     engine.restore(fair.ref)
-    with engine.store.transaction():
-        engine.store.archive.move(
+    with engine._store.transaction():
+        engine._store.archive.move(
             [(int(_ref(engine, "Renew the passport")[2:]), "manual", None)],
             now=clock.now(),
             actor="cli",
@@ -111,15 +111,15 @@ def _everything(engine: Engine) -> dict[str, Any]:
     memories = engine.list_memories(status=None, limit=10_000)
     return {
         "memories": memories,
-        "archived": [engine.store.archive.get(m.id) for m in memories],
+        "archived": [engine.archived(m.id) for m in memories],
         "held": engine.held_writes(),
         "audit": engine.audit_entries(limit=10_000),
         "entities": engine.graph_entities(),
         "relations": engine.graph_relations(),
         "pending": engine.pending(),
         "stats": replace(engine.stats(), home="", database="", database_bytes=0),
-        "vectors": engine.store.index.vector_models(),
-        "runs": engine.store.runs.latest("ingest"),
+        "vectors": engine._store.index.vector_models(),
+        "runs": engine.last_run("ingest"),
     }
 
 
@@ -132,11 +132,11 @@ def _derived(engine: Engine) -> list[list[Any]]:
         "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'lyon OR oslo OR fair'",
         "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH 'lyon OR tea'",
     )
-    return [engine.store._db.execute(q).fetchall() for q in queries]
+    return [engine._store._db.execute(q).fetchall() for q in queries]
 
 
 def _counts(store: Store) -> dict[str, int]:
-    return rows.Transfer.of(store).counts()
+    return store.transfer.counts()
 
 
 # -- round trip ------------------------------------------------------------------------
@@ -193,9 +193,9 @@ def test_an_imported_store_works_like_the_original(
     fair = _ref(fresh, "pottery fair")
     passport = _ref(fresh, "Renew the passport")
     assert fresh.get(passport).status == "archived"
-    assert not fresh.store.memories.match("passport", statuses=("archived", "active"))
+    assert not fresh._store.memories.match("passport", statuses=("archived", "active"))
     assert fresh.restore(passport).status == "active"
-    assert fresh.store.memories.match("passport") == [int(passport[2:])]
+    assert fresh._store.memories.match("passport") == [int(passport[2:])]
     assert fresh.get(fair).status == "active"
     # A disputed memory is still pending and its slot still live: a new contradiction
     # of the same owner finds it.
@@ -204,7 +204,7 @@ def test_an_imported_store_works_like_the_original(
     assert fresh.resolve(dispute.memory.ref, confirm=True).status == "active"
     # New rows take the next ids, the held write is still waiting, or rejected.
     memory, _ = fresh.remember("I like green tea.")
-    assert memory.id == filled.store.memories.max_id() + 1
+    assert memory.id == filled.newest_memory_id() + 1
     assert [(h.ref, h.decision) for h in fresh.held_writes()] == [
         ("h_2", "reject"),
         ("h_1", None),
@@ -216,7 +216,7 @@ def test_a_store_exports_and_imports_without_an_engine(
     filled: Engine, tmp_path: Path, clock: FixedClock
 ) -> None:
     first, second = tmp_path / "store.jsonl", tmp_path / "again.jsonl"
-    transfer.export(filled.store, first, clock=clock)
+    transfer.export(filled._store, first, clock=clock)
     header = _lines(first)[0]
     assert header["embedding_model"] == {"id": None, "dim": None}
     assert header["exported_at"] == clock.now().isoformat()
@@ -260,8 +260,8 @@ def _rewrite(path: Path, change: Any) -> Path:
 
 
 def _unchanged(engine: Engine) -> None:
-    assert set(_counts(engine.store).values()) == {0}
-    assert not engine.store._db.conn.in_transaction
+    assert set(_counts(engine._store).values()) == {0}
+    assert not engine._store._db.conn.in_transaction
 
 
 @pytest.mark.parametrize(
@@ -369,12 +369,12 @@ def test_a_file_cut_short_does_not_add_up(exported: Path, fresh: Engine) -> None
 
 def test_a_store_that_is_not_empty_is_refused_and_kept(exported: Path, fresh: Engine) -> None:
     fresh.remember("I like green tea.")
-    before = _counts(fresh.store)
+    before = _counts(fresh._store)
     with pytest.raises(InvalidInput) as refused:
         transfer.import_(fresh, exported)
     message = str(refused.value)
     assert "is not empty (memories: 1" in message and "--home NEW" in message
-    assert _counts(fresh.store) == before
+    assert _counts(fresh._store) == before
 
 
 def test_an_export_replaces_a_file_only_when_whole(
@@ -392,7 +392,7 @@ def test_an_export_replaces_a_file_only_when_whole(
         transfer.export(filled, path)
     assert path.read_text(encoding="utf-8") == "the old export\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".memory")] == []
-    assert not filled.store._db.conn.in_transaction
+    assert not filled._store._db.conn.in_transaction
 
 
 def test_an_export_never_overwrites_the_database(filled: Engine) -> None:
@@ -408,7 +408,7 @@ def test_an_export_never_overwrites_the_database(filled: Engine) -> None:
 def test_every_table_of_the_schema_is_exported_or_rebuilt(engine: Engine) -> None:
     tables = {
         str(r[0])
-        for r in engine.store._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        for r in engine._store._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
     rebuilt = {t for t in tables if any(t.startswith(n) for n in rows.NOT_EXPORTED)}
     assert tables - rebuilt == set(rows.DATA_TABLES)

@@ -178,17 +178,17 @@ def test_the_live_clause_leaves_out_expired_memories_only_when_given_a_time(
     engine: Engine, clock: FixedClock
 ) -> None:
     memory, _ = engine.remember(DOOR, ttl=timedelta(minutes=5))
-    index = engine.store.index
+    index = engine._store.index
     clock.advance(minutes=10)
     expression = '"door"'
     assert index.lexical_memories(expression, View(), limit=5) != []
     assert index.lexical_memories(expression, View(now=clock.now()), limit=5) == []
     assert index.guardrails(View(now=clock.now())) == []
-    assert engine.store.memories.find_duplicate(memory.content_hash, None, memory.scope) == (
+    assert engine._store.memories.find_duplicate(memory.content_hash, None, memory.scope) == (
         memory.id
     )
     assert (
-        engine.store.memories.find_duplicate(
+        engine._store.memories.find_duplicate(
             memory.content_hash, None, memory.scope, now=clock.now()
         )
         is None
@@ -202,8 +202,8 @@ def test_the_store_finds_expired_memories_through_its_index(
     later, _ = engine.remember("The parking is closed", ttl=timedelta(days=1))
     engine.remember("The lift works")
     clock.advance(hours=2)
-    assert [m.id for m in engine.store.memories.expired(clock.now())] == [soon.id]
-    conn = sqlite3.connect(engine.store.path)
+    assert [m.id for m in engine.expired_memories(clock.now())] == [soon.id]
+    conn = sqlite3.connect(engine.database_path)
     plan = conn.execute(
         "EXPLAIN QUERY PLAN SELECT id FROM memories"
         " WHERE expires_at IS NOT NULL AND expires_at <= ?",

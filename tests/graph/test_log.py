@@ -50,8 +50,8 @@ def _history(engine: Engine, clock: FixedClock) -> None:
     engine.forget(anna.ref)
     engine.remember("We use Postgres for billing.")
     graph_log.append(engine)
-    with engine.store.transaction():  # Anna seen under another name
-        engine.store.graph.entity("anna", "Annie", "Person", now=clock.now())
+    with engine._store.transaction():  # Anna seen under another name
+        engine._store.graph.entity("anna", "Annie", "Person", now=clock.now())
     graph_log.append(engine)
 
 
@@ -85,8 +85,8 @@ def test_forgetting_unlinks_a_new_name_rewrites_the_entity_and_restoring_links_a
     anna, _ = engine.remember("My wife Anna works at Acme.")
     graph_log.append(engine)
     engine.forget(anna.ref)
-    with engine.store.transaction():
-        engine.store.graph.entity("anna", "Annie", "Person", now=clock.now())
+    with engine._store.transaction():
+        engine._store.graph.entity("anna", "Annie", "Person", now=clock.now())
     report = graph_log.append(engine)
 
     new = _ops(engine)[-report.appended :]

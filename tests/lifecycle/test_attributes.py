@@ -66,7 +66,7 @@ def test_a_move_said_in_passing_supersedes_the_old_home(use: Engine) -> None:
     assert _status(use, "Leeds") == ["superseded"]
     assert _status(use, "Sheffield") == ["active"]
     new = next(m for m in use.list_memories() if "Sheffield" in m.text)
-    reads = [e for e in use.store.audit.entries(memory_id=new.id) if e.action == "read"]
+    reads = [e for e in use.history(new.id) if e.action == "read"]
     assert reads and reads[0].detail["attribute"] == "lives_in"
     assert reads[0].detail["value"] == "sheffield" and reads[0].detail["unsure"] is None
 
@@ -111,7 +111,7 @@ def test_an_unsure_reading_disputes_instead_of_replacing(use: Engine) -> None:
     assert _status(use, "vegan") == ["disputed"]
     assert _status(use, "fish") == ["active"]
     new = next(m for m in use.list_memories() if "fish" in m.text)
-    reads = [e for e in use.store.audit.entries(memory_id=new.id) if e.action == "read"]
+    reads = [e for e in use.history(new.id) if e.action == "read"]
     assert reads[0].detail["attribute"] == "diet" and reads[0].detail["unsure"]
 
 

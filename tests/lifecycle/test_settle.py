@@ -33,7 +33,7 @@ def _one(engine: Engine, part: str, *, scope: Scope = ANNA) -> Memory:
 
 
 def _actions(engine: Engine, memory: Memory) -> list[str]:
-    return [e.action for e in engine.store.audit.entries(memory_id=memory.id)]
+    return [e.action for e in engine.history(memory.id)]
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,7 @@ def test_silent_conflicts_are_counted(engine: Engine, clock: FixedClock) -> None
     _say(engine, clock, "I live in Lyon.", "2")
     assert silent_conflicts(engine.list_memories(status=None)) == []  # superseded: settled
     both = engine.list_memories(status=None)
-    engine.store.memories.set_status(both[-1].id, "active", now=clock.now())  # undo it
+    engine._store.memories.set_status(both[-1].id, "active", now=clock.now())  # undo it
     assert silent_conflicts(engine.list_memories(status=None)) == ["lives_in: lyon / paris"]
 
 
@@ -129,5 +129,5 @@ def test_a_burst_of_changes_leaves_the_last_and_every_step_in_the_audit(
     assert [m.text for m in engine.list_memories()] == ["I live in Turin."]
     every = engine.list_memories(status=None, limit=100)
     assert len(every) == 20 and sum(m.status == "superseded" for m in every) == 19
-    supersedes = [e for e in engine.store.audit.entries(limit=1000) if e.action == "supersede"]
+    supersedes = [e for e in engine._store.audit.entries(limit=1000) if e.action == "supersede"]
     assert len(supersedes) == 19  # each step can be undone from the audit

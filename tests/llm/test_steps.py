@@ -75,9 +75,7 @@ def test_above_the_gate_a_memory_is_stored_tagged_and_cites_its_turn(night: Engi
     assert memory.details["model"]["model"] == "scripted-1"
     assert memory.details["model"]["prompt"] == "extract/1"
     assert [f"e_{i}" for i in memory.episode_ids] == _turn_refs(model.asked[0])
-    entry = next(
-        e for e in night.store.audit.entries(memory_id=memory.id) if e.action == "model-apply"
-    )
+    entry = next(e for e in night.history(memory.id) if e.action == "model-apply")
     assert entry.detail["model"] == "scripted-1" and entry.detail["prompt"] == "extract/1"
     assert entry.actor == "model"
 
@@ -123,7 +121,7 @@ def test_a_refused_item_is_quarantined_never_stored(
     [record] = files.quarantined(night.settings.home)
     assert reason in record["reason"] and record["step"] == "extract"
     assert record["model"] == "scripted-1" and record["prompt"] == "extract/1"
-    audit = [e for e in night.store.audit.entries() if e.action == "model-quarantine"]
+    audit = [e for e in night._store.audit.entries() if e.action == "model-quarantine"]
     assert len(audit) == 1 and reason in audit[0].detail["reason"]
 
 
@@ -247,7 +245,7 @@ def test_requests_are_audited_by_hash_never_by_content(
     night.settings = _with_llm(night, provider="openai", endpoint="http://127.0.0.1:9/v1")
     monkeypatch.setattr("memoracle.llm.open_model", opened, raising=False)
     runner.run_night(night)
-    entry = next(e for e in night.store.audit.entries() if e.action == "model-request")
+    entry = next(e for e in night._store.audit.entries() if e.action == "model-request")
     assert entry.detail["sent_sha256"] == "ab" * 32 and entry.detail["sent_bytes"] == 321
     assert PLAIN not in json.dumps(entry.detail)
 

@@ -63,7 +63,7 @@ def _day(engine: Engine, clock: FixedClock, texts: list[str]) -> None:
 def _exists(engine: Engine, ref: str) -> bool:
     """A cited e_… turn or m_… memory is in the store."""
     if ref.startswith("e_"):
-        return bool(engine.store.episodes.get_many([int(ref[2:])]))
+        return bool(engine.turns_by_id([int(ref[2:])]))
     return engine.get(ref) is not None
 
 
@@ -224,10 +224,10 @@ def test_a_real_model_night_stays_in_budget_and_tags_and_cites_all_it_applies(
     model = report.model
     assert model is not None and model.error == "" and model.model_id == "openai:smollm2"
     assert 0 < model.tokens <= budget and model.asked >= 1
-    requests = [e.detail for e in engine.store.audit.entries() if e.action == "model-request"]
+    requests = [e.detail for e in engine._store.audit.entries() if e.action == "model-request"]
     assert requests and all(r["outcome"] in ("ok", "invalid") for r in requests)
     assert sum(r["tokens_in"] + r["tokens_out"] for r in requests) <= budget
-    applied = [e for e in engine.store.audit.entries() if e.action == "model-apply"]
+    applied = [e for e in engine._store.audit.entries() if e.action == "model-apply"]
     for entry in applied:  # every change carries model id, prompt version and its sources
         tag = entry.detail
         assert tag["model"] == "openai:smollm2" and "/" in tag["prompt"], tag

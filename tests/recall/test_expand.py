@@ -74,22 +74,22 @@ def test_a_neighbours_memory_is_found_only_through_the_graph(
 def test_names_meet_whatever_their_spelling(lexical: Engine) -> None:
     _family(lexical)
     lexical.remember("Marc works at Bank of America.")
-    graph = lexical.store.graph
+    graph = lexical._store.graph
     anna, lea = (graph.find(k).id for k in ("anna", "lea"))  # type: ignore[union-attr]
     bank = graph.find("bank america").id  # type: ignore[union-attr]
     for query in ("what about anna?", "ANNA", "Anna’s plans", "my wife Anna"):
-        assert expansion.named_entities(lexical.store, query) == {anna: "anna"}, query
-    assert list(expansion.named_entities(lexical.store, "did lea or Anna call")) == [lea, anna]
-    assert expansion.named_entities(lexical.store, "who works at bank of america") == {
+        assert expansion.named_entities(lexical._store, query) == {anna: "anna"}, query
+    assert list(expansion.named_entities(lexical._store, "did lea or Anna call")) == [lea, anna]
+    assert expansion.named_entities(lexical._store, "who works at bank of america") == {
         bank: "bank america"
     }
-    assert expansion.named_entities(lexical.store, "the weather") == {}
+    assert expansion.named_entities(lexical._store, "the weather") == {}
 
 
 def test_only_a_query_that_says_more_than_a_name_follows_a_relation(lexical: Engine) -> None:
     _family(lexical)
     lexical.remember("Lea lives in Lyon with her cat.")  # names Lea, not Anna
-    store = lexical.store
+    store = lexical._store
     anna, lea = (store.graph.find(k).id for k in ("anna", "lea"))  # type: ignore[union-attr]
 
     def expand(query: str) -> expansion.Expansion:
@@ -111,8 +111,8 @@ def test_only_a_query_that_says_more_than_a_name_follows_a_relation(lexical: Eng
 
 def test_the_speaker_placeholder_is_no_name(lexical: Engine) -> None:
     lexical.remember("My wife Anna works at Acme.")  # anna family_of user
-    assert lexical.store.graph.find("user") is not None
-    assert expansion.named_entities(lexical.store, "what does the user like?") == {}
+    assert lexical._store.graph.find("user") is not None
+    assert expansion.named_entities(lexical._store, "what does the user like?") == {}
 
 
 def test_expansion_never_crosses_scope(lexical: Engine) -> None:
@@ -126,7 +126,7 @@ def test_expansion_never_crosses_scope(lexical: Engine) -> None:
     # The group sees no private memory, and no private relation links Anna to Lea.
     assert _texts(lexical, QUERY, group) == []
     assert _texts(lexical, "anna", group) == []
-    graph = lexical.store.graph
+    graph = lexical._store.graph
     anna, lea = (graph.find(k).id for k in ("anna", "lea"))  # type: ignore[union-attr]
     assert graph.related([anna], [lea], view_for(lexical.settings, alice)) == {lea}
     assert graph.related([anna], [lea], view_for(lexical.settings, group)) == set()
@@ -175,11 +175,11 @@ def test_the_query_orders_what_the_graph_brings(engine: Engine) -> None:
     vector = searcher.embedder.embed_query(query)
 
     def texts(ids: list[int]) -> list[str]:
-        return [m.text for m in engine.store.memories.get_many(ids)]
+        return [m.text for m in engine.memories_by_id(ids)]
 
     def ordered(vector: npt.NDArray[np.float32] | None) -> list[int]:
         return graph_list.graph_list(
-            engine.store,
+            engine._store,
             searcher.embedder,
             query,
             View(),

@@ -65,7 +65,7 @@ def _turns(clock: FixedClock, texts: Sequence[str], session: str = "s1") -> list
 def _missing(engine: Engine) -> int:
     embedder = engine.searcher.embedder
     assert embedder is not None
-    return engine.store.index.count_missing(embedder.model_id)
+    return engine.vectors_missing(embedder.model_id)
 
 
 def _gated(engine: Engine) -> Gated:

@@ -23,7 +23,7 @@ TEXTS = ("The garden shed needs a new roof.", "I prefer green tea in the morning
 def _missing(engine: Engine) -> int:
     embedder = engine.searcher.embedder
     assert embedder is not None
-    return engine.store.index.count_missing(embedder.model_id)
+    return engine.vectors_missing(embedder.model_id)
 
 
 def test_a_search_writes_nothing(engine: Engine, clock: FixedClock) -> None:
@@ -31,10 +31,10 @@ def test_a_search_writes_nothing(engine: Engine, clock: FixedClock) -> None:
         engine.remember(text)
     missing = _missing(engine)
     assert missing >= len(TEXTS)
-    before = engine.store.own_changes()
+    before = engine._store.maintenance.change_marker()[1]
     for mode in ("hybrid", "vector", "lexical"):
         engine.searcher.search("garden shed roof", view=View(), k=5, now=clock.now(), mode=mode)
-    assert engine.store.own_changes() == before
+    assert engine._store.maintenance.change_marker()[1] == before
     assert _missing(engine) == missing
 
 

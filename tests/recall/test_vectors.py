@@ -184,9 +184,9 @@ def test_reindex_rebuilds_the_graph_once_a_quarter_of_it_is_archived(
         built = path.stat().st_mtime_ns
     with Engine.open(small, clock=clock) as engine:
         assert not engine.searcher.build_graph_if_needed()  # nothing archived: kept
-        with engine.store.transaction():
+        with engine._store.transaction():
             for memory_id in ids[:2]:  # a quarter
-                engine.store.memories.set_status(memory_id, "archived", now=clock.now())
+                engine._store.memories.set_status(memory_id, "archived", now=clock.now())
     with Engine.open(small, clock=clock) as engine:
         before = engine.searcher._vectors()
         assert before is not None and len(before) == 8  # loaded from the file as it was
@@ -205,7 +205,7 @@ def test_a_text_said_again_in_this_process_reaches_the_set(
     with Engine.open(settings, clock=clock) as engine:
         first, _ = engine.remember(text)
         engine.reindex()
-        engine.store.archive.move([(first.id, "manual", None)], now=clock.now(), actor="test")
+        engine._store.archive.move([(first.id, "manual", None)], now=clock.now(), actor="test")
     with Engine.open(settings, clock=clock) as engine:
         found = engine.searcher._vectors()
         assert found is not None and first.content_hash not in found.rows

@@ -60,7 +60,7 @@ def test_backup_is_a_verified_self_contained_copy(
     with store.transaction():
         store.archive.move([(1, "manual", None)], now=clock.now(), actor="t")
     folder = tmp_path / "backups"
-    info = store.backup(folder, now=datetime(2026, 12, 2, 14, 30, tzinfo=UTC))
+    info = store.maintenance.backup(folder, now=datetime(2026, 12, 2, 14, 30, tzinfo=UTC))
 
     assert info.path == folder / "memoracle-20261202T143000Z.db"
     assert info.counts == {"memories": 20, "episodes": 20, "audit": 21, "archive": 1}
@@ -81,7 +81,9 @@ def test_backup_leaves_out_what_is_not_committed(
     _fill(store, clock, 3)
     with store.transaction():
         _fill(store, clock, 2, prefix="pending")
-        info = store.backup(tmp_path / "b", now=clock.now())  # does not wait on our lock
+        info = store.maintenance.backup(
+            tmp_path / "b", now=clock.now()
+        )  # does not wait on our lock
     assert info.counts["memories"] == 3 == _count(info.path, "memories")
     assert store.memories.match("pending") != []
 
@@ -108,7 +110,7 @@ def test_backup_while_another_connection_writes(
         infos = []
         for _ in range(5):
             clock.advance(seconds=1)
-            infos.append(store.backup(tmp_path / "b", now=clock.now()))
+            infos.append(store.maintenance.backup(tmp_path / "b", now=clock.now()))
     finally:
         stop.set()
         thread.join()
@@ -136,7 +138,7 @@ def test_counts_and_copy_come_from_one_snapshot(
 
     monkeypatch.setattr(backup, "_counts", counts_then_commit)
     try:
-        info = store.backup(tmp_path / "b", now=clock.now())
+        info = store.maintenance.backup(tmp_path / "b", now=clock.now())
     finally:
         other.close()
     assert info.counts["audit"] == 5 == _count(info.path, "audit")
@@ -148,7 +150,7 @@ def test_a_corrupt_copy_is_detected_and_removed(
 ) -> None:
     _fill(store, clock, 200)
     folder = tmp_path / "b"
-    good = store.backup(folder, now=clock.now())
+    good = store.maintenance.backup(folder, now=clock.now())
     before = good.path.read_bytes()
     real_copy = backup._copy
 
@@ -161,7 +163,7 @@ def test_a_corrupt_copy_is_detected_and_removed(
     monkeypatch.setattr(backup, "_copy", copy_then_truncate)
     # A second backup in the same second gets its own name (…Z-2.db), never the first's.
     with pytest.raises(StoreError, match=r"memoracle-20230508T135600Z-2\.db: the backup failed"):
-        store.backup(folder, now=clock.now())
+        store.maintenance.backup(folder, now=clock.now())
     # The earlier good backup is untouched; no partial file is left.
     assert sorted(p.name for p in folder.iterdir()) == [good.path.name]
     assert good.path.read_bytes() == before
@@ -169,7 +171,7 @@ def test_a_corrupt_copy_is_detected_and_removed(
     clock.advance(seconds=1)
     monkeypatch.setattr(backup, "_copy", lambda s, p: {**real_copy(s, p), "memories": 999})
     with pytest.raises(StoreError, match="row counts"):
-        store.backup(folder, now=clock.now())
+        store.maintenance.backup(folder, now=clock.now())
     assert sorted(p.name for p in folder.iterdir()) == [good.path.name]
 
 
@@ -184,7 +186,7 @@ def test_prune_keeps_the_newest(store: Store, clock: FixedClock, tmp_path: Path)
     folder = tmp_path / "b"
     made = []
     for _ in range(4):
-        made.append(store.backup(folder, now=clock.now()).path)
+        made.append(store.maintenance.backup(folder, now=clock.now()).path)
         clock.advance(days=1, seconds=5)
     (folder / "notes.txt").write_text("not a backup")
     (folder / "memoracle-old.db").write_text("not named like a backup")

@@ -165,16 +165,16 @@ def test_another_persons_or_a_groups_memory_is_never_shown_nor_changed(
         assert post(c, access, f"/memories/{ref}/{action}", **fields) == 404, action
     assert post(c, access, f"/disputes/{ref}/resolve", decision="reject") == 404
     with world.engine() as engine:
-        memory = engine.store.memories.get(int(ref[2:]))
+        memory = engine.stored_memory(int(ref[2:]))
         assert memory is not None and memory.status == "active" and not memory.pinned
         assert memory.text == {"bob": SECRET, "group": GROUP}[name]
         assert memory.expires_at is None and memory.superseded_by is None
-        assert not [e for e in engine.store.audit.entries(memory_id=memory.id) if e.actor == "ui"]
+        assert not [e for e in engine.history(memory.id) if e.actor == "ui"]
 
 
 def _actions(world: World, ref: str) -> list[tuple[str, str]]:
     with world.engine() as engine:
-        entries = engine.store.audit.entries(memory_id=int(ref[2:]))
+        entries = engine._store.audit.entries(memory_id=int(ref[2:]))
     return [(e.actor, e.action) for e in reversed(entries)]
 
 

@@ -40,7 +40,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     clock = FixedClock(START)
     Engine.init(settings, clock=clock)
     rng = random.Random(5)
-    with Engine.open(settings, clock=clock) as e, e.store.transaction():
+    with Engine.open(settings, clock=clock) as e, e._store.transaction():
         for i in range(SIZE):
             at = START + timedelta(minutes=5 * rng.randint(0, SIZE))  # ties on purpose
             said = f"Memory number {i} about the {rng.choice(['lease', 'guitar', 'router'])}."
@@ -49,9 +49,9 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
                 KINDS[i % len(KINDS)], said, "episodic", "capture", at, content_hash(said),
                 scope=scope, subject=SUBJECTS[i % len(SUBJECTS)],
             )  # fmt: skip
-            memory_id = e.store.memories.insert(new, now=at)
+            memory_id = e._store.memories.insert(new, now=at)
             if i % 50 == 0:
-                e.store.memories.set_status(memory_id, "forgotten", now=at)
+                e._store.memories.set_status(memory_id, "forgotten", now=at)
     clock.set(START + timedelta(minutes=5 * SIZE + 60))
     with Engine.open(settings, clock=clock) as e:
         yield e
@@ -60,7 +60,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 def _steps(engine: Engine, work: Callable[[], Any]) -> int:
     """How many SQLite steps `work` took (to the nearest STEP)."""
     count = itertools.count()
-    conn = engine.store.browse._db.conn
+    conn = engine._store.browse._db.conn
     conn.set_progress_handler(lambda: next(count) and 0, STEP)
     try:
         work()
@@ -75,7 +75,7 @@ def _read_everything(engine: Engine) -> int:
     visible, params = view_for(engine.settings, None).scope_clause("m")
     return _steps(
         engine,
-        lambda: engine.store.browse._db.execute(
+        lambda: engine._store.browse._db.execute(
             f"SELECT count(*) FROM memories m WHERE {visible} AND m.status = 'active'", params
         ).fetchone(),
     )
@@ -121,8 +121,8 @@ def test_subjects_and_the_graph_read_a_bounded_part(
 
 
 def _everything_in_order(engine: Engine, viewer: Scope | None) -> list[Memory]:
-    rows = engine.store.browse._db.execute("SELECT id FROM memories").fetchall()
-    found = engine.store.memories.get_many([int(r[0]) for r in rows])
+    rows = engine._store.browse._db.execute("SELECT id FROM memories").fetchall()
+    found = engine.memories_by_id([int(r[0]) for r in rows])
     seen = [m for m in found if can_see(engine.settings, viewer, m.scope)]
     return sorted(seen, key=lambda m: (m.observed_at, m.id), reverse=True)
 
@@ -199,7 +199,7 @@ def test_forget_by_description_reads_fewer_rows_than_it_matches(engine: Engine) 
     visible, params = view_for(engine.settings, None).scope_clause("m")
     every_row = _steps(
         engine,
-        lambda: engine.store.browse._db.execute(
+        lambda: engine._store.browse._db.execute(
             "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid"
             f" WHERE memories_fts MATCH 'leas' AND {visible}"
             " AND m.status IN ('active', 'disputed') ORDER BY bm25(memories_fts)",
@@ -216,7 +216,7 @@ def test_matches_in_rank_order_are_those_in_bm25_order(engine: Engine) -> None:
     for viewer in (None, Scope(user="bob")):
         view = view_for(engine.settings, viewer)
         visible, params = view.scope_clause("m")
-        rows = engine.store.browse._db.execute(
+        rows = engine._store.browse._db.execute(
             "SELECT m.id, bm25(memories_fts) FROM memories_fts f JOIN memories m"
             f" ON m.id = f.rowid WHERE memories_fts MATCH 'guitar' AND {visible}"
             " AND m.status IN ('active', 'disputed')",
@@ -225,6 +225,6 @@ def test_matches_in_rank_order_are_those_in_bm25_order(engine: Engine) -> None:
         score = {int(i): float(s) for i, s in rows}
         assert len(score) > 200
         for limit in (1, 51, 10_000):
-            found = engine.store.memories.match("guitar", view=view, limit=limit)
+            found = engine._store.memories.match("guitar", view=view, limit=limit)
             assert set(found) <= set(score)
             assert [score[i] for i in found] == sorted(score.values())[:limit], (viewer, limit)

@@ -49,19 +49,19 @@ def edit(
     new = replace(new, subject=old.subject, pinned=new.pinned or old.pinned, expires_at=expiry)
     verdict = audit(said, lang=new.lang, head=lambda: st.injection_head)
     if verdict.level != "clean":
-        with st.store.transaction():
+        with st._store.transaction():
             held = write.hold(st, 
                 said, level=verdict.level, reasons=verdict.reasons, kind=kind, source="manual",
                 observed_at=now, scope=old.scope, actor=actor, now=now, expires_at=expiry,
             )  # fmt: skip
         raise WriteHeld(write.held_message(held), held.ref)
-    with st.store.transaction():
+    with st._store.transaction():
         new_id, _ = write.store_memory(st, new, now=now, actor=actor)
         if new_id == old.id:  # the same text said again in another kind: nothing to replace
             raise InvalidInput(f"{old.ref} already says this.")
         if st.memory(old.id).status != "superseded":  # settling may have done it already
-            st.store.memories.supersede(old.id, new_id, now=now)
-        st.store.audit.append(
+            st._store.memories.supersede(old.id, new_id, now=now)
+        st._store.audit.append(
             at=now,
             actor=actor,
             action="edit",
@@ -79,9 +79,9 @@ def pin(
     if memory.pinned == pinned:
         return memory
     now = st.clock.now()
-    with st.store.transaction():
-        st.store.browse.set_pinned(memory.id, pinned)
-        st.store.audit.append(
+    with st._store.transaction():
+        st._store.browse.set_pinned(memory.id, pinned)
+        st._store.audit.append(
             at=now,
             actor=actor,
             action="pin" if pinned else "unpin",
@@ -109,9 +109,9 @@ def set_expiry(
     expiry = memories.expiry_of(st, now, expires_at=expires_at, ttl=ttl)
     if memory.expires_at == expiry:
         return memory
-    with st.store.transaction():
-        st.store.memories.set_expiry(memory.id, expiry)
-        st.store.audit.append(
+    with st._store.transaction():
+        st._store.memories.set_expiry(memory.id, expiry)
+        st._store.audit.append(
             at=now,
             actor=actor,
             action="expiry",

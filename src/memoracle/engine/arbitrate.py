@@ -108,9 +108,11 @@ def check(st: EngineState, claim: str, *, scope: Scope | None = None) -> ClaimCh
     view = view_for(st.settings, scope, now=st.clock.now())
     claimed = slots_of(said)
     ids = [
-        i for slot in claimed for i in st.store.memories.seen_in_slot(*slot.key, view, limit=SLOT_K)
+        i
+        for slot in claimed
+        for i in st._store.memories.seen_in_slot(*slot.key, view, limit=SLOT_K)
     ]
-    found.update((m.id, m) for m in st.store.memories.get_many([i for i in ids if i not in found]))
+    found.update((m.id, m) for m in st._store.memories.get_many([i for i in ids if i not in found]))
     live = [m for m in found.values() if m.status in LIVE]
     cited: dict[int, tuple[bool, Citation]] = {}
     for memory_id, verdict in SlotIndex([(m.id, m.text) for m in live]).verdicts(claimed):
@@ -184,14 +186,14 @@ def _ruling(st: EngineState, dispute: Dispute) -> Ruling:
 def _said_again(st: EngineState, memory: Memory) -> Memory | None:
     """The newest live memory that, after the memory's last dispute, said it again
     without a hedge (capture audits it as a `confirm`)."""
-    entries = st.store.audit.entries(memory_id=memory.id, limit=1000)
+    entries = st._store.audit.entries(memory_id=memory.id, limit=1000)
     for entry in entries:  # newest first
         if entry.action == "dispute":
             return None
         by = entry.detail.get("by")
         if entry.action != "confirm" or not isinstance(by, str):
             continue
-        said = st.store.memories.get(int(by.removeprefix("m_")))
+        said = st._store.memories.get(int(by.removeprefix("m_")))
         if said is not None and said.status in LIVE and not _hedged(said):
             return said
     return None

@@ -82,7 +82,7 @@ def generation(st: EngineState) -> tuple[int, int]:
     """What changes whenever the store does: another connection's commit (SQLite's
     data_version) or this one's own write (its total_changes). A read that depends on
     the store alone (no clock) gives the same answer all through one generation."""
-    return st.store.data_version(), st.store.own_changes()
+    return st._store.maintenance.change_marker()
 
 
 def memories_page(
@@ -92,15 +92,15 @@ def memories_page(
     size = max(1, min(size, MAX_PAGE))
     now = st.clock.now()
     view = view_for(st.settings, scope)
-    ids = st.store.browse.page(view, wanted, limit=size + 1, offset=(max(page, 1) - 1) * size)
-    found = st.store.memories.get_many(ids[:size])
+    ids = st._store.browse.page(view, wanted, limit=size + 1, offset=(max(page, 1) - 1) * size)
+    found = st._store.memories.get_many(ids[:size])
     items = tuple((m, scoring.activation(m, now, st.settings.decay)) for m in found)
     return Page(items, len(ids) > size, now)
 
 
 def subjects(st: EngineState, *, scope: Scope | None = None) -> list[tuple[str, int]]:
     """Whom the live memories `scope` sees are about, most first (the subject filter)."""
-    return st.store.browse.subjects(view_for(st.settings, scope))
+    return st._store.browse.subjects(view_for(st.settings, scope))
 
 
 def entities(
@@ -108,12 +108,12 @@ def entities(
 ) -> list[Entity]:
     """The entities the newest live memories `scope` sees name (`GRAPH_SAMPLE` of them,
     so the graph page costs the same at any size), most named among them first."""
-    return st.store.browse.entities(view_for(st.settings, scope), type_=type_, limit=limit)
+    return st._store.browse.entities(view_for(st.settings, scope), type_=type_, limit=limit)
 
 
 def relations(st: EngineState, *, limit: int = 300, scope: Scope | None = None) -> list[Relation]:
     """The relations those newest memories state, most stated among them first."""
-    return st.store.browse.relations(view_for(st.settings, scope), limit=limit)
+    return st._store.browse.relations(view_for(st.settings, scope), limit=limit)
 
 
 def detail(
@@ -124,9 +124,9 @@ def detail(
     its audit history and, with `query`, `explain`'s reasons for that message."""
     memory = memories.get(st, ref, scope=scope)
     now = st.clock.now()
-    older = st.store.memories.get_many(st.store.browse.superseded(memory.id))
+    older = st._store.memories.get_many(st._store.browse.superseded(memory.id))
     newer = (
-        st.store.memories.get(memory.superseded_by) if memory.superseded_by is not None else None
+        st._store.memories.get(memory.superseded_by) if memory.superseded_by is not None else None
     )
     why = search.explain(st, memory.ref, query=query, scope=scope) if query.strip() else None
     return Detail(
@@ -135,7 +135,7 @@ def detail(
         turns=tuple(memories.episodes_of(st, memory, scope=scope)),
         supersedes=tuple(m for m in older if can_see(st.settings, scope, m.scope)),
         superseded_by=newer if newer and can_see(st.settings, scope, newer.scope) else None,
-        history=tuple(st.store.audit.entries(memory_id=memory.id, limit=AUDIT_SHOWN)),
+        history=tuple(st._store.audit.entries(memory_id=memory.id, limit=AUDIT_SHOWN)),
         why=why,
     )
 
@@ -185,9 +185,9 @@ def review(st: EngineState, *, scope: Scope | None = None, duplicates: bool = Fa
     disputes = [d for d in upkeep.pending(st) if can_see(st.settings, scope, d.memory.scope)]
     if not duplicates:  # the dedup score over even a few hundred memories takes seconds
         return Review(tuple(held), tuple(disputes), None)
-    last = st.store.runs.latest("nightly:dedup", status="ok")
+    last = st._store.runs.latest("nightly:dedup", status="ok")
     through = (last.counts.get("through_id") if last else None) or 0
-    newest = st.store.memories.id_before_newest(DUPLICATES_SAMPLE, LIVE)
+    newest = st._store.memories.id_before_newest(DUPLICATES_SAMPLE, LIVE)
     groups = [
         g
         for g in upkeep.duplicates(st, after=max(through, newest))

@@ -52,7 +52,7 @@ def topic(st: EngineState, name: str) -> Topic:
     """The topic named `name` (any name of its entity), as the owner sees it."""
     key = graph_rules.canonical_key(name)
     view = view_for(st.settings, own_scope(st.settings))
-    entity = st.store.graph.find(key, view=view) if key else None
+    entity = st._store.graph.find(key, view=view) if key else None
     if entity is None:
         raise NotFound(f"No topic named {name!r}. Try: memoracle graph entities")
     return topic_of(st, entity)
@@ -60,8 +60,8 @@ def topic(st: EngineState, name: str) -> Topic:
 
 def topic_of(st: EngineState, entity: Entity, *, limit: int = TOPIC_LIMIT) -> Topic:
     view = view_for(st.settings, own_scope(st.settings))
-    ids = st.store.graph.memories_of([entity.id], limit=limit, view=view)
-    return Topic(entity, tuple(st.store.memories.get_many(ids)))
+    ids = st._store.graph.memories_of([entity.id], limit=limit, view=view)
+    return Topic(entity, tuple(st._store.memories.get_many(ids)))
 
 
 def complete(st: EngineState, found: Topic, *, by: str, actor: str) -> list[int]:
@@ -69,11 +69,11 @@ def complete(st: EngineState, found: Topic, *, by: str, actor: str) -> list[int]
     said so — "cli", "task m12"), each with an audit `complete`. The ids marked."""
     now = st.clock.now()
     marked = [m for m in found.memories if _mark(m) != found.entity.key]
-    with st.store.transaction():
+    with st._store.transaction():
         for m in marked:
             done = {"topic": found.entity.key, "at": now.isoformat(), "by": by}
-            st.store.memories.set_details(m.id, {**m.details, "completed": done})
-            st.store.audit.append(
+            st._store.memories.set_details(m.id, {**m.details, "completed": done})
+            st._store.audit.append(
                 at=now, actor=actor, action="complete", memory_id=m.id, detail=done
             )
     return [m.id for m in marked]
@@ -84,12 +84,12 @@ def reopen(st: EngineState, found: Topic, *, actor: str) -> list[int]:
     topic does not complete by itself again (`due`) until something new is said of it."""
     now = st.clock.now()
     marked = found.completed
-    with st.store.transaction():
+    with st._store.transaction():
         for m in marked:
             details = {k: v for k, v in m.details.items() if k != "completed"}
             details["reopened"] = {"topic": found.entity.key, "at": now.isoformat()}
-            st.store.memories.set_details(m.id, details)
-            st.store.audit.append(
+            st._store.memories.set_details(m.id, details)
+            st._store.audit.append(
                 at=now,
                 actor=actor,
                 action="reopen",
@@ -147,11 +147,11 @@ def promote(st: EngineState, refs: Sequence[str | int], *, actor: str) -> list[M
         if memory.status not in ("active", "disputed"):
             raise InvalidInput(f"{memory.ref} is {memory.status}: only a live memory is promoted.")
         chosen.append(memory)
-    with st.store.transaction():
+    with st._store.transaction():
         for m in chosen:
             if m.details.get("promoted"):
                 continue
             mark = {"at": now.isoformat(), "by": actor}
-            st.store.memories.set_details(m.id, {**m.details, "promoted": mark})
-            st.store.audit.append(at=now, actor=actor, action="promote", memory_id=m.id)
+            st._store.memories.set_details(m.id, {**m.details, "promoted": mark})
+            st._store.audit.append(at=now, actor=actor, action="promote", memory_id=m.id)
     return [st.memory(m.id) for m in chosen]

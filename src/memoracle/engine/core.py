@@ -19,6 +19,7 @@ from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.config_file import render_toml, set_key
 from memoracle.engine import graph, guard, memories, search, upkeep, write
+from memoracle.engine.housekeeping import Housekeeping
 from memoracle.engine.repeats import Repeats
 from memoracle.engine.replay import Replay, deliver
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
@@ -63,7 +64,7 @@ HOME_DIRS = ("archive", "backups")
 __all__ = ["Engine", "parse_ref", "recall_anyway"]
 
 
-class Engine(Repeats, EngineState):
+class Engine(Housekeeping, Repeats, EngineState):
     replayed: Replay | None = None  # what `open` delivered of the write queue
 
     # -- workspace -----------------------------------------------------------------
@@ -192,12 +193,12 @@ class Engine(Repeats, EngineState):
     def readonly(self) -> bool:
         """The workspace was not writable, so the store was opened read-only: reads
         work, writes are a `StoreError`, and recall does not record uses."""
-        return self.store.readonly
+        return self._store.readonly
 
     def close(self) -> None:
         if self._searcher is not None:
             self._searcher.close()  # a background worker stops first, its batch stored
-        self.store.close()
+        self._store.close()
 
     def land_vectors_in_background(self) -> bool:
         """For a long-running host: from now on a worker thread, on its own connection,

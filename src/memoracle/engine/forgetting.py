@@ -37,7 +37,7 @@ def forget_said(
     assistant, `asked`) those it describes (`settle.described_memories`). Several
     candidates — or one holding its words while it describes others too — are
     ambiguous (None): nothing is forgotten, they wait for a person (`_ask`)."""
-    memories = st.store.memories
+    memories = st._store.memories
     exact = memories.find_duplicate(content_hash(candidate.text), candidate.subject, scope)
     ids = (
         [exact]
@@ -80,7 +80,7 @@ def _ask(
     person (an audit `forget-asked`, listed by `memoracle pending`: `resolve --reject`
     forgets it, `--confirm` keeps it)."""
     for memory in fits[:_ASKED]:
-        st.store.audit.append(
+        st._store.audit.append(
             at=now,
             actor="capture",
             action="forget-asked",
@@ -120,10 +120,10 @@ def set_forgotten(
     fallback's marks once it is done (`settle.write_forgotten_marks`)."""
     hidden = settle.turns_to_hide(st, memory, said_in=said_in)
     for episode_id in hidden:
-        st.store.memories.add_provenance(memory.id, now=now, episode_id=episode_id)
-    st.store.memories.set_status(memory.id, "forgotten", now=now)
+        st._store.memories.add_provenance(memory.id, now=now, episode_id=episode_id)
+    st._store.memories.set_status(memory.id, "forgotten", now=now)
     more = {"turns": [f"e_{e}" for e in hidden]} if hidden else {}
-    st.store.audit.append(
+    st._store.audit.append(
         at=now,
         actor=actor,
         action="forget",

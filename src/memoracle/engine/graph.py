@@ -38,7 +38,7 @@ def read_graph(
         log.warning("knowledge graph not updated: %s", exc)
         return
     found = graph_rules.extract(text, lang=lang, speaker=speaker, ontology=ontology)
-    graph = st.store.graph
+    graph = st._store.graph
     ids = {e.key: graph.entity(e.key, e.name, e.type, now=now) for e in found.entities}
     relations = [
         graph.relation(ids[r.source], r.relation, ids[r.target], now=now)
@@ -53,10 +53,10 @@ def read_graph_backlog(st: EngineState) -> int:
     read; `InvalidInput` for an ontology file that does not load (before any write)."""
     st.ontology  # noqa: B018 - fail before any write, naming the file and line
     done = 0
-    while ids := st.store.graph.unread(limit=500):
+    while ids := st._store.graph.unread(limit=500):
         now = st.clock.now()
-        with st.store.transaction():
-            for memory in st.store.memories.get_many(ids):
+        with st._store.transaction():
+            for memory in st._store.memories.get_many(ids):
                 speaker = memory.subject if memory.subject not in (None, "user") else None
                 read_graph(st, memory.id, memory.text, lang=memory.lang, speaker=speaker, now=now)
         done += len(ids)
@@ -67,14 +67,14 @@ def graph_entities(
     st: EngineState, *, type_: str | None = None, limit: int = 1_000_000, scope: Scope | None = None
 ) -> list[Entity]:
     """Entities named by live memories that `scope` may see, most named first."""
-    return st.store.graph.entities(type_=type_, limit=limit, view=view_for(st.settings, scope))
+    return st._store.graph.entities(type_=type_, limit=limit, view=view_for(st.settings, scope))
 
 
 def graph_relations(
     st: EngineState, *, limit: int = 1_000_000, scope: Scope | None = None
 ) -> list[Relation]:
     """Relations stated by live memories that `scope` may see, most stated first."""
-    return st.store.graph.relations(limit=limit, view=view_for(st.settings, scope))
+    return st._store.graph.relations(limit=limit, view=view_for(st.settings, scope))
 
 
 def graph_show(
@@ -85,9 +85,9 @@ def graph_show(
     them (an entity only others' memories name is not found)."""
     view = view_for(st.settings, scope)
     key = graph_rules.canonical_key(name)
-    entity = st.store.graph.find(key, view=view) if key else None
+    entity = st._store.graph.find(key, view=view) if key else None
     if entity is None:
         raise NotFound(f"No entity named {name!r}. Try: memoracle graph entities")
-    graph = st.store.graph
-    memories = st.store.memories.get_many(graph.memories_of([entity.id], limit=limit, view=view))
+    graph = st._store.graph
+    memories = st._store.memories.get_many(graph.memories_of([entity.id], limit=limit, view=view))
     return EntityView(entity, tuple(graph.relations(entity=entity.id, view=view)), tuple(memories))

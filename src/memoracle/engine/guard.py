@@ -24,7 +24,8 @@ from memoracle.errors import StoreDamaged, WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.store.backup import taken_at
-from memoracle.store.safety import Damage, move_aside, probe
+from memoracle.store.maintenance import SqliteMaintenance
+from memoracle.store.safety import Damage
 from memoracle.workspace import LAST_BLOCK, MEMORY_FILE
 
 __all__ = [
@@ -152,7 +153,7 @@ def check_before_open(settings: Settings) -> bool:
     missing, unreadable, empty or not a whole SQLite file in a workspace with earlier
     life; a missing store in a new workspace is the WorkspaceError saying to run init.
     Returns whether the workspace shows earlier life (the store must have its tables)."""
-    damage = probe(settings.db_path)
+    damage = SqliteMaintenance.at(settings.db_path).probe()
     life = earlier_life(settings, first_only=True)
     if damage is not None and life:
         raise refuse(settings, damage, earlier_life(settings))
@@ -172,6 +173,6 @@ def set_aside(settings: Settings, now: datetime) -> list[Path]:
     remove the damage mark: the way clear for a restored or new store. Returns the
     paths the files now have."""
     stamp = f"{now:%Y%m%dT%H%M%S}"
-    moved = move_aside(settings.db_path, settings.home / DAMAGED_DIR, stamp)
+    moved = SqliteMaintenance.at(settings.db_path).set_aside(settings.home / DAMAGED_DIR, stamp)
     unmark(settings)
     return moved

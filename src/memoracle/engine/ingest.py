@@ -197,8 +197,8 @@ def _ingest_items(
     batch: list[Turn | ImportedNote] = []
 
     def flush() -> None:
-        mark = st.store.index.marks()
-        with st.store.transaction():
+        mark = st._store.index.marks()
+        with st._store.transaction():
             for item in batch:
                 if isinstance(item, ImportedNote):
                     try:
@@ -241,12 +241,12 @@ def _keep_vectors(st: EngineState, after: tuple[int, int]) -> int:
     stored after `after` (memory id, episode id), so that no one embeds them again.
     Returns how many were stored."""
     embedder = st.searcher.embedder
-    if not isinstance(embedder, Memo) or st.store.readonly:
+    if not isinstance(embedder, Memo) or st._store.readonly:
         return 0
     model_id, dim = embedder.model_id, embedder.dim
     kept = 0
     while True:
-        batch, after = st.store.index.missing_vectors(model_id, after=after, limit=500)
+        batch, after = st._store.index.missing_vectors(model_id, after=after, limit=500)
         if not batch:  # a short batch is no end: a text stored twice is listed once
             return kept
         rows = [
@@ -255,8 +255,8 @@ def _keep_vectors(st: EngineState, after: tuple[int, int]) -> int:
             if (vector := embedder.known(text)) is not None
         ]
         if rows:
-            with st.store.transaction():
-                st.store.index.put_vectors(rows, now=st.clock.now())
+            with st._store.transaction():
+                st._store.index.put_vectors(rows, now=st.clock.now())
             kept += len(rows)
 
 
@@ -267,8 +267,8 @@ def _import_note(st: EngineState, note: ImportedNote, scope: Scope) -> bool | No
     text = prepare(note.text).text.strip()
     if not text:
         return None
-    existing = st.store.memories.find_duplicate(content_hash(text), None, scope)
-    if existing is not None and st.store.memories.has_origin(existing, note.origin):
+    existing = st._store.memories.find_duplicate(content_hash(text), None, scope)
+    if existing is not None and st._store.memories.has_origin(existing, note.origin):
         return None
     observed = (
         datetime.combine(note.day, time(), tzinfo=st.zone).astimezone(UTC) if note.day else now

@@ -33,14 +33,14 @@ def held_writes(
     st: EngineState, *, since: datetime | None = None, waiting: bool = False
 ) -> list[HeldWrite]:
     """Writes the write audit held back, newest first (see `confirm_held`)."""
-    return st.store.held.list(since=since, waiting=waiting)
+    return st._store.held.list(since=since, waiting=waiting)
 
 
 def audit_entries(
     st: EngineState, *, since: datetime | None = None, limit: int = 1000
 ) -> list[AuditEntry]:
     """The audit log (every write through every door, with who made it), newest first."""
-    return st.store.audit.entries(since=since, limit=limit)
+    return st._store.audit.entries(since=since, limit=limit)
 
 
 def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list[Memory]:
@@ -48,11 +48,13 @@ def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list
     held write (a turn's memories found by the rules, or a stated text as one)."""
     held = _waiting(st, ref)
     now = st.clock.now()
-    with st.store.transaction():
-        st.store.held.decide(held.id, "confirm", now=now, actor=actor)
-        st.store.audit.append(at=now, actor=actor, action="confirm-held", detail={"held": held.ref})
+    with st._store.transaction():
+        st._store.held.decide(held.id, "confirm", now=now, actor=actor)
+        st._store.audit.append(
+            at=now, actor=actor, action="confirm-held", detail={"held": held.ref}
+        )
         if held.episode_id is not None:
-            episode = st.store.episodes.get(held.episode_id)
+            episode = st._store.episodes.get(held.episode_id)
             if episode is None:
                 return []
             turn = Turn(
@@ -69,17 +71,17 @@ def confirm_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> list
             )  # fmt: skip
             new = replace(new, expires_at=held.expires_at)
             ids = [write.store_memory(st, new, now=now, actor=actor, origin=held.origin)[0]]
-    return st.store.memories.get_many(ids)
+    return st._store.memories.get_many(ids)
 
 
 def reject_held(st: EngineState, ref: str | int, *, actor: str = "cli") -> HeldWrite:
     """A person turns a held write down: it stays held, for the record."""
     held = _waiting(st, ref)
     now = st.clock.now()
-    with st.store.transaction():
-        st.store.held.decide(held.id, "reject", now=now, actor=actor)
-        st.store.audit.append(at=now, actor=actor, action="reject-held", detail={"held": held.ref})
-    return st.store.held.get(held.id)
+    with st._store.transaction():
+        st._store.held.decide(held.id, "reject", now=now, actor=actor)
+        st._store.audit.append(at=now, actor=actor, action="reject-held", detail={"held": held.ref})
+    return st._store.held.get(held.id)
 
 
 def _waiting(st: EngineState, ref: str | int) -> HeldWrite:
@@ -87,7 +89,7 @@ def _waiting(st: EngineState, ref: str | int) -> HeldWrite:
         held_id = parse_ref(ref, "h")
     except InvalidInput:
         raise InvalidInput(f"{str(ref)!r} is not a held write's id (h_12, or 12).") from None
-    held = st.store.held.get(held_id)
+    held = st._store.held.get(held_id)
     if held.decision is not None:
         raise InvalidInput(f"{held.ref} was already decided ({held.decision}).")
     return held
@@ -97,7 +99,7 @@ def get(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Memor
     """The memory `ref` names, when `scope` may see it; otherwise the same `NotFound` as
     for an id that does not exist, so nothing about another's memory leaks."""
     memory_id = parse_ref(ref)
-    memory = st.store.memories.get(memory_id)
+    memory = st._store.memories.get(memory_id)
     if memory is None or not can_see(st.settings, scope, memory.scope):
         raise NotFound(f"No memory 'm_{memory_id}'. Try: memoracle list, or memoracle search")
     return memory
@@ -106,7 +108,7 @@ def get(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Memor
 def get_episode(st: EngineState, ref: str | int, *, scope: Scope | None = None) -> Episode:
     """The turn `ref` (e_…) names, when `scope` may see it (as `get`)."""
     episode_id = parse_ref(ref, "e")
-    episode = st.store.episodes.get(episode_id)
+    episode = st._store.episodes.get(episode_id)
     if episode is None or not can_see(st.settings, scope, episode.scope):
         raise NotFound(f"No episode 'e_{episode_id}'.")
     return episode
@@ -116,20 +118,20 @@ def live_episode(st: EngineState, ref: str | int, *, scope: Scope | None = None)
     """As `get_episode`, and NotFound for a turn a forgotten memory took out of search
     and recall with it (what answers a host's memory tools: forget means forget)."""
     episode = get_episode(st, ref, scope=scope)
-    if st.store.episodes.taken_out_by_forget(episode.id):
+    if st._store.episodes.taken_out_by_forget(episode.id):
         raise NotFound(f"No episode {episode.ref!r}.")
     return episode
 
 
 def episodes_of(st: EngineState, memory: Memory, *, scope: Scope | None = None) -> list[Episode]:
     """The turns `memory` came from that `scope` may see."""
-    found = (st.store.episodes.get(i) for i in memory.episode_ids)
+    found = (st._store.episodes.get(i) for i in memory.episode_ids)
     return [e for e in found if e is not None and can_see(st.settings, scope, e.scope)]
 
 
 def turns(st: EngineState, *, scope: Scope | None = None) -> Iterator[list[Episode]]:
     """Every turn `scope` may see, a page at a time, oldest first."""
-    return st.store.episodes.pages(view_for(st.settings, scope))
+    return st._store.episodes.pages(view_for(st.settings, scope))
 
 
 def list_memories(
@@ -142,7 +144,7 @@ def list_memories(
 ) -> list[Memory]:
     """The newest memories `scope` may see, of `kind` and `status` when given."""
     view = view_for(st.settings, scope)
-    return st.store.memories.select(kind=kind, status=status, limit=limit, view=view)
+    return st._store.memories.select(kind=kind, status=status, limit=limit, view=view)
 
 
 def remember(
@@ -171,14 +173,14 @@ def remember(
     new = replace(new, expires_at=expiry)
     verdict = audit(said, lang=new.lang, head=lambda: st.injection_head)
     if verdict.level != "clean":
-        with st.store.transaction():
+        with st._store.transaction():
             held = write.hold(st, 
                 said, level=verdict.level, reasons=verdict.reasons, kind=kind,
                 source=source, observed_at=now, scope=new.scope, actor=actor, now=now,
                 expires_at=expiry,
             )  # fmt: skip
         raise WriteHeld(write.held_message(held), held.ref)
-    with st.store.transaction():
+    with st._store.transaction():
         memory_id, inserted = write.store_memory(st, new, now=now, actor=actor)
         if not inserted:
             _renew(st, memory_id, expiry, now=now, actor=actor)
@@ -234,8 +236,8 @@ def _renew(
     memory = st.memory(memory_id)
     if memory.expires_at == expiry:
         return
-    st.store.memories.set_expiry(memory_id, expiry)
-    st.store.audit.append(
+    st._store.memories.set_expiry(memory_id, expiry)
+    st._store.audit.append(
         at=now,
         actor=actor,
         action="expiry",
@@ -253,7 +255,7 @@ def forget(st: EngineState, ref: str | int, *, actor: str = "cli", reason: str =
     if memory.status == "forgotten":
         return memory
     now = st.clock.now()
-    with st.store.transaction():
+    with st._store.transaction():
         forgetting.set_forgotten(
             st, memory, now=now, actor=actor, detail={"reason": reason} if reason else {}
         )
@@ -296,14 +298,14 @@ def forget_matching(
                 f"--query {query!r} names nothing to look for, so it fits every memory."
                 " Say what to forget, or pass --all to forget every live memory."
             )
-        batches = (b for status in LIVE for b in st.store.memories.pages(status, view=view))
+        batches = (b for status in LIVE for b in st._store.memories.pages(status, view=view))
         found = [m for batch in batches for m in batch]
     else:
         # one more than `limit` says whether more fit: no need to read them all
-        ids = st.store.memories.match(query, view=view, limit=EVERY if everything else limit + 1)
+        ids = st._store.memories.match(query, view=view, limit=EVERY if everything else limit + 1)
         if len(ids) == 1:  # holding the words, while it describes others too?
             ids += settle.also_described(st, query, ids, None, view=view)
-        found = st.store.memories.get_many(ids if everything else ids[: limit + 1])
+        found = st._store.memories.get_many(ids if everything else ids[: limit + 1])
         if len(ids) > limit and not everything and not dry_run:
             raise InvalidInput(
                 f"--query {query!r} fits more than {limit} memories. See them with --dry-run,"
@@ -329,8 +331,8 @@ def forget_matching(
     if dry_run or not found:
         return found
     now = st.clock.now()
-    with st.store.transaction():
+    with st._store.transaction():
         for memory in found:
             forgetting.set_forgotten(st, memory, now=now, actor=actor, detail={"query": query})
     settle.write_forgotten_marks(st)
-    return st.store.memories.get_many([m.id for m in found])
+    return st._store.memories.get_many([m.id for m in found])

@@ -27,7 +27,8 @@ from memoracle.lifecycle.scripts import names_agree
 from memoracle.lifecycle.slots import Slot
 from memoracle.recall.fuse import token_set
 from memoracle.recall.query import any_of, fts_queries
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import NewMemory, Scope
 
 __all__ = [
@@ -61,7 +62,7 @@ MEANING_ACROSS = 0.85  # across languages (the model puts translations a little 
 _ANCHOR = datetime(2001, 1, 3, 12, tzinfo=UTC)  # any instant: both texts' times read from it
 # Per open store, the words found over the cap: they stay over it (memories are never
 # deleted, so the index only grows), and are not counted again.
-_COMMON: WeakKeyDictionary[Store, set[str]] = WeakKeyDictionary()
+_COMMON: WeakKeyDictionary[StoreBackend, set[str]] = WeakKeyDictionary()
 EMBEDDED_KEPT = 10_000  # vectors kept per store (20 MB at 512 floats); then it starts again
 
 
@@ -80,14 +81,14 @@ def near_duplicate(
     expression = near_expression(st, new.text)
     if expression is None:
         return None
-    found = st.store.index.lexical_memories(
+    found = st._store.index.lexical_memories(
         expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
-    rows = st.store.memories.owners([i for i, _ in found])
+    rows = st._store.memories.owners([i for i, _ in found])
     others = {r[3] for r in rows if r[3] != new.subject}
     predicates = (
-        {m.id: m.predicate for m in st.store.memories.get_many([r[0] for r in rows])}
+        {m.id: m.predicate for m in st._store.memories.get_many([r[0] for r in rows])}
         if others
         else {}
     )
@@ -101,7 +102,7 @@ def near_duplicate(
         and len(words & other) >= NEAR_OVERLAP * len(words)
     ]
     if candidates and slots:
-        held = st.store.memories.slot_values([i for i, _ in candidates])
+        held = st._store.memories.slot_values([i for i, _ in candidates])
         said = {(s.subject, s.attribute): s.value for s in slots}
         candidates = [(i, text) for i, text in candidates if slots_agree(said, held[i])]
     if not candidates:
@@ -135,12 +136,14 @@ def near_expression(st: EngineState, text: str) -> str | None:
     if not queries:
         return None
     terms = queries[-1].terms
-    if st.store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
+    if st._store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
         return queries[-1].expression
-    common = _COMMON.setdefault(st.store, set())
+    common = _COMMON.setdefault(st._store, set())
     unknown = [t.quoted() for t in terms if t.text not in common]
     sizes = dict(
-        zip(unknown, st.store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True)
+        zip(
+            unknown, st._store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True
+        )
     )
     common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
     counted = sorted(
@@ -152,7 +155,7 @@ def near_expression(st: EngineState, text: str) -> str | None:
     if rare:
         return any_of(terms[i] for i in sorted(rare)).expression
     every = queries[0].expression
-    rare_enough = st.store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
+    rare_enough = st._store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
     return every if rare_enough else None
 
 
@@ -183,7 +186,7 @@ def same_meaning(
     view = View(new.scope, now=st.clock.now())
     rows = [
         (i, text, h)
-        for i, text, h, scope in st.store.memories.of_subject(
+        for i, text, h, scope in st._store.memories.of_subject(
             new.subject, new.kind, view, limit=MEANING_CANDIDATES
         )
         if _owner(scope) == owner
@@ -207,7 +210,7 @@ def same_meaning(
     except EngineError:  # an embedding service is down: compare by words only
         return None
     said = {(s.subject, s.attribute): s.value for s in slots}
-    held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
+    held = st._store.memories.slot_values([i for i, _, _ in rows]) if said else {}
     alike = sorted(
         ((float(np.dot(vector, known[h])), i, text) for i, text, h in rows if h in known),
         reverse=True,
@@ -268,7 +271,7 @@ def vectors_of(
     and the nightly's work (`reindex`), which `health` watches."""
     model_id, dim = embedder.model_id, embedder.dim
     found: dict[str, Vector] = {}
-    for h, stored_dim, blob in st.store.index.vectors_for(model_id, [h for h, _ in items]):
+    for h, stored_dim, blob in st._store.index.vectors_for(model_id, [h for h, _ in items]):
         if stored_dim == dim:
             found[h] = from_blob(blob, dim)
     cache = st.embedded

@@ -81,9 +81,9 @@ def _stored(st: EngineState, new: NewMemory) -> tuple[Memory, DedupScore] | None
     the same text stored by hand (`remember`: no subject, perhaps another kind), which
     capture would store again but nobody would call new."""
     now = st.clock.now()
-    same = st.store.memories.find_duplicate(
+    same = st._store.memories.find_duplicate(
         new.content_hash, new.subject, new.scope, now=now
-    ) or st.store.memories.find_duplicate(new.content_hash, None, new.scope, now=now)
+    ) or st._store.memories.find_duplicate(new.content_hash, None, new.scope, now=now)
     if same is not None:
         memory = st.memory(same)
         return memory, dedup.query(new.text, [(memory.id, memory.text)], limit=1)[0][1]

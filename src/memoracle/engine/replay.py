@@ -59,7 +59,7 @@ def deliver(st: EngineState) -> Replay:
     when the queue's own files cannot be locked, read or rewritten."""
     done = Replay()
     home = st.settings.home
-    if st.store.readonly or not outbox.queue_path(home).exists():
+    if st._store.readonly or not outbox.queue_path(home).exists():
         return done
     with outbox.held(home):
         lines = outbox.read(home)

@@ -56,12 +56,12 @@ MAX_QUERY_CHARS = 2000
 def index_status(st: EngineState) -> IndexStatus:
     """Which embedding model the store's vectors belong to, and whether search can
     use them: a model change makes search lexical-only until `reindex`."""
-    models = st.store.index.vector_models()
+    models = st._store.index.vector_models()
     embedder = st.searcher.embedder
     if embedder is None:
         return IndexStatus(None, None, 0, 0, models, stale=False)
     have = models.get(embedder.model_id, (embedder.dim, 0))[1]
-    missing = st.store.index.count_missing(embedder.model_id)
+    missing = st._store.index.count_missing(embedder.model_id)
     stale = have == 0 and any(m != embedder.model_id for m in models)
     return IndexStatus(
         embedder.model_id,
@@ -81,7 +81,7 @@ def reindex(st: EngineState, *, on_progress: OnProgress | None = None) -> int:
     searcher = st.searcher
     if searcher.embedder is None:
         raise InvalidInput("No embedding model is configured (embedding.provider).")
-    total = st.store.index.count_missing(searcher.embedder.model_id)
+    total = st._store.index.count_missing(searcher.embedder.model_id)
     done = 0
     while done < total:
         step = searcher.embed_missing(now=st.clock.now(), limit=min(1024, total - done))
@@ -142,7 +142,7 @@ def search(
         searcher.embedder = embedder
     if as_of is None:  # asked about the past, an old value was true then
         turns = [h.id for h in outcome.hits if h.source == "episode"]
-        replaced = st.store.memories.replaced_turns(turns) if turns else {}
+        replaced = st._store.memories.replaced_turns(turns) if turns else {}
         if replaced:
             outcome = replace(outcome, hits=tuple(settle_replaced(outcome.hits, replaced)))
     if stale and embedder is not None:
@@ -158,7 +158,7 @@ def _model_changed(st: EngineState) -> bool:
     """Vectors exist only for other models (checked once per process and reindex)."""
     if st.vectors_stale is None:
         embedder = st.searcher.embedder
-        models = st.store.index.vector_models()
+        models = st._store.index.vector_models()
         st.vectors_stale = embedder is not None and embedder.model_id not in models and bool(models)
     return st.vectors_stale
 
@@ -192,7 +192,7 @@ def recall(
     settings = st.settings.recall
     now = st.clock.now()
     view = view_for(st.settings, scope, now=now)
-    index, memories = st.store.index, st.store.memories
+    index, memories = st._store.index, st._store.memories
     guardrails = memories.get_many(index.guardrails(view))
     try:
         since = now - timedelta(hours=settings.fresh_hours)
@@ -240,10 +240,10 @@ def recall(
     offered.update({h.memory.id: h.memory for h in hits.values() if h.memory is not None})
     recalled = [offered[int(line.ref[2:])] for line in packed.lines if line.ref.startswith("m_")]
     note = outcome.note if outcome else None
-    if recalled and st.store.readonly:
+    if recalled and st._store.readonly:
         note = "; ".join(filter(None, [note, READONLY_NOTE]))
     elif recalled and boost:
-        with st.store.transaction():
+        with st._store.transaction():
             memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
         note=outcome.no_match if outcome else None,
@@ -396,7 +396,7 @@ def _filtered(st: EngineState, item: Memory | Episode, kinds: tuple[str, ...]) -
             found.append(f"filtered by kind of turn: a {item.kind}; search reads messages only")
         held = [
             h
-            for h in st.store.held.list(limit=100_000)
+            for h in st._store.held.list(limit=100_000)
             if h.episode_id == item.id
             or (h.episode_id is not None and (h.text, h.scope) == (item.text, item.scope))
         ]

@@ -71,7 +71,7 @@ def _owned(st: EngineState, scope: Scope, *, kinds: Sequence[str] = ()) -> list[
     owner = (scope.agent, scope.user, scope.chat)
     found: list[Memory] = []
     for kind in kinds or (None,):
-        found += st.store.memories.select(kind=kind, status="active", limit=_WINDOW, view=view)
+        found += st._store.memories.select(kind=kind, status="active", limit=_WINDOW, view=view)
     return [m for m in found if (m.scope.agent, m.scope.user, m.scope.chat) == owner]
 
 
@@ -95,8 +95,8 @@ def finish_tasks(
         if task.details.get("done") or not mine or task.text == text:
             continue
         if reports_done(task.text, text):
-            st.store.memories.set_details(task.id, {**task.details, "done": True, "done_by": by})
-            st.store.audit.append(
+            st._store.memories.set_details(task.id, {**task.details, "done": True, "done_by": by})
+            st._store.audit.append(
                 at=now, actor=actor, action="done", memory_id=task.id, detail={"by": by}
             )
             marked.append(task.id)
@@ -143,11 +143,11 @@ def replace_plan(
     else:  # too many to point at one: leave them be
         return None
     if action == "supersede":
-        st.store.memories.supersede(old.id, memory_id, now=now)
+        st._store.memories.supersede(old.id, memory_id, now=now)
         link(st, memory_id, old.id)
     else:
-        st.store.memories.set_status(old.id, "disputed", now=now)
-    st.store.audit.append(
+        st._store.memories.set_status(old.id, "disputed", now=now)
+    st._store.audit.append(
         at=now,
         actor=actor,
         action=action,
@@ -192,7 +192,7 @@ def link(st: EngineState, memory_id: int, old_id: int) -> None:
     before = list(memory.details.get("supersedes") or [])
     if f"m_{old_id}" not in before:
         details = {**memory.details, "supersedes": [*before, f"m_{old_id}"]}
-        st.store.memories.set_details(memory_id, details)
+        st._store.memories.set_details(memory_id, details)
 
 
 def unclaimed(
@@ -215,7 +215,7 @@ def unclaimed(
     slots = slots_of(text, lang=lang, speaker=speaker)
     if any(s.hedged for s in slots):
         return None
-    held = st.store.memories.in_slot
+    held = st._store.memories.in_slot
     standing = [STANDING.get(s.attribute.partition(":")[0]) for s in slots if not s.negated]
     if slots and all(s.negated or held(s.subject, s.attribute, scope, exclude=0) for s in slots):
         kind = "fact"
@@ -281,7 +281,7 @@ def described_memories(
         now = st.clock.now()
         memories = [
             m
-            for m in st.store.memories.select(status="active", limit=100_000, view=view)
+            for m in st._store.memories.select(status="active", limit=100_000, view=view)
             if m.expires_at is None or m.expires_at > now
         ]
     else:
@@ -379,7 +379,7 @@ def by_attribute(
         "margin": round(reading.margin, 3),
         "unsure": unsure or None,
     }
-    st.store.audit.append(at=now, actor=actor, action="read", memory_id=memory_id, detail=detail)
+    st._store.audit.append(at=now, actor=actor, action="read", memory_id=memory_id, detail=detail)
     return [Slot(DEFAULT_SUBJECT, reading.attribute, value, hedged=bool(unsure))]
 
 
@@ -416,10 +416,10 @@ def turns_to_hide(st: EngineState, memory: Memory, *, said_in: int | None = None
     own = set(memory.episode_ids)
     found: list[int] = []
     if said_in is not None and said_in not in own:
-        said = st.store.episodes.get(said_in)
+        said = st._store.episodes.get(said_in)
         if said is not None and keeps_alive(said.text, memory.text):
             found.append(said_in)
-    for turn in st.store.episodes.with_a_word_of(memory.text, memory.scope, limit=_REPEATS):
+    for turn in st._store.episodes.with_a_word_of(memory.text, memory.scope, limit=_REPEATS):
         if turn.id in own or turn.id in found:
             continue
         if only_repeats(turn.text, memory.text, subject=memory.subject):
@@ -433,14 +433,14 @@ def write_forgotten_marks(st: EngineState) -> None:
     (`recall.fallback`) to leave out what the database would, when the database is
     what broke — MEMORY.md and the daily notes hold them until the next night. Rewritten
     whole after every forget and restore; nothing for a read-only store."""
-    if st.store.readonly:
+    if st._store.readonly:
         return
-    path = st.store.path.parent / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
-    forgotten = st.store.memories.select(status="forgotten", limit=10_000_000)
+    path = st._store.path.parent / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
+    forgotten = st._store.memories.select(status="forgotten", limit=10_000_000)
     if not forgotten and not path.exists():
         return
     lines = ["# memoracle: forgotten memories, left out of the recall over the files"]
-    turns = st.store.episodes.get_many(sorted({e for m in forgotten for e in m.episode_ids}))
+    turns = st._store.episodes.get_many(sorted({e for m in forgotten for e in m.episode_ids}))
     lines += sorted({m.ref for m in forgotten})
     texts = [*(m.text for m in forgotten), *(e.text for e in turns)]
     lines += sorted({content_hash(t) for t in texts})

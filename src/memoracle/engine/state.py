@@ -27,7 +27,7 @@ from memoracle.errors import (
 from memoracle.graph.ontology import Ontology, load_ontology
 from memoracle.recall.budget import TokenCounter, default_counter
 from memoracle.recall.hybrid import Searcher
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import (
     Memory,
 )
@@ -57,9 +57,9 @@ def parse_ref(ref: str | int, prefix: str = "m") -> int:
 class EngineState:
     """The engine's shared state and the lookups every part uses; `Engine` is one."""
 
-    def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
+    def __init__(self, settings: Settings, store: StoreBackend, clock: Clock) -> None:
         self.settings = settings
-        self.store = store
+        self._store = store
         self.clock = clock
         self.zone = settings.zone
         self._searcher: Searcher | None = None
@@ -86,14 +86,14 @@ class EngineState:
 
     def start_run(self, kind: str) -> int:
         """Open a job record (nightly steps): its start time; `finish_run` closes it."""
-        with self.store.transaction():
-            return self.store.runs.start(kind, now=self.clock.now())
+        with self._store.transaction():
+            return self._store.runs.start(kind, now=self.clock.now())
 
     def finish_run(
         self, run: int, status: str, counts: dict[str, int], error: str | None = None
     ) -> None:
-        with self.store.transaction():
-            self.store.runs.finish(
+        with self._store.transaction():
+            self._store.runs.finish(
                 run, now=self.clock.now(), status=status, counts=counts, error=error
             )
 
@@ -101,7 +101,7 @@ class EngineState:
         """The memory `ref` names, whoever's it is (for the write paths; reads go
         through `Engine.get`, which applies the visibility rule)."""
         memory_id = parse_ref(ref)
-        memory = self.store.memories.get(memory_id)
+        memory = self._store.memories.get(memory_id)
         if memory is None:
             raise NotFound(f"No memory 'm_{memory_id}'. Try: memoracle list, or memoracle search")
         return memory
@@ -109,7 +109,7 @@ class EngineState:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.store, self.settings, self._embedder())
+            self._searcher = Searcher(self._store, self.settings, self._embedder())
         return self._searcher
 
     def _embedder(self) -> Embedder | None:

@@ -68,7 +68,7 @@ def turns_without_memory(
 ) -> list[Episode]:
     """The messages of [since, until) the rules stored nothing from (and the write
     audit did not hold), oldest first."""
-    return st.store.episodes.without_memory(since, until, limit=limit)
+    return st._store.episodes.without_memory(since, until, limit=limit)
 
 
 def add_memory(
@@ -91,7 +91,7 @@ def add_memory(
     if kind not in LAYER_OF_KIND:
         raise InvalidInput(f"Unknown memory kind {kind!r}.")
     now = st.clock.now()
-    cited = st.store.episodes.get_many(list(episodes))
+    cited = st._store.episodes.get_many(list(episodes))
     first = next((e for e in cited if episodes and e.id == episodes[0]), None)
     if scope is None and len({e.scope for e in cited}) > 1:
         raise InvalidInput("The cited turns belong to different scopes.")
@@ -109,12 +109,12 @@ def add_memory(
         rule=tag.prompt_version,
         details={"model": _stamp(tag, "add")},
     )
-    with st.store.transaction():
+    with st._store.transaction():
         memory_id, inserted = store_memory(
             st, new, now=now, actor=ACTOR, episode_id=episodes[0] if episodes else None
         )
         for extra in episodes[1:]:
-            st.store.memories.add_provenance(memory_id, now=now, episode_id=extra)
+            st._store.memories.add_provenance(memory_id, now=now, episode_id=extra)
         if not inserted:  # said already, in other words: the model added nothing
             return st.memory(memory_id)
         _audit(st, memory_id, "add", tag, before={"status": "absent"}, now=now)
@@ -128,8 +128,8 @@ def supersede(st: EngineState, old: int, by: int, tag: Tag, *, change: str = "su
     now = st.clock.now()
     memory = st.memory(old)
     st.memory(by)
-    with st.store.transaction():
-        st.store.memories.supersede(old, by, now=now)
+    with st._store.transaction():
+        st._store.memories.supersede(old, by, now=now)
         _retag(st, memory, tag, change)
         before = {"status": memory.status, "valid_to": _iso(memory.valid_to), "by": f"m_{by}"}
         _audit(st, old, change, tag, before=before, now=now)
@@ -140,8 +140,8 @@ def keep(st: EngineState, memory_id: int, tag: Tag) -> Memory:
     """A disputed memory the model says still holds beside what disputed it."""
     now = st.clock.now()
     memory = st.memory(memory_id)
-    with st.store.transaction():
-        st.store.memories.set_status(memory_id, "active", now=now)
+    with st._store.transaction():
+        st._store.memories.set_status(memory_id, "active", now=now)
         _retag(st, memory, tag, "keep")
         _audit(st, memory_id, "keep", tag, before={"status": memory.status}, now=now)
     return st.memory(memory_id)
@@ -151,8 +151,8 @@ def pin(st: EngineState, memory_id: int, tag: Tag) -> Memory:
     """A memory promoted to MEMORY.md (pinned: the render keeps it in the block)."""
     now = st.clock.now()
     memory = st.memory(memory_id)
-    with st.store.transaction():
-        st.store.memories.set_pinned(memory_id, True)
+    with st._store.transaction():
+        st._store.memories.set_pinned(memory_id, True)
         _retag(st, memory, tag, "pin")
         _audit(st, memory_id, "pin", tag, before={"pinned": memory.pinned}, now=now)
     return st.memory(memory_id)
@@ -163,19 +163,21 @@ def hold(st: EngineState, memory_id: int, by: int | None, tag: Tag) -> Memory:
     disputed, the model's reason in its `dispute` entry, until a person resolves it
     (`resolve --reject` supersedes it by `by`, `--confirm` keeps it)."""
     now = st.clock.now()
-    with st.store.transaction():
+    with st._store.transaction():
         _dispute(st, memory_id, by, tag, now=now)
     return st.memory(memory_id)
 
 
 def _dispute(st: EngineState, memory_id: int, by: int | None, tag: Tag, *, now: datetime) -> None:
-    st.store.memories.set_status(memory_id, "disputed", now=now)
+    st._store.memories.set_status(memory_id, "disputed", now=now)
     reason = (
         f"{tag.step} by {tag.model_id} ({tag.prompt_version}), confidence "
         f"{tag.confidence:.2f} under the gate: {tag.reason}"
     )
     detail = {**tag.as_detail(), "by": f"m_{by}" if by else None, "reason": reason}
-    st.store.audit.append(at=now, actor=ACTOR, action="dispute", memory_id=memory_id, detail=detail)
+    st._store.audit.append(
+        at=now, actor=ACTOR, action="dispute", memory_id=memory_id, detail=detail
+    )
 
 
 def _stamp(tag: Tag, change: str) -> dict[str, Any]:
@@ -183,14 +185,14 @@ def _stamp(tag: Tag, change: str) -> dict[str, Any]:
 
 
 def _retag(st: EngineState, memory: Memory, tag: Tag, change: str) -> None:
-    st.store.memories.set_details(memory.id, {**memory.details, "model": _stamp(tag, change)})
+    st._store.memories.set_details(memory.id, {**memory.details, "model": _stamp(tag, change)})
 
 
 def _audit(
     st: EngineState, memory_id: int, change: str, tag: Tag, *, before: dict[str, Any], now: datetime
 ) -> None:
     detail = {"change": change, "before": before, **tag.as_detail()}
-    st.store.audit.append(at=now, actor=ACTOR, action=APPLIED, memory_id=memory_id, detail=detail)
+    st._store.audit.append(at=now, actor=ACTOR, action=APPLIED, memory_id=memory_id, detail=detail)
 
 
 def _iso(at: datetime | None) -> str | None:
@@ -213,12 +215,12 @@ def undo(
     if (ref is None) == (since is None):
         raise InvalidInput("Say what to undo: a memory (m_12) or --since a time.")
     memory_id = None if ref is None else parse_ref(ref)
-    entries = st.store.audit.entries(memory_id=memory_id, since=since, limit=100_000)
+    entries = st._store.audit.entries(memory_id=memory_id, since=since, limit=100_000)
     undone = {int(e.detail.get("entry", 0)) for e in entries if e.action == UNDONE}
     todo = [e for e in entries if e.action == APPLIED and e.id not in undone]
     found: list[Undone] = []
     now = st.clock.now()
-    with st.store.transaction():
+    with st._store.transaction():
         for entry in todo:  # newest first: the oldest state is the one that stays
             assert entry.memory_id is not None
             change, before = str(entry.detail.get("change")), entry.detail.get("before", {})
@@ -229,7 +231,7 @@ def undo(
             )  # fmt: skip
             if not dry_run:
                 detail = {"entry": entry.id, "change": change, "to": to}
-                st.store.audit.append(
+                st._store.audit.append(
                     at=now, actor="cli", action=UNDONE, memory_id=entry.memory_id, detail=detail
                 )
     return found
@@ -245,7 +247,7 @@ def _reverse(
     dry_run: bool,
 ) -> str:
     """Put one memory back as `before` says; returns what it is back to."""
-    memories = st.store.memories
+    memories = st._store.memories
     if change == "pin":
         if not dry_run:
             memories.set_pinned(memory_id, bool(before.get("pinned")))

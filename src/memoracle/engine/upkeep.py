@@ -53,10 +53,10 @@ def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSe
     """`Engine.duplicates`: the near-duplicate groups among live memories, each with the
     memory it keeps; with `after` (a memory id), only the groups holding a memory stored
     since."""
-    live_count = sum(n for (status, _), n in st.store.memories.counts().items()
+    live_count = sum(n for (status, _), n in st._store.memories.counts().items()
                      if status in LIVE)  # fmt: skip
     if after is not None and (
-        st.store.memories.count_after(after, LIVE) * WHOLE_STORE_RATIO <= live_count
+        st._store.memories.count_after(after, LIVE) * WHOLE_STORE_RATIO <= live_count
     ):
         live = _fresh_and_near(st, after)
     else:
@@ -81,7 +81,7 @@ def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSe
             threshold=st.settings.lifecycle.dedup_threshold,
             rank=fullest,
         )
-        held = st.store.memories.slot_values([i for g in near for i in (g.keep, *g.merge_ids)])
+        held = st._store.memories.slot_values([i for g in near for i in (g.keep, *g.merge_ids)])
         for group in near:
             if after is not None and max(group.keep, *group.merge_ids) <= after:
                 continue  # old memories only: compared on an earlier night
@@ -97,17 +97,17 @@ def duplicates(st: EngineState, *, after: int | None = None) -> list[DuplicateSe
 
 def _fresh_and_near(st: EngineState, after: int) -> list[Memory]:
     """The live memories stored after id `after`, and those FTS finds nearest each."""
-    fresh = [m for status in LIVE for batch in st.store.memories.pages(status, after=after)
+    fresh = [m for status in LIVE for batch in st._store.memories.pages(status, after=after)
              for m in batch]  # fmt: skip
     near: set[int] = set()
     for memory in fresh:
         queries = fts_queries(memory.text, prefixes=False)  # [AND] or [AND, OR]
         if queries:
-            found = st.store.index.lexical_memories(
+            found = st._store.index.lexical_memories(
                 queries[-1].expression, View(memory.scope), limit=DEDUP_CANDIDATES
             )
             near.update(i for i, _ in found if i <= after)
-    old = [m for m in st.store.memories.get_many(sorted(near)) if m.status in LIVE]
+    old = [m for m in st._store.memories.get_many(sorted(near)) if m.status in LIVE]
     return fresh + old
 
 
@@ -116,8 +116,8 @@ def merge_duplicates(st: EngineState, groups: Sequence[DuplicateSet], *, actor: 
     one (superseded by it, their provenance moved over, audited on both sides)."""
     now = st.clock.now()
     merged = 0
-    with st.store.transaction():
-        memories = st.store.memories
+    with st._store.transaction():
+        memories = st._store.memories
         for group in groups:
             for other, score in group.merge:
                 for episode_id in other.episode_ids:
@@ -127,14 +127,14 @@ def merge_duplicates(st: EngineState, groups: Sequence[DuplicateSet], *, actor: 
                 memories.supersede(other.id, group.keep.id, now=now)
                 memories.confirm(group.keep.id, step=CONFIRM_STEP)
                 detail = {"score": round(score.score, 3), "reason": score.reason}
-                st.store.audit.append(
+                st._store.audit.append(
                     at=now,
                     actor=actor,
                     action="merge",
                     memory_id=group.keep.id,
                     detail={"merged": other.ref, **detail},
                 )
-                st.store.audit.append(
+                st._store.audit.append(
                     at=now,
                     actor=actor,
                     action="merged-into",
@@ -156,9 +156,9 @@ def dedup_query(
     view = view_for(st.settings, scope, now=st.clock.now())
     ids: list[int] = []
     for fts_query in fts_queries(said)[:2]:
-        found = st.store.index.lexical_memories(fts_query.expression, view, limit=50)
+        found = st._store.index.lexical_memories(fts_query.expression, view, limit=50)
         ids += [i for i, _ in found if i not in ids]
-    candidates = st.store.memories.get_many(ids)
+    candidates = st._store.memories.get_many(ids)
     by_id = {m.id: m for m in candidates}
     scored = dedup.query(said, [(m.id, m.text) for m in candidates], limit=limit)
     return [(by_id[i], score) for i, score in scored]
@@ -173,7 +173,7 @@ def _vectors_of(st: EngineState, memories: Sequence[Memory]) -> dict[int, npt.ND
     for m in memories:
         by_hash.setdefault(m.content_hash, []).append(m.id)
     out: dict[int, npt.NDArray[np.float32]] = {}
-    for h, dim, blob in st.store.index.vectors_for(embedder.model_id, list(by_hash)):
+    for h, dim, blob in st._store.index.vectors_for(embedder.model_id, list(by_hash)):
         if dim != embedder.dim:
             continue
         try:
@@ -192,7 +192,7 @@ def all_memories(
     read a page at a time."""
     found = [
         m
-        for batch in st.store.memories.pages(status, size=page)
+        for batch in st._store.memories.pages(status, size=page)
         for m in batch
         if seen_by is None or can_see(st.settings, seen_by, m.scope)
     ]
@@ -204,10 +204,10 @@ def settle_unslotted(st: EngineState, *, actor: str = "nightly") -> int:
     """`Engine.settle_unslotted`: how many live memories whose slot was never looked
     for were looked at (and settled, in order, as capture would have)."""
     done = 0
-    while ids := st.store.memories.without_slot(limit=500):
+    while ids := st._store.memories.without_slot(limit=500):
         now = st.clock.now()
-        with st.store.transaction():
-            for memory in st.store.memories.get_many(ids):
+        with st._store.transaction():
+            for memory in st._store.memories.get_many(ids):
                 new = NewMemory(
                     kind=memory.kind,
                     text=memory.text,
@@ -235,10 +235,10 @@ def pending(st: EngineState) -> list[Dispute]:
     conversation fitted along with others, each waiting for a person to say whether it
     goes (`resolve --reject` forgets it, `--confirm` keeps it; `by` None, `reason` what
     was said)."""
-    disputed = st.store.memories.select(status="disputed", limit=10_000)
+    disputed = st._store.memories.select(status="disputed", limit=10_000)
     found = [_dispute(st, memory) for memory in reversed(disputed)]
-    asks = st.store.audit.open_asks(ASKED, _ANSWERS)
-    live = {m.id: m for m in st.store.memories.get_many([a.memory_id or 0 for a in asks])}
+    asks = st._store.audit.open_asks(ASKED, _ANSWERS)
+    live = {m.id: m for m in st._store.memories.get_many([a.memory_id or 0 for a in asks])}
     for ask in asks:
         memory = live.get(ask.memory_id or 0)
         if memory is not None and memory.status == "active":
@@ -252,7 +252,7 @@ def _asked(st: EngineState, memory: Memory) -> int | None:
     when it names none); None when nothing waits."""
     if memory.status != "active":
         return None
-    for ask in st.store.audit.open_asks(ASKED, _ANSWERS):
+    for ask in st._store.audit.open_asks(ASKED, _ANSWERS):
         if ask.memory_id == memory.id:
             episode = ask.detail.get("episode")
             return episode if isinstance(episode, int) else 0
@@ -262,13 +262,13 @@ def _asked(st: EngineState, memory: Memory) -> int | None:
 def _dispute(st: EngineState, memory: Memory) -> Dispute:
     """`memory` with what last disputed it (its newest `dispute` audit entry)."""
     entry = next(
-        (e for e in st.store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
+        (e for e in st._store.audit.entries(memory_id=memory.id) if e.action == "dispute"),
         None,
     )
     if entry is None:
         return Dispute(memory, None, "", None)
     by = entry.detail.get("by")
-    found = st.store.memories.get(parse_ref(by)) if isinstance(by, str) else None
+    found = st._store.memories.get(parse_ref(by)) if isinstance(by, str) else None
     return Dispute(memory, found, str(entry.detail.get("reason", "")), entry.at)
 
 
@@ -294,8 +294,8 @@ def resolve(
         raise InvalidInput("--replacement goes with --reject, not --confirm.")
     now = st.clock.now()
     by = _dispute(st, memory).by
-    with st.store.transaction():
-        memories = st.store.memories
+    with st._store.transaction():
+        memories = st._store.memories
         if confirm:
             memories.set_status(memory.id, "active", now=now)
             detail: dict[str, Any] = {"decision": "confirm"}
@@ -313,7 +313,7 @@ def resolve(
                 else:
                     memories.set_status(memory.id, "superseded", now=now)
             detail = {"decision": "reject", "by": by.ref if by else None}
-        st.store.audit.append(
+        st._store.audit.append(
             at=now, actor=actor, action="resolve", memory_id=memory.id, detail=detail
         )
     return st.memory(memory.id)
@@ -331,7 +331,7 @@ def _replacement(
     replacement states the predicate's slot, else unknown."""
     speaker = memory.subject if memory.subject not in (None, DEFAULT_SUBJECT) else None
     stated = {s.key: s for s in slots_of(said, speaker=speaker)}
-    held = st.store.memories.slot_values([memory.id])[memory.id]
+    held = st._store.memories.slot_values([memory.id])[memory.id]
     slots = {
         key: stated.get(key) or Slot(key[0], key[1], value_key(said), said=said)
         for key in held
@@ -362,7 +362,7 @@ def backup(st: EngineState) -> BackupInfo:
     """A verified copy of the database in HOME/backups (the newest
     `lifecycle.backups_kept` are kept), taken before any bulk change."""
     folder, now = st.settings.home / "backups", st.clock.now()
-    info = st.store.backup(folder, now=now)
+    info = st._store.maintenance.backup(folder, now=now)
     prune_backups(
         folder, keep=st.settings.lifecycle.backups_kept, now=now
     )  # by the engine clock, as named
@@ -381,7 +381,7 @@ def _answer(
     waiting: forget it (and that turn, when it repeats it), or keep it (an audit
     `resolve`)."""
     now = st.clock.now()
-    with st.store.transaction():
+    with st._store.transaction():
         if forget:
             asked: dict[str, Any] = {"asked": True}
             forgetting.set_forgotten(
@@ -389,7 +389,7 @@ def _answer(
             )
         else:
             kept: dict[str, Any] = {"decision": "confirm", "asked": "forget"}
-            st.store.audit.append(
+            st._store.audit.append(
                 at=now, actor=actor, action="resolve", memory_id=memory.id, detail=kept
             )
     if forget:
@@ -402,12 +402,12 @@ def restore(st: EngineState, ref: str | int, *, actor: str = "cli") -> Memory:
     activation refreshed as a recall would."""
     memory_id = parse_ref(ref) if isinstance(ref, str) else ref
     now = st.clock.now()
-    memory = st.store.memories.get(memory_id)
+    memory = st._store.memories.get(memory_id)
     if memory is not None and memory.status == "forgotten":
         return _unforget(st, memory, now=now, actor=actor)
-    with st.store.transaction():
-        st.store.archive.restore(memory_id, now=now, actor=actor)
-        st.store.memories.touch([memory_id], now=now, boost=st.settings.recall.boost)
+    with st._store.transaction():
+        st._store.archive.restore(memory_id, now=now, actor=actor)
+        st._store.memories.touch([memory_id], now=now, boost=st.settings.recall.boost)
     return st.memory(memory_id)
 
 
@@ -415,16 +415,16 @@ def _unforget(st: EngineState, memory: Memory, *, now: datetime, actor: str) -> 
     """A forgotten memory brought back to the status it had (its newest `forget` audit
     entry says which), and with it the turns it hid (they are linked to it)."""
     forgot = next(
-        (e for e in st.store.audit.entries(memory_id=memory.id) if e.action == "forget"), None
+        (e for e in st._store.audit.entries(memory_id=memory.id) if e.action == "forget"), None
     )
     was = str(forgot.detail.get("from", "active")) if forgot else "active"
     was = was if was in ("active", "disputed", "superseded") else "active"
-    with st.store.transaction():
-        st.store.memories.set_status(memory.id, was, now=now)
-        st.store.audit.append(
+    with st._store.transaction():
+        st._store.memories.set_status(memory.id, was, now=now)
+        st._store.audit.append(
             at=now, actor=actor, action="restore", memory_id=memory.id, detail={"to": was}
         )
-        st.store.memories.touch([memory.id], now=now, boost=st.settings.recall.boost)
+        st._store.memories.touch([memory.id], now=now, boost=st.settings.recall.boost)
     settle.write_forgotten_marks(st)
     return st.memory(memory.id)
 
@@ -441,25 +441,25 @@ def stats(st: EngineState, *, scope: Scope | None = None) -> Stats:
     """What `scope` sees of the store, counted (the database's size and the audit log
     are the store's own)."""
     view = view_for(st.settings, scope)
-    counts = st.store.memories.counts(view)
+    counts = st._store.memories.counts(view)
     by_status: dict[str, int] = {}
     active_by_kind: dict[str, int] = {}
     for (status, kind), n in counts.items():
         by_status[status] = by_status.get(status, 0) + n
         if status == "active":
             active_by_kind[kind] = n
-    last = st.store.runs.last("ingest")
+    last = st._store.runs.last("ingest")
     return Stats(
         home=str(st.settings.home),
-        database=str(st.store.path),
-        schema_version=st.store.schema_version,
-        database_bytes=st.store.size_bytes(),
+        database=str(st._store.path),
+        schema_version=st._store.schema_version,
+        database_bytes=st._store.maintenance.size(),
         memories=sum(counts.values()),
         by_status=by_status,
         active_by_kind=active_by_kind,
-        episodes=st.store.episodes.count(view),
-        episodes_by_kind=st.store.episodes.count_by_kind(view),
-        sessions=st.store.episodes.count_sessions(view),
-        audit_entries=st.store.audit.count(),
+        episodes=st._store.episodes.count(view),
+        episodes_by_kind=st._store.episodes.count_by_kind(view),
+        sessions=st._store.episodes.count_sessions(view),
+        audit_entries=st._store.audit.count(),
         last_ingest=last[1] if last else None,
     )

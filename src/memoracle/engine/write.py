@@ -83,7 +83,7 @@ def capture_many(
         for turn in turns:
             check_size(st, turn, origin=turn.origin or "capture")
     outcomes: list[list[_Outcome]] = []
-    with st.store.transaction():
+    with st._store.transaction():
         for turns, scope in scoped:
             outcomes.append([capture_one(st, turn, scope, actor) for turn in turns])
     return [_result(st, batch) for batch in outcomes]
@@ -141,13 +141,13 @@ def capture_one(st: EngineState, turn: Turn, scope: Scope, actor: str) -> _Outco
         turn_id=clean(turn.turn_id) if turn.turn_id else None,
         speaker=clean(turn.speaker) if turn.speaker else None,
     )
-    if st.store.episodes.has_turn(stored, scope):
+    if st._store.episodes.has_turn(stored, scope):
         return _Outcome(skipped=("duplicate-turn",), duplicate=True)
     assert stored.at is not None
-    episode_id = st.store.episodes.insert(stored, at=stored.at, now=now, scope=scope)
+    episode_id = st._store.episodes.insert(stored, at=stored.at, now=now, scope=scope)
     assert episode_id is not None  # the key was checked inside this transaction
     if prepared.redacted:
-        st.store.audit.append(
+        st._store.audit.append(
             at=now,
             actor=actor,
             action="redact",
@@ -239,7 +239,7 @@ def _extracts_from(st: EngineState, role: str) -> bool:
 
 
 def _result(st: EngineState, outcomes: Sequence[_Outcome]) -> CaptureResult:
-    get = st.store.memories.get_many
+    get = st._store.memories.get_many
     added = [m for o in outcomes for m in o.added]
     return CaptureResult(
         episodes=tuple(e for o in outcomes for e in o.episodes),
@@ -248,7 +248,7 @@ def _result(st: EngineState, outcomes: Sequence[_Outcome]) -> CaptureResult:
         forgotten=tuple(get([m for o in outcomes for m in o.forgotten])),
         skipped=tuple(s for o in outcomes for s in o.skipped),
         duplicate_turn=bool(outcomes) and all(o.duplicate for o in outcomes),
-        superseded=tuple(get(st.store.memories.replaced_by(added))) if added else (),
+        superseded=tuple(get(st._store.memories.replaced_by(added))) if added else (),
     )
 
 
@@ -315,7 +315,7 @@ def store_memory(
     `slots`, when given, are the slots the new memory fills instead of those its text
     states, and then only a duplicate of the same kind is the same memory: a
     replacement chosen by `resolve` keeps the kind and slot of what it replaces."""
-    memories = st.store.memories
+    memories = st._store.memories
     existing = memories.find_duplicate(new.content_hash, new.subject, new.scope, now=now)
     if existing is not None and slots is not None and st.memory(existing).kind != new.kind:
         existing = None
@@ -332,7 +332,7 @@ def store_memory(
         detail: dict[str, Any] = {"text": new.text, "score": round(near[1].score, 3), "by": how}
         if how == "meaning" and near[1].vector is not None:
             detail["cosine"] = round(near[1].vector, 3)
-        st.store.audit.append(
+        st._store.audit.append(
             at=now, actor=actor, action="merge", memory_id=existing, detail=detail
         )
     if existing is not None:
@@ -341,7 +341,7 @@ def store_memory(
         return existing, False
     memory_id = memories.insert(new, now=now)
     memories.add_provenance(memory_id, now=now, episode_id=episode_id, origin=origin)
-    st.store.audit.append(
+    st._store.audit.append(
         at=now,
         actor=actor,
         action="add",
@@ -371,7 +371,7 @@ def settle_slots(
     acts: a clear contradiction supersedes it (kept, linked, timed), a hedged one
     disputes it (`pending`), the same value raises its confidence. `slots` are
     `slots_of` the new text, with "I" its speaker."""
-    memories = st.store.memories
+    memories = st._store.memories
     if not slots:
         memories.set_slot(memory_id, NO_SLOT, NO_SLOT, "", hedged=False, negated=False)
         return
@@ -409,7 +409,7 @@ def settle_slots(
             action = "dispute"
         else:
             continue
-        st.store.audit.append(
+        st._store.audit.append(
             at=now,
             actor=actor,
             action=action,
@@ -436,7 +436,7 @@ def hold(
 ) -> HeldWrite:
     """Hold a write the audit flagged (the same text from the same place held before,
     and not confirmed, is that write again), with an audit entry."""
-    held = st.store.held
+    held = st._store.held
     # One hold per text: a turn saying what a held turn said is held by that entry.
     same = held.same_turn(text, scope) if episode_id is not None else held.same(text, source, scope)
     if same is not None:
@@ -446,7 +446,7 @@ def hold(
         source=source, observed_at=observed_at, scope=scope, episode_id=episode_id,
         origin=origin, expires_at=expires_at,
     )  # fmt: skip
-    st.store.audit.append(
+    st._store.audit.append(
         at=now,
         actor=actor,
         action="hold",

@@ -177,7 +177,7 @@ def _clusters(engine: Engine, memories: list[Memory]) -> tuple[str, list[Cluster
         near = np.array([[_jaccard(a, b) >= JACCARD for b in words] for a in words])
         method = "lexical"
     groups = [g for g in _components(near) if len(g) > 1]
-    linked = engine.store.graph.entities_of([memories[i].id for g in groups for i in g])
+    linked = engine.entities_of([memories[i].id for g in groups for i in g])
     names = {e.id: e.name for e in engine.graph_entities()} if linked else {}
     clusters = []
     for g in groups:

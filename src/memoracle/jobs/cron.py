@@ -26,9 +26,9 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from memoracle.config import Settings
+from memoracle.engine import Engine
 from memoracle.files import write_atomically
 from memoracle.ingest import openclaw_cron
-from memoracle.store import Store
 
 CRON_HEALTH_FILE = Path("reports") / "CRON-HEALTH.md"  # under HOME
 LATE_GRACE = timedelta(hours=2)  # a run this much after its time is not late yet
@@ -109,20 +109,21 @@ class _Last:
 _STATUS_EXIT = {"healthy": 0, "warning": 1, "failing": 2}
 
 
-def _last_runs(settings: Settings, store: Store) -> dict[str, _Last]:
+def _last_runs(engine: Engine) -> dict[str, _Last]:
     """Each memoracle job's last run, from every place runs are recorded."""
+    settings = engine.settings
     last = {name: _Last() for name in job_names(settings)}
-    ok = store.runs.latest("nightly", status="ok")
+    ok = engine.last_run("nightly", status="ok")
     if ok is not None and "nightly" in last:
         ms = ok.counts.get("milliseconds")
         last["nightly"].take(ok.finished_at, None if ms is None else ms / 1000, 0, "")
-    began = store.runs.latest("nightly:queue")
+    began = engine.last_run("nightly:queue")
     if began is not None and "nightly" in last and (ok is None or began.started_at > ok.started_at):
         done = ok is not None and ok.finished_at is not None and ok.finished_at >= began.started_at
         # A step that ended "failed" says so; a run still going, killed, or caught in a
         # backup mid-night (a store restored from it) is not a failure, and a night
         # that never ends shows as nightly_missing.
-        if not done and store.runs.failed_since("nightly:", began.started_at):
+        if not done and engine.run_failed_since("nightly:", began.started_at):
             note = "its last run ended with a problem (see `memoracle nightly` or health)"
             last["nightly"].take(began.started_at, None, 1, note)
     for body in _json_lines(settings.home / "health-history.jsonl"):
@@ -162,12 +163,13 @@ def _times(expression: str, zone: ZoneInfo, now: datetime) -> tuple[datetime, da
     return before, after
 
 
-def digest(settings: Settings, store: Store, now: datetime, *, host: Path | None) -> list[CronJob]:
+def digest(engine: Engine, now: datetime, *, host: Path | None) -> list[CronJob]:
     """Every scheduled job with its last run, duration, exit, next run, late and failing.
     `host`: OpenClaw's state folder to read its cron jobs from (None: not read)."""
+    settings = engine.settings
     zone = ZoneInfo(settings.workspace.timezone)
     jobs = []
-    for name, last in _last_runs(settings, store).items():
+    for name, last in _last_runs(engine).items():
         expression = str(getattr(settings.schedule, name))
         times = _times(expression, zone, now)
         late = times is not None and last.at is not None and last.at < times[0] - LATE_GRACE
@@ -236,12 +238,12 @@ def host_jobs(folder: Path, now: datetime) -> list[CronJob]:
     return jobs
 
 
-def check(settings: Settings, store: Store, now: datetime, warn: Warn) -> list[dict[str, object]]:
+def check(engine: Engine, now: datetime, warn: Warn) -> list[dict[str, object]]:
     """health.json's `cron`: the digest as JSON, a warning for each late or failing job
     (`cron_job_late`, `cron_job_failing`). OpenClaw's store is read from its state folder
     when it is there."""
     folder = openclaw_cron.state_dir()
-    jobs = digest(settings, store, now, host=folder if folder.is_dir() else None)
+    jobs = digest(engine, now, host=folder if folder.is_dir() else None)
     for job in jobs:
         where = "" if job.source == "memoracle" else " (OpenClaw)"
         if job.failing:

@@ -338,7 +338,7 @@ def _sound(
     # The write queue is stored when fixing (docs/outage.md); a check changes nothing.
     with Engine.open(settings, clock=clock, replay=fixing and not dry_run) as engine:
         report = health.check(engine, integrity_checked=clock.now())
-        report = _with_backup(report, exam, has_memories=engine.store.memories.max_id() > 0)
+        report = _with_backup(report, exam, has_memories=engine.newest_memory_id() > 0)
         plan: list[str] = []
         done = _replayed(engine)
         if fixing:
@@ -350,7 +350,7 @@ def _sound(
                 report = _with_backup(
                     health.check(engine, integrity_checked=clock.now()),
                     recover.examine(settings),
-                    has_memories=engine.store.memories.max_id() > 0,
+                    has_memories=engine.newest_memory_id() > 0,
                 )
     return DoctorResult(report, explain(report), plan, done, dry_run)
 

@@ -56,29 +56,18 @@ TEMP_PREFIX = f".{LOG_NAME}.compact-"  # a compaction's new log before its renam
 BACKUP_NAME = re.compile(r"^graph-log-(\d{8}T\d{6}Z)(?:\.(\d+))?\.jsonl$")
 
 
-class GraphTables(Protocol):
-    """The store's graph, as far as this module reads it (`memoracle.store.graph.Graph`)."""
-
-    def snapshot(
-        self,
-    ) -> tuple[list[EntityRow], list[RelationKey], list[EntityLink], list[RelationLink]]: ...
-
-
-class _Store(Protocol):
-    @property
-    def graph(self) -> GraphTables: ...
-
-
 class GraphEngine(Protocol):
     """What this module needs of the engine (an `Engine` is one): its settings, clock
-    and store. A protocol, so that `graph/` never imports the engine or the store."""
+    and the store's graph in one snapshot (`Engine.graph_snapshot`). A protocol, so that
+    `graph/` never imports the engine or the store."""
 
     @property
     def settings(self) -> Settings: ...
     @property
     def clock(self) -> Clock: ...
-    @property
-    def store(self) -> _Store: ...
+    def graph_snapshot(
+        self,
+    ) -> tuple[list[EntityRow], list[RelationKey], list[EntityLink], list[RelationLink]]: ...
 
 
 @dataclass(frozen=True)
@@ -135,7 +124,7 @@ def replay(path: Path) -> GraphState:
 
 def store_state(engine: GraphEngine) -> GraphState:
     """The store's graph, read in one snapshot, in the shape a log replays to."""
-    entities, relations, entity_links, relation_links = engine.store.graph.snapshot()
+    entities, relations, entity_links, relation_links = engine.graph_snapshot()
     return GraphState(
         {k: EntityRecord(k, n, t, a) for k, n, t, a in entities},
         frozenset(relations),

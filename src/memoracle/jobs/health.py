@@ -132,7 +132,7 @@ def check(
         "pointers": checks.run("pointers", lambda: _pointers(engine, checks)),
         "canary": checks.run("canary probe", lambda: _canary(engine, checks)) if probe else None,
     }
-    fields["graph"] = checks.run("knowledge graph", engine.store.graph.counts)
+    fields["graph"] = checks.run("knowledge graph", engine.graph_counts)
     queue = checks.run("write queue", lambda: _queue(engine.settings.home, now, checks))
     duplicates = checks.run("duplicates", lambda: _duplicates(engine, checks))
     fields["duplicates"] = duplicates
@@ -140,9 +140,7 @@ def check(
     warnings = tuple(checks.warnings)
     fields["drift"] = checks.run("drift", lambda: _drift(engine, fields, warnings))
     fields["queue"] = queue
-    fields["cron"] = checks.run(
-        "cron health", lambda: cron.check(engine.settings, engine.store, now, checks.warn)
-    )
+    fields["cron"] = checks.run("cron health", lambda: cron.check(engine, now, checks.warn))
     fields["model"] = checks.run("model", lambda: model_health(engine.settings.home, checks.warn))
     warnings = tuple(checks.warnings)
     failing = any(w.severity == FAILING for w in warnings)
@@ -236,13 +234,13 @@ def _database(
 ) -> dict[str, object]:
     """The database's size and SQLite's quick check: run now, unless `passed` says when
     one passed (then not read again)."""
-    path = engine.store.path
+    path = engine.database_path
     checked_at = passed or now
     if passed is not None:
         integrity = "ok"
     else:
         try:
-            problems = engine.store.quick_check(QUICK_CHECK_ROWS)
+            problems = engine.check_store(QUICK_CHECK_ROWS)
             integrity = "ok" if problems == ["ok"] else "; ".join(problems)
         except StoreError as exc:  # a check that cannot finish is a failed check
             integrity = str(exc)
@@ -256,7 +254,7 @@ def _database(
         )
     return {
         "path": str(path),
-        "bytes": engine.store.size_bytes(),
+        "bytes": engine.store_size(),
         "integrity": integrity,
         "integrity_checked_at": checked_at.isoformat(),
     }
@@ -272,10 +270,10 @@ def _queue(home: Path, now: datetime, checks: _Checks) -> dict[str, object]:
 
 def _memories(engine: Engine, checks: _Checks) -> dict[str, int | float | None]:
     by_status = dict.fromkeys(STATUSES, 0)
-    for (status, _kind), n in engine.store.memories.counts().items():
+    for (status, _kind), n in engine.memory_counts().items():
         by_status[status] = by_status.get(status, 0) + n
     # Guardrails and pinned memories are never archived to hold the cap: not counted.
-    capped = engine.store.memories.count_capped()
+    capped = engine.capped_count()
     max_facts = engine.settings.lifecycle.max_facts
     ratio = engine.settings.health.facts_warn_ratio
     if capped > ratio * max_facts:
@@ -441,7 +439,7 @@ def _index(engine: Engine, checks: _Checks) -> dict[str, object]:
 def _last_nightly(
     engine: Engine, now: datetime, has_memories: bool, checks: _Checks
 ) -> dict[str, object] | None:
-    run = engine.store.runs.latest("nightly")
+    run = engine.last_run("nightly")
     wanted = NIGHTLY_MAX_AGE / timedelta(hours=1)
     schedule = engine.settings.schedule.nightly
     if run is None:
@@ -514,8 +512,8 @@ def _duplicates(engine: Engine, checks: _Checks) -> dict[str, float | int]:
     """The share of the `DUPLICATE_SAMPLE` newest live memories that repeat another live
     one, by the dedup score (what the nightly dedup would merge)."""
     live = ("active", "disputed")
-    after = engine.store.memories.id_before_newest(DUPLICATE_SAMPLE, live)
-    sampled = engine.store.memories.count_after(after, live)
+    after = engine.id_before_newest(DUPLICATE_SAMPLE, live)
+    sampled = engine.count_after(after, live)
     repeating: set[int] = set()
     for group in engine.duplicates(after=after):
         ids = {group.keep.id, *(m.id for m, _ in group.merge)}

@@ -1,6 +1,6 @@
 """A damaged store, examined and recovered: `memoracle doctor` and `doctor --fix`.
 
-`examine` tells whether the database is a whole store (`store.safety.inspect`: the
+`examine` tells whether the database is a whole store (the store's maintenance: the
 file's bytes, the schema against its version, SQLite's quick check or, `deep`, the full
 integrity check) and whether the newest backup could be restored (opened, checked in
 full, its rows counted). `plan` says how a damaged store comes back, best source first:
@@ -30,7 +30,8 @@ from memoracle.files import read_text
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.store import Store
 from memoracle.store.backup import taken_at
-from memoracle.store.safety import Damage, check, copy_file, counts, inspect, put_in_place
+from memoracle.store.maintenance import SqliteMaintenance
+from memoracle.store.safety import Damage
 from memoracle.types import KINDS, Scope
 from memoracle.workspace import MEMORY_FILE
 
@@ -77,7 +78,7 @@ class Plan:
 
 def examine(settings: Settings, *, deep: bool = False) -> Examination:
     """What is wrong with the store and its newest backup; reads only."""
-    damage = inspect(settings.db_path, deep=deep)
+    damage = SqliteMaintenance.at(settings.db_path).damage(deep=deep)
     backups = _backups(settings.home / "backups")
     newest = verify_backup(backups[0]) if backups else None
     return Examination(damage, tuple(guard.earlier_life(settings)), newest, guard.marked(settings))
@@ -94,11 +95,12 @@ def _backups(folder: Path) -> list[Path]:
 
 def verify_backup(path: Path) -> BackupCheck:
     """Open the backup at `path`, run the full integrity check and count its rows."""
-    found = inspect(path, deep=True)
+    backup = SqliteMaintenance.at(path)
+    found = backup.damage(deep=True)
     if found is not None:
         return BackupCheck(path, None, (found.detail,))
     try:
-        return BackupCheck(path, counts(path), ())
+        return BackupCheck(path, backup.row_counts(), ())
     except StoreError as exc:
         return BackupCheck(path, None, (str(exc),))
 
@@ -181,11 +183,12 @@ def recover(settings: Settings, plan: Plan, clock: Clock) -> list[str]:
     """Carry out `plan`; return what was done, one line each. The store put in place
     has passed the full integrity check; the damaged one is in HOME/damaged/."""
     db, now = settings.db_path, clock.now()
+    store = SqliteMaintenance.at(db)
     if plan.source == "none":
         raise StoreError(f"{db}: {plan.steps[0]}. Nothing was changed.")
     if plan.source == "permissions":
         db.chmod(0o600)
-        left = inspect(db, deep=True)
+        left = store.damage(deep=True)
         if left is not None:
             raise StoreError(
                 f"{left.detail}. Its permissions were put back; run doctor --fix again."
@@ -193,24 +196,25 @@ def recover(settings: Settings, plan: Plan, clock: Clock) -> list[str]:
         guard.unmark(settings)
         return [f"permissions of {db} put back (read and write for its owner)"]
     fresh = db.with_name(db.name + ".recovering")
+    made = SqliteMaintenance.at(fresh)
     try:
         if plan.source == "backup":
             assert plan.backup is not None
-            copy_file(plan.backup.path, fresh)
+            made.copy_from(plan.backup.path)
         else:
             _rebuild(settings, fresh, plan.memories, clock)
-        problems = check(fresh, deep=True)
+        problems = made.check_file(deep=True)
         if problems != ["ok"]:
             raise StoreError(
                 f"{fresh}: the recovered store fails the integrity check ({problems[0]})."
             )
         moved = guard.set_aside(settings, now)
-        put_in_place(fresh, db)
+        store.replace_with(fresh)
     finally:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
     done = [f"moved aside: {p}" for p in moved]
-    n = counts(db)["memories"]
+    n = store.row_counts()["memories"]
     what = plan.backup.path if plan.backup is not None else "the export and MEMORY.md"
     return [*done, f"restored {n:,} memories from {what}; integrity check ok"]
 

@@ -28,7 +28,8 @@ from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
 from memoracle.store import Store
-from memoracle.store.transfer import DATA_TABLES, SECTIONS, Transfer
+from memoracle.store.protocols import TransferRows
+from memoracle.store.transfer import DATA_TABLES, SECTIONS
 from memoracle.text import content_hash
 from memoracle.types import STATUSES, Scope
 
@@ -77,25 +78,24 @@ def export(
     page of rows at a time, written to a temp file renamed into place: an existing
     file at `path` is replaced only by a whole export. `on_progress(done, total)`
     counts lines."""
-    store, engine = _unpack(source)
+    rows, engine = _unpack(source)
     path = Path(path)
-    if path.resolve() in {Path(f"{store.path}{s}").resolve() for s in ("", "-wal", "-shm")}:
+    if path.resolve() in {Path(f"{rows.path}{s}").resolve() for s in ("", "-wal", "-shm")}:
         raise InvalidInput(
             f"{path} is the database itself: an export is a new file. Choose another path,"
             " e.g. memoracle-export.jsonl."
         )
     now = (clock or (engine.clock if engine is not None else SystemClock())).now()
-    rows = Transfer.of(store)
     with rows.snapshot():
         counts = rows.counts(vectors=vectors)
-        models = store.index.vector_models() if vectors else {}
+        models = rows.vector_models() if vectors else {}
         header = {
             "type": HEADER,
             "format": FORMAT,
-            "schema_version": store.schema_version,
+            "schema_version": rows.schema_version,
             "memoracle_version": installed_version(),
             "exported_at": now.isoformat(),
-            "embedding_model": _configured_model(engine, store),
+            "embedding_model": _configured_model(engine, rows),
             "vectors": vectors,
             "vector_models": {m: {"dim": d, "count": n} for m, (d, n) in sorted(models.items())},
             "counts": counts,
@@ -119,7 +119,7 @@ def export(
     return ExportReport(
         path=path,
         format=FORMAT,
-        schema_version=store.schema_version,
+        schema_version=rows.schema_version,
         counts=counts,
         lines=total,
         vectors=vectors,
@@ -172,7 +172,7 @@ def export_scope(
     return ExportReport(
         path=path,
         format=FORMAT,
-        schema_version=engine.store.schema_version,
+        schema_version=engine.schema_version,
         counts=counts,
         lines=total,
         vectors=False,
@@ -190,9 +190,8 @@ def import_(
     with no header, from a newer format or schema, a line that is not JSON or not a
     row (`file:line` and why), a file that does not add up (cut short). NotFound: no
     such file. `on_progress(done, total)` counts lines."""
-    store, engine = _unpack(target)
+    rows, engine = _unpack(target)
     path = Path(path)
-    rows = Transfer.of(store)
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -201,17 +200,17 @@ def import_(
         raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc}).") from None
     with handle:
         lines = _numbered(handle, path)
-        header = _header(path, lines, store.schema_version)
+        header = _header(path, lines, rows.schema_version)
         expected: dict[str, int] = header["counts"]
         total = sum(expected.get(s.table, 0) for s in SECTIONS)
         throttle = Throttle(on_progress or no_progress, total, total // PROGRESS_STEPS)
         done = 0
-        with store.transaction():
+        with rows.transaction():
             filled = {t: n for t, n in rows.counts().items() if n}
             if filled:
                 held = ", ".join(f"{t}: {n}" for t, n in filled.items())
                 raise InvalidInput(
-                    f"{store.path} is not empty ({held}): an import keeps every id, so it only"
+                    f"{rows.path} is not empty ({held}): an import keeps every id, so it only"
                     " goes into an empty store. Import into a new home: memoracle --home NEW"
                     f" init, then memoracle --home NEW import {path}. Nothing was imported."
                 )
@@ -307,7 +306,7 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     return header
 
 
-def _insert(rows: Transfer, path: Path, lineno: int, text: str) -> None:
+def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
     try:
         record = json.loads(text)
     except ValueError as exc:
@@ -385,13 +384,14 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _unpack(source: Engine | Store) -> tuple[Store, Engine | None]:
+def _unpack(source: Engine | Store) -> tuple[TransferRows, Engine | None]:
+    """The store's rows as records: through the engine, or of a store opened alone."""
     if isinstance(source, Engine):
-        return source.store, source
-    return source, None
+        return source.transfer_rows(), source
+    return source.transfer, None
 
 
-def _configured_model(engine: Engine | None, store: Store) -> dict[str, Any]:
+def _configured_model(engine: Engine | None, rows: TransferRows) -> dict[str, Any]:
     """The embedding model the engine is configured with: its id and dimension (from
     the stored vectors, else from the model when that costs no request)."""
     none: dict[str, Any] = {"id": None, "dim": None}
@@ -404,7 +404,7 @@ def _configured_model(engine: Engine | None, store: Store) -> dict[str, Any]:
     if embedder is None:
         return none
     model_id = embedder.model_id
-    stored = store.index.vector_models()
+    stored = rows.vector_models()
     if model_id in stored:
         dim: int | None = stored[model_id][0]
     elif engine.settings.embedding.provider == "local":
@@ -423,7 +423,7 @@ def _needs_reindex(engine: Engine | None) -> bool | None:
         return None
     if embedder is None:
         return False
-    return engine.store.index.count_missing(embedder.model_id) > 0
+    return engine.vectors_missing(embedder.model_id) > 0
 
 
 __all__ = ["FORMAT", "ExportReport", "ImportReport", "export", "import_"]

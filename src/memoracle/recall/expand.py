@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from memoracle.graph.extract import canonical_key
 from memoracle.language.words import content_words, fold
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 from memoracle.text import fts_terms
 
 __all__ = ["Expansion", "expand", "named_entities"]
@@ -68,7 +69,7 @@ class Expansion:
     tiers: tuple[int, ...] = ()
 
 
-def named_entities(store: Store, query: str) -> dict[int, str]:
+def named_entities(store: StoreBackend, query: str) -> dict[int, str]:
     """The graph entities `query` names (id -> key), in order of mention, at most
     `MAX_NAMED`.
 
@@ -108,7 +109,7 @@ def named_entities(store: Store, query: str) -> dict[int, str]:
 
 
 def expand(
-    store: Store, query: str, view: View, *, lexical: Sequence[int], limit: int
+    store: StoreBackend, query: str, view: View, *, lexical: Sequence[int], limit: int
 ) -> Expansion:
     """The memories `view` may see about the neighbours `query` points to (see the module
     docstring), at most `limit`; `lexical` is the query's lexical memory matches, best

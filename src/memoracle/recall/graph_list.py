@@ -11,11 +11,12 @@ import numpy.typing as npt
 from memoracle.embed import Embedder
 from memoracle.recall.expand import expand
 from memoracle.recall.vectors import stored_vectors
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 
 
 def graph_list(
-    store: Store,
+    store: StoreBackend,
     embedder: Embedder | None,
     query: str,
     view: View,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import Episode, Hit, Memory, Scores
 
 Key = tuple[str, int]  # ("memory" | "episode", id)
@@ -115,7 +115,7 @@ def _a_turn(hit: Hit | None) -> bool:
     return hit is not None and hit.memory is None
 
 
-def with_provenance(store: Store, hits: list[Hit]) -> list[Hit]:
+def with_provenance(store: StoreBackend, hits: list[Hit]) -> list[Hit]:
     """The returned hits with the turns and sessions their memories came from (read
     for these few only: a memory said a hundred times has a hundred turns)."""
     ids = sorted({e for h in hits if h.memory is not None for e in h.memory.episode_ids})

@@ -13,8 +13,9 @@ stay); source dedup (a memory and the turn it came from are one hit, `hits`); MM
 the `Trace` of what each stage kept (`outcome`). The formulas are `fuse`'s; which rows a
 requester may see is `store.index`'s.
 
-A search reads only. Also owns the vectors of the configured model in memory
-(`vectors`: exact, or the HNSW graph of `ann`): the texts that have no vector yet are
+A search reads only. Also keeps the configured model's vector index (a `VectorIndex` of
+`store.protocols`; today's, `vectors.InProcessIndex`, holds the vectors in memory: exact,
+or the HNSW graph of `ann`): the texts that have no vector yet are
 embedded and stored before a search (`Searcher.land_for_search`, which the engine calls
 first), or by a background worker in a long-running host (`landing`).
 """
@@ -35,7 +36,6 @@ from memoracle.config import Settings
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError, InvalidInput
 from memoracle.recall import relevance
-from memoracle.recall.ann import ann_available
 from memoracle.recall.evidence import Context
 from memoracle.recall.graph_list import graph_list
 from memoracle.recall.hits import dedup_sources as _dedup_sources
@@ -59,17 +59,10 @@ from memoracle.recall.ranking import (
     score_candidates,
     with_context,
 )
-from memoracle.recall.vectors import (
-    SAVE_EVERY,
-    VectorSet,
-    ann_file,
-    build_graph,
-    catch_up,
-    load_vectors,
-    save_quietly,
-)
+from memoracle.recall.vectors import OpenIndex, in_process_index
 from memoracle.recall.window import window_hits
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend, VectorIndex
 from memoracle.types import Episode, Hit
 
 POOL = 100  # candidates taken from each signal before fusion
@@ -98,15 +91,23 @@ NOTHING_LANDED = Landed()
 
 
 class Searcher:
-    """Search over one store. Keeps the vectors of the configured model in memory."""
+    """Search over one store. Keeps the configured model's vector index."""
 
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        store: StoreBackend,
+        settings: Settings,
+        embedder: Embedder | None,
+        *,
+        open_index: OpenIndex = in_process_index,
+    ) -> None:
+        """`open_index` makes the vector index of a model (`VectorIndex`): today's keeps
+        the vectors in this process; a backend that holds them in its database gives its own."""
         self.store = store
         self.settings = settings
         self.embedder = embedder
-        self._set: VectorSet | None = None
-        self._version = -1  # the database's data_version when the vectors were last checked
-        self._own = -1  # and this connection's own changes then
+        self._open_index = open_index
+        self._set: VectorIndex | None = None  # the configured model's, once searched
         self._marks: dict[str, tuple[int, int]] = {}  # model -> (memory id, episode id) checked
         # The vectors in memory are read by searches and grown by the background worker
         # (`landing`): one lock, held for a batch's commit, never for its embedding.
@@ -116,7 +117,9 @@ class Searcher:
 
     # -- background vectors --------------------------------------------------------------
 
-    def land_in_background(self, open_store: Callable[[], Store], clock: Clock) -> Lander | None:
+    def land_in_background(
+        self, open_store: Callable[[], StoreBackend], clock: Clock
+    ) -> Lander | None:
         """Start landing missing vectors in a worker thread (`landing.Lander`), on a
         connection `open_store` opens; from then on nothing is embedded before a search.
         None when there is nothing to embed with, or the store is read-only."""
@@ -180,86 +183,50 @@ class Searcher:
         """Add what this process just stored: the store's count is not another's doing."""
         if self._set is not None and self._set.model_id == self._model_id():
             self._set.add(hashes, vectors)
-            self._set.stored += len(hashes)
 
     def _model_id(self) -> str | None:
         return self.embedder.model_id if self.embedder is not None else None
 
-    def _vectors(self) -> VectorSet | None:
-        """This model's vectors in memory: loaded once, then caught up when the store
-        changed (another process, or this one, stored or restored texts). Corrupt blobs
-        are skipped (and logged)."""
+    def _index(self, model_id: str, dim: int) -> VectorIndex:
+        """The vector index of `model_id`: the one in hand, or a new one (not loaded)."""
+        if self._set is not None and self._set.model_id == model_id:
+            return self._set
+        return self._open_index(self.store, self.settings, model_id, dim)
+
+    def _vectors(self) -> VectorIndex | None:
+        """This model's vector index, brought up to date with the store (`refresh`)."""
         if self.embedder is None:
             return None
-        model_id, dim = self.embedder.model_id, self.embedder.dim
-        version, own = self.store.data_version(), self.store.own_changes()
-        found = self._set
-        if found is None or found.model_id != model_id:
-            found = self._set = load_vectors(
-                self.store.index,
-                model_id,
-                dim,
-                ann_path=ann_file(self.settings.home, model_id),
-                ann_threshold=self.settings.embedding.ann_threshold,
-            )
-        elif version != self._version:
-            catch_up(found, self.store.index)
-        elif own != self._own:  # this process's vectors are in the set already
-            catch_up(found, self.store.index, others=False)
-        self._version, self._own = version, own
+        found = self._set = self._index(self.embedder.model_id, self.embedder.dim)
+        found.refresh()
         return found
 
     def ann_state(self) -> str:
         """How this model's vectors are searched: see `IndexStatus.ann`."""
         if self.embedder is None:
             return "exact"
-        model_id = self.embedder.model_id
-        if (
-            self.store.index.searchable_vector_count(model_id)
-            < self.settings.embedding.ann_threshold
-        ):
-            return "exact"
-        if not ann_available():
-            return "unavailable"
-        return "hnsw" if ann_file(self.settings.home, model_id).exists() else "missing"
+        return self._index(self.embedder.model_id, self.embedder.dim).state()
 
     def build_graph_if_needed(self) -> bool:
-        """Build and save the HNSW graph when the store should have one and it is
-        missing, would not load, or holds a quarter of rows whose memories were archived
-        since (they take places among the nearest and are then dropped); return whether
-        one was built."""
-        state = self.ann_state()
-        if self.embedder is None or state not in ("missing", "hnsw"):
+        """Build the index's derived structure (the HNSW graph) when the store should
+        have one and it is missing, damaged or out of date (`rebuild_if_needed`); return
+        whether one was built."""
+        if self.embedder is None:
             return False
         with self._lock:  # the worker adds nothing while the graph is replaced
-            if state == "hnsw":
-                found = self._vectors()
-                if found is not None and found.ann is not None:
-                    searchable = self.store.index.searchable_vector_count(found.model_id)
-                    archived = len(found) - searchable
-                    if archived * 4 < len(found):
-                        return False  # loaded, completed from the store, mostly searchable
-            model_id, dim = self.embedder.model_id, self.embedder.dim
-            path = ann_file(self.settings.home, model_id)
-            self._set = build_graph(self.store.index, model_id, dim, path)
-            self._version, self._own = self.store.data_version(), self.store.own_changes()
-            return True
+            found = self._set = self._index(self.embedder.model_id, self.embedder.dim)
+            return found.rebuild_if_needed()
 
     def close(self) -> None:
-        """Write the HNSW graph if enough was added since it was loaded (the next
-        process completes it from the store anyway). A background worker is stopped
-        first, its batch in hand stored."""
+        """Keep what the next process should not redo (`persist`: the HNSW graph, if
+        enough was added since it was loaded). A background worker is stopped first,
+        its batch in hand stored."""
         self.stop_landing()
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True)
-        found = self._set
-        if (
-            found is not None
-            and found.ann is not None
-            and found.unsaved >= min(SAVE_EVERY, max(1, len(found) // 20))
-        ):
-            save_quietly(found, ann_file(self.settings.home, found.model_id))
+        if self._set is not None:
+            self._set.persist()
 
     def land_for_search(
         self, *, now: datetime, mode: Mode = "hybrid", window: TimeWindow | None = None
@@ -301,7 +268,7 @@ class Searcher:
         self._check_mode(mode)
         turns = not view.kinds  # a kind filter asks for memories of those kinds: a turn has none
         lander = self.lander
-        job, note = self._start_vector_search(query, mode, landed)  # the embedding thread
+        job, note = self._start_vector_search(query, view, mode, landed)  # the embedding thread
         lexical = self._lexical_lists(query, view, mode, turns)  # the lexical loop, meanwhile
         vectors = self._vector_lists(job, view, turns)
         found_by = "lexical" if job is None or vectors.failure is not None else mode
@@ -383,7 +350,7 @@ class Searcher:
         )
 
     def _start_vector_search(
-        self, query: str, mode: Mode, landed: Landed
+        self, query: str, view: View, mode: Mode, landed: Landed
     ) -> tuple[Future[Near] | None, str | None]:
         """The query embedded and its nearest texts found in a worker thread while FTS5
         runs here (`nearest`); None when there is nothing to compare with, and the note
@@ -403,7 +370,9 @@ class Searcher:
             return None, _unavailable(str(exc))
         if found is None or not len(found):
             return None, None
-        job = self._pool().submit(embed_near, self.embedder, found, query, self._lock, VECTOR_POOL)
+        job = self._pool().submit(
+            embed_near, self.embedder, found, query, self._lock, VECTOR_POOL, view
+        )
         return job, None
 
     def _vector_lists(self, job: Future[Near] | None, view: View, turns: bool) -> VectorLists:

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from memoracle.clock import Clock
 from memoracle.embed import Embedder, to_blob
 from memoracle.errors import EngineError
-from memoracle.store import Store
+from memoracle.store.protocols import StoreBackend
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Lander:
 
     def __init__(
         self,
-        open_store: Callable[[], Store],
+        open_store: Callable[[], StoreBackend],
         embedder: Embedder,
         clock: Clock,
         deliver: Callable[[list[str], npt.NDArray[np.float32], Callable[[], None]], None],
@@ -142,7 +142,7 @@ class Lander:
                 store.close()
             self._idle.set()
 
-    def _one_batch(self, store: Store, mark: tuple[int, int]) -> tuple[int, tuple[int, int]]:
+    def _one_batch(self, store: StoreBackend, mark: tuple[int, int]) -> tuple[int, tuple[int, int]]:
         """Embed, store and deliver the next batch after `mark`; return its size and the
         mark reached (a row seen is not scanned again)."""
         model_id, dim = self._embedder.model_id, self._embedder.dim

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memoracle.recall.query import FtsQuery, Term, any_of
 from memoracle.store import View
-from memoracle.store.index import Index
+from memoracle.store.protocols import SearchIndex
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class LexicalLists:
 
 
 def lexical_lists(
-    index: Index,
+    index: SearchIndex,
     queries: Sequence[FtsQuery],
     view: View,
     *,
@@ -56,7 +56,7 @@ def lexical_lists(
 
 
 def matches(
-    index: Index,
+    index: SearchIndex,
     table: str,
     query: FtsQuery,
     view: View,
@@ -92,7 +92,7 @@ def matches(
     return sorted(best, key=best.__getitem__)[:pool]
 
 
-def _rarest(index: Index, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
+def _rarest(index: SearchIndex, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
     """The rarest of `terms`, rarest first, while together they match at most `rows`
     rows of `table`."""
     counts = [index.match_count(table, t.quoted(), cap=rows) for t in terms]

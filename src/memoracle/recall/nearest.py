@@ -16,9 +16,8 @@ import numpy.typing as npt
 
 from memoracle.embed import Embedder
 from memoracle.errors import EngineError
-from memoracle.recall.vectors import VectorSet
 from memoracle.store import View
-from memoracle.store.index import Index
+from memoracle.store.protocols import SearchIndex, VectorIndex
 
 Vector = npt.NDArray[np.float32]
 Near = tuple[Vector, list[tuple[str, float]]]  # the query's vector, its nearest (hash, cosine)
@@ -42,17 +41,23 @@ NO_VECTORS = VectorLists([], [])
 
 
 def embed_near(
-    embedder: Embedder, found: VectorSet, query: str, lock: threading.RLock, count: int
+    embedder: Embedder,
+    found: VectorIndex,
+    query: str,
+    lock: threading.RLock,
+    count: int,
+    view: View | None = None,
 ) -> Near:
-    """In the worker thread: the query's vector and its `count` nearest texts (`lock`
-    keeps the background worker from growing the set meanwhile)."""
+    """In the worker thread: the query's vector and its `count` nearest texts, which an
+    index that can may narrow to what `view` sees (`lock` keeps the background worker
+    from growing the index meanwhile)."""
     vector = embedder.embed_query(query)
     with lock:
-        return vector, found.nearest(vector, count)
+        return vector, found.nearest(vector, count, view=view)
 
 
 def vector_lists(
-    job: Future[Near], index: Index, view: View, *, turns: bool, pool: int, count: int
+    job: Future[Near], index: SearchIndex, view: View, *, turns: bool, pool: int, count: int
 ) -> VectorLists:
     """Wait for `job` (`embed_near` asked for `count` texts), then the memories and turns
     (when `turns`) that `view` may see behind its nearest texts, at most `pool` of each."""
@@ -69,7 +74,7 @@ def vector_lists(
 
 
 def _items_behind(
-    index: Index, nearest: list[tuple[str, float]], view: View, pool: int
+    index: SearchIndex, nearest: list[tuple[str, float]], view: View, pool: int
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """The memories and turns behind the nearest texts, in their order, at most `pool`
     of each (several items may share one text)."""

@@ -20,7 +20,8 @@ from memoracle.recall.lexical import LexicalLists
 from memoracle.recall.lists import fuse_lists
 from memoracle.recall.nearest import VectorLists
 from memoracle.recall.outcome import Key, TimeWindow
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import Episode, Hit, Memory
 
 EVERGREEN_LAYERS = ("semantic", "procedural")
@@ -62,7 +63,7 @@ def fuse_candidates(
 
 
 def with_context(
-    store: Store,
+    store: StoreBackend,
     fused: Fused,
     view: View,
     query: str,
@@ -96,7 +97,7 @@ class Scored:
 
 
 def score_candidates(
-    store: Store,
+    store: StoreBackend,
     fused: Fused,
     context: Context,
     episodes: list[Episode],

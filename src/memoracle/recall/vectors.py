@@ -1,11 +1,13 @@
 """The vectors of one embedding model, in memory, for nearest-neighbour search.
 
-Owns `VectorSet`: the content hashes of searchable texts (not archived memories, see
-`Index.searchable_vectors`) that have a vector, and the nearest of them to a query — by
-an exact float32 matrix searched with numpy (grown in place as vectors are added), or,
-from `embedding.ann_threshold` vectors up with the `ann` extra installed, by an HNSW
-graph (`ann.HnswIndex`) kept in a file under HOME/index/ so that the next process loads
-it instead of rebuilding it. `load_vectors` builds either from the store.
+Owns `InProcessIndex`, today's `VectorIndex` (`store.protocols`: what search asks of an
+index of vectors, wherever they are), over `VectorSet`: the content hashes of searchable
+texts (not archived memories, see `Index.searchable_vectors`) that have a vector, and the
+nearest of them to a query — by an exact float32 matrix searched with numpy (grown in
+place as vectors are added), or, from `embedding.ann_threshold` vectors up with the `ann`
+extra installed, by an HNSW graph (`ann.HnswIndex`) kept in a file under HOME/index/ so
+that the next process loads it instead of rebuilding it. `load_vectors` builds either
+from the store.
 
 The BLOBs in SQLite stay canonical: the file is derived, checked against the store when
 loaded, completed with what it lacks, and rebuilt when it is damaged or a quarter of its
@@ -18,16 +20,19 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from memoracle.config import Settings
 from memoracle.embed import from_blob
 from memoracle.errors import EngineError
 from memoracle.recall.ann import HnswIndex, ann_available
-from memoracle.store.index import Index
+from memoracle.store import View
+from memoracle.store.protocols import SearchIndex, StoreBackend, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -130,13 +135,150 @@ class VectorSet:
         self.unsaved = 0
 
 
+class InProcessIndex:
+    """The `VectorIndex` of one model whose vectors are loaded into this process: a
+    `VectorSet` read from the store on the first `refresh` (`load_vectors`: the HNSW
+    graph of HOME/index/ when there is one, else the exact matrix), then completed when
+    the store changed (`catch_up`, when the store's `maintenance.change_marker` moved:
+    another connection's commits, or this connection's own writes). It searches every vector it
+    holds: `nearest` ignores the view, which search applies to the items behind the
+    hashes (`nearest._items_behind`)."""
+
+    def __init__(
+        self, store: StoreBackend, model_id: str, dim: int, *, home: Path, ann_threshold: int
+    ) -> None:
+        self._store = store
+        self._model_id = model_id
+        self._dim = dim
+        self._home = home
+        self._threshold = ann_threshold
+        self._found: VectorSet | None = None  # loaded by the first `refresh`
+        self._version = -1  # the change marker (others' commits) at the last check
+        self._own = -1  # and this connection's own changes then
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def ann(self) -> HnswIndex | None:
+        """The HNSW graph searched, or None: exact search (or nothing loaded yet)."""
+        return self._found.ann if self._found is not None else None
+
+    @property
+    def rows(self) -> dict[str, int]:
+        """The hashes loaded, with their row numbers (empty before the first `refresh`)."""
+        return self._found.rows if self._found is not None else {}
+
+    def __len__(self) -> int:
+        return len(self._found) if self._found is not None else 0
+
+    def refresh(self) -> int:
+        """Loaded once, then caught up when the store changed (another process, or this
+        one, stored or restored texts). Corrupt blobs are skipped (and logged)."""
+        version, own = self._store.maintenance.change_marker()
+        added = 0
+        if self._found is None:
+            self._found = load_vectors(
+                self._store.index,
+                self._model_id,
+                self._dim,
+                ann_path=ann_file(self._home, self._model_id),
+                ann_threshold=self._threshold,
+            )
+            added = len(self._found)
+        elif version != self._version:
+            added = catch_up(self._found, self._store.index)
+        elif own != self._own:  # this process's vectors are in the set already
+            added = catch_up(self._found, self._store.index, others=False)
+        self._version, self._own = version, own
+        return added
+
+    def add(self, hashes: Sequence[str], vectors: Matrix) -> int:
+        """What this process just stored: the store's count is not another's doing.
+        Nothing before the first `refresh`, which reads them from the store."""
+        if self._found is None:
+            return 0
+        added = self._found.add(hashes, vectors)
+        self._found.stored += len(hashes)
+        return added
+
+    def nearest(
+        self, query: Matrix, k: int, *, view: View | None = None
+    ) -> list[tuple[str, float]]:
+        return self._found.nearest(query, k) if self._found is not None else []
+
+    def state(self) -> str:
+        """ "exact" under `embedding.ann_threshold` searchable vectors; else "hnsw" when
+        the graph's file exists, "missing" when not, "unavailable" without faiss."""
+        if self._store.index.searchable_vector_count(self._model_id) < self._threshold:
+            return "exact"
+        if not ann_available():
+            return "unavailable"
+        return "hnsw" if ann_file(self._home, self._model_id).exists() else "missing"
+
+    def rebuild_if_needed(self) -> bool:
+        """Build and save the HNSW graph when the store should have one and it is
+        missing, would not load, or holds a quarter of rows whose memories were archived
+        since (they take places among the nearest and are then dropped)."""
+        state = self.state()
+        if state not in ("missing", "hnsw"):
+            return False
+        if state == "hnsw":
+            self.refresh()
+            found = self._found
+            if found is not None and found.ann is not None:
+                searchable = self._store.index.searchable_vector_count(self._model_id)
+                archived = len(found) - searchable
+                if archived * 4 < len(found):
+                    return False  # loaded, completed from the store, mostly searchable
+        path = ann_file(self._home, self._model_id)
+        self._found = build_graph(self._store.index, self._model_id, self._dim, path)
+        self._version, self._own = self._store.maintenance.change_marker()
+        return True
+
+    def persist(self) -> None:
+        """Write the HNSW graph if enough was added since it was loaded (the next
+        process completes it from the store anyway)."""
+        found = self._found
+        if (
+            found is not None
+            and found.ann is not None
+            and found.unsaved >= min(SAVE_EVERY, max(1, len(found) // 20))
+        ):
+            save_quietly(found, ann_file(self._home, self._model_id))
+
+
+if TYPE_CHECKING:
+    _CHECKED: type[VectorIndex] = InProcessIndex  # mypy proves it is a VectorIndex
+
+OpenIndex = Callable[[StoreBackend, Settings, str, int], VectorIndex]  # store, settings, model, dim
+
+
+def in_process_index(
+    store: StoreBackend, settings: Settings, model_id: str, dim: int
+) -> VectorIndex:
+    """The `OpenIndex` of today's stores: `InProcessIndex`, its HNSW graph under HOME/index/."""
+    return InProcessIndex(
+        store,
+        model_id,
+        dim,
+        home=settings.home,
+        ann_threshold=settings.embedding.ann_threshold,
+    )
+
+
 def ann_file(home: Path, model_id: str) -> Path:
     """Where the HNSW graph of `model_id` lives: HOME/index/<model>.hnsw."""
     return home / "index" / (re.sub(r"[^A-Za-z0-9._-]+", "_", model_id) + ".hnsw")
 
 
 def load_vectors(
-    index: Index, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
+    index: SearchIndex, model_id: str, dim: int, *, ann_path: Path, ann_threshold: int
 ) -> VectorSet:
     """The vectors of `model_id` that search can use (`Index.searchable_vectors`): the
     HNSW graph from `ann_path` when there are at least `ann_threshold` of them, faiss is
@@ -190,7 +332,7 @@ def _put_many(found: VectorSet, hashes: list[str], blobs: list[bytes]) -> int:
     return len(blobs) - int(finite.sum())
 
 
-def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
+def build_graph(index: SearchIndex, model_id: str, dim: int, path: Path) -> VectorSet:
     """An HNSW graph of the searchable vectors of `model_id`, saved to `path` (the `ann`
     extra must be installed). About a millisecond a vector on two cores."""
     found = VectorSet(model_id, dim, ann=HnswIndex(dim))
@@ -199,7 +341,7 @@ def build_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet:
     return found
 
 
-def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet | None:
+def _load_graph(index: SearchIndex, model_id: str, dim: int, path: Path) -> VectorSet | None:
     """The graph in `path` completed from the store, or None (logged) when the file is
     damaged: exact search serves until `memoracle reindex` rebuilds it."""
     try:
@@ -217,7 +359,7 @@ def _load_graph(index: Index, model_id: str, dim: int, path: Path) -> VectorSet 
     return found
 
 
-def top_up(found: VectorSet, index: Index) -> int:
+def top_up(found: VectorSet, index: SearchIndex) -> int:
     """Add every searchable vector the store has and `found` lacks (another process
     embedded them, or the graph file is older than the store); return how many were
     added. Lists every searchable text: `catch_up` is the cheap way between searches."""
@@ -230,7 +372,7 @@ def top_up(found: VectorSet, index: Index) -> int:
     return added
 
 
-def catch_up(found: VectorSet, index: Index, *, others: bool = True) -> int:
+def catch_up(found: VectorSet, index: SearchIndex, *, others: bool = True) -> int:
     """Complete `found` after the store changed: `top_up` when another process stored
     vectors; else only the texts stored or restored since it last looked, whose vector
     may be stored already (the text of an archived memory). `others=False`: only this
@@ -243,7 +385,7 @@ def catch_up(found: VectorSet, index: Index, *, others: bool = True) -> int:
     return _add_stored(found, index, fresh)
 
 
-def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
+def _add_stored(found: VectorSet, index: SearchIndex, hashes: Sequence[str]) -> int:
     """Add the stored vectors of those of `hashes` that have a sound one; return how
     many were added."""
     added = bad = 0
@@ -265,7 +407,7 @@ def _add_stored(found: VectorSet, index: Index, hashes: Sequence[str]) -> int:
 
 
 def stored_vectors(
-    index: Index, model_id: str, dim: int, hashes: Sequence[str]
+    index: SearchIndex, model_id: str, dim: int, hashes: Sequence[str]
 ) -> dict[str, Matrix]:
     """The stored vectors of `model_id` for those of `hashes` that have a sound one,
     read from the store (a few, for one search: an HNSW graph gives none back)."""

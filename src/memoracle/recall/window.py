@@ -18,7 +18,8 @@ from datetime import datetime
 
 from memoracle.language.words import content_words, fold, query_words
 from memoracle.recall.hits import hit, with_provenance
-from memoracle.store import Store, View
+from memoracle.store import View
+from memoracle.store.protocols import StoreBackend
 from memoracle.types import Hit, Scores
 
 __all__ = ["time_only", "window_hits"]
@@ -37,7 +38,9 @@ def time_only(query: str, spans: Sequence[tuple[int, int]]) -> bool:
     return all(fold(word) in generic for word in content_words(blanked))
 
 
-def window_hits(store: Store, view: View, start: datetime, end: datetime, *, k: int) -> list[Hit]:
+def window_hits(
+    store: StoreBackend, view: View, start: datetime, end: datetime, *, k: int
+) -> list[Hit]:
     """What `view` may see of [start, end): memories first, then the turns said then
     that no listed memory came from (none under a kind filter), each in time order; at
     most `k` in all. A hit's

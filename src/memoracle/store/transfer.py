@@ -28,16 +28,14 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoracle.errors import InvalidInput, StoreError
 from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
+from memoracle.store.index import Index
 from memoracle.store.memories import LIVE
 from memoracle.store.memories import search_text as memory_search_text
-
-if TYPE_CHECKING:
-    from memoracle.store import Store
 
 
 @dataclass(frozen=True)
@@ -147,16 +145,25 @@ class _ByParent:
 
 class Transfer:
     """Reads the store as records (`counts`, `records` inside `snapshot`) and writes
-    records into it (`insert` inside a transaction, then `problems`)."""
+    records into it (`insert` inside `transaction`, then `problems`); says where the
+    store is (`path`), its schema version and the models of its vectors."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, schema_version: int) -> None:
         self._db = db
+        self.path = db.path
+        self.schema_version = schema_version
         self._info: dict[str, list[Column]] = {}
         self._sql: dict[tuple[str, tuple[str, ...]], str] = {}
 
-    @classmethod
-    def of(cls, store: Store) -> Transfer:
-        return cls(store._db)
+    def vector_models(self) -> dict[str, tuple[int, int]]:
+        """model_id -> (dim, number of vectors)."""
+        return Index(self._db).vector_models()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The store's write transaction (`Store.transaction`)."""
+        with self._db.transaction():
+            yield
 
     # -- reading -------------------------------------------------------------------
 

@@ -33,9 +33,7 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
     now = engine.clock.now()
     life, decay = engine.settings.lifecycle, engine.settings.decay
     old_enough = now - timedelta(days=min(min_age_days, CENTURY_DAYS))
-    chosen = {
-        m.id: ArchiveCandidate(m, "expired", None) for m in engine.store.memories.expired(now)
-    }
+    chosen = {m.id: ArchiveCandidate(m, "expired", None) for m in engine.expired_memories(now)}
     active = [
         m for m in engine.all_memories("active") if counts_against_cap(m) and m.id not in chosen
     ]
@@ -60,8 +58,8 @@ def plan_archive(engine: Engine, *, min_age_days: int = 7) -> list[ArchiveCandid
 
 def counts_against_cap(memory: Memory) -> bool:
     """Whether `memory` may be archived to hold `lifecycle.max_facts`, and so counts
-    against it: not pinned, not a guardrail (`store.memories.count_capped` counts the
-    same ones, for health)."""
+    against it: not pinned, not a guardrail (`Engine.capped_count` counts the same
+    ones, for health)."""
     return not memory.pinned and memory.kind not in CAP_EXEMPT_KINDS
 
 
@@ -75,17 +73,16 @@ def archive(
     if not chosen:
         return 0
     now = engine.clock.now()
-    with engine.store.transaction():
-        moved = engine.store.archive.move(
-            [(c.memory.id, c.reason, c.score) for c in chosen], now=now, actor=actor
-        )
+    moved = engine.archive_memories(
+        [(c.memory.id, c.reason, c.score) for c in chosen], now=now, actor=actor
+    )
     if not log:
         return moved
     folder = engine.settings.home / "archive"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{now.astimezone(engine.zone):%Y-%m-%d}.jsonl", "a", encoding="utf-8") as f:
         for c in chosen:
-            row = engine.store.archive.get(c.memory.id)
+            row = engine.archived(c.memory.id)
             if row is not None:
                 line = {
                     "id": row.ref,
@@ -99,6 +96,6 @@ def archive(
 
 
 def memory_changed_at(engine: Engine, memory: Memory) -> datetime | None:
-    entries = engine.store.audit.entries(memory_id=memory.id)
+    entries = engine.history(memory.id)
     changes = [e.at for e in entries if e.action in ("supersede", "resolve")]
     return max(changes) if changes else None

@@ -174,27 +174,29 @@ def export_archived(
     `export:archived`, with its lines, bytes and last memory id). The lines written (in
     a dry run: that would be) are added to `appended` under the path."""
     path = engine.settings.files_dir / "knowledge-graph" / "archived-facts.jsonl"
-    archive = engine.store.archive
-    last = engine.store.runs.latest("export:archived", status="ok")
+    last = engine.last_run("export:archived", status="ok")
     done = {} if last is None else last.counts
     lines = done.get("lines", 0)
-    newest = archive.get(done.get("last_id", 0)) if lines else None
+    newest = engine.archived(done.get("last_id", 0)) if lines else None
     appending = (
         last is not None
         and _size(path) == done.get("bytes")
-        and (lines == 0 or (newest is not None and archive.position(newest.memory_id) == lines))
+        and (
+            lines == 0
+            or (newest is not None and engine.archived_position(newest.memory_id) == lines)
+        )
     )
     if not appending:
         lines, newest = 0, None
     if dry_run:
         if appended is not None:
-            appended[path] = archive.count() - lines  # the cold tier only grows
+            appended[path] = engine.archived_count() - lines  # the cold tier only grows
         return path
     written = 0
 
     def fresh_lines() -> Iterator[str]:
         nonlocal newest, written
-        while page := archive.in_order(after=newest, limit=1000):
+        while page := engine.archived_in_order(after=newest, limit=1000):
             for a in page:
                 yield _archived_line(a) + "\n"
             newest, written = page[-1], written + len(page)
@@ -278,8 +280,8 @@ def write_topic_files(
         if not stem or entity.key == "user":  # the speaker is everywhere: no topic
             continue
         relative = f"{NOTES_DIR}/topics/{stem}.md"
-        ids = engine.store.graph.memories_of([entity.id], limit=TOPIC_MEMORIES)
-        seen = [m for m in engine.store.memories.get_many(ids) if engine.owner_sees(m.scope)]
+        ids = engine.memory_ids_of_entity(entity.id, limit=TOPIC_MEMORIES)
+        seen = [m for m in engine.memories_by_id(ids) if engine.owner_sees(m.scope)]
         for path, text in topic_texts(engine, entity, seen):  # a completed one: its summary
             _write(path, text, dry_run=dry_run, preview=preview)
         pointers.append((entity.name, relative))

@@ -55,7 +55,7 @@ def append_daily_notes(
         grown, failed = [], [str(exc)]
     since = engine.clock.now() - timedelta(days=days)
     by_day: dict[date, list[Memory]] = {}
-    for memory in engine.store.memories.created_since(since, LOGGED):
+    for memory in engine.memories_created_since(since, LOGGED):
         if not engine.owner_sees(memory.scope):  # the notes are the owner's
             continue
         by_day.setdefault(memory.created_at.astimezone(engine.zone).date(), []).append(memory)

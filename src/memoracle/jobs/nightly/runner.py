@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from memoracle import outbox
@@ -37,7 +37,6 @@ from memoracle.jobs.nightly.notes import (
     clean_old_files,
 )
 from memoracle.jobs.thinking.night import ThinkReport, run_night
-from memoracle.store import Store
 from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet
 from memoracle.workspace import (
@@ -196,11 +195,9 @@ def _working(engine: Engine, dry_run: bool) -> Iterator[Engine]:
     except OSError:
         folder = Path(tempfile.mkdtemp(prefix="memoracle-nightly-dry-run-"))
     try:
-        path = folder / engine.store.path.name
-        engine.store.copy_to(path)
         embedding = replace(engine.settings.embedding, ann_threshold=ANN_NEVER)
         settings = replace(engine.settings, embedding=embedding)
-        with Engine(settings, Store.open(path, now=engine.clock.now()), engine.clock) as work:
+        with engine.scratch_copy(folder, settings=settings) as work:
             yield work
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -242,9 +239,9 @@ def _summarize(engine: Engine, report: NightlyReport, dry_run: bool, actor: str)
     # Every day since the last finished summary, and at least the last few: a missed
     # night is caught up.
     days = DAILY_LOOKBACK_DAYS
-    last = engine.store.runs.last("nightly:summarize", status="ok")
+    last = engine.last_run("nightly:summarize", status="ok")
     if last is not None:
-        since = datetime.fromisoformat(last[0])
+        since = last.started_at
         days = max(days, (engine.clock.now() - since).days + 1)
     else:
         days = max(days, FIRST_LOOKBACK_DAYS)
@@ -271,7 +268,7 @@ def _before_changing(engine: Engine, report: NightlyReport, changes: int, step: 
         newest = newest_backup(engine.settings.home / "backups", now=now)
         if newest is not None and now - newest < timedelta(days=life.backup_every_days):
             return False
-        if changes == 0 and engine.store.memories.max_id() == 0:
+        if changes == 0 and engine.newest_memory_id() == 0:
             return False  # nothing stored: nothing to lose
     report.backup_before = step
     if not report.dry_run:
@@ -286,9 +283,9 @@ def _backed_up(counts: dict[str, int], took: bool) -> dict[str, int]:
 
 def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     # The whole store on the first night, then what each day added (`through_id`).
-    last = engine.store.runs.latest("nightly:dedup", status="ok")
+    last = engine.last_run("nightly:dedup", status="ok")
     after = None if last is None else last.counts.get("through_id")
-    through = engine.store.memories.max_id()
+    through = engine.newest_memory_id()
     duplicates = report.duplicates = engine.duplicates(after=after)
     report.merged = sum(len(group.merge) for group in duplicates)
     took = _before_changing(engine, report, report.merged, "dedup")
@@ -298,7 +295,7 @@ def _dedup(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> 
 
 
 def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
-    backlog = engine.store.memories.without_slot(limit=engine.settings.lifecycle.backup_min_changes)
+    backlog = engine.unslotted(limit=engine.settings.lifecycle.backup_min_changes)
     took = _before_changing(engine, report, len(backlog), "resolve")  # settling may supersede
     before = _superseded(engine)
     report.settled = engine.settle_unslotted(actor=actor)
@@ -307,7 +304,7 @@ def _resolve(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -
 
 
 def _superseded(engine: Engine) -> int:
-    counts = engine.store.memories.counts()
+    counts = engine.memory_counts()
     return sum(n for (status, _kind), n in counts.items() if status == "superseded")
 
 
@@ -381,13 +378,13 @@ def _vacuum(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
     """VACUUM once the free pages are `lifecycle.vacuum_free_share` of the file (a dry
     run vacuums its scratch copy, which has the same pages, to say what it would give
     back). A full VACUUM, not auto_vacuum=INCREMENTAL: docs/lifecycle.md says why."""
-    space = engine.store.free_space()
+    space = engine.reclaimable_space()
     threshold = engine.settings.lifecycle.vacuum_free_share
     due = space.free_pages > 0 and space.share >= threshold
     reclaimed = 0
     if due:
         try:
-            reclaimed = engine.store.vacuum()
+            reclaimed = engine.compact_store()
         except StoreError as exc:  # a full disk, say: the file is as it was
             raise WorkspaceError(
                 f"{exc} The store was not vacuumed; the next night tries again."
@@ -405,7 +402,7 @@ def _vacuum(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) ->
 
 def _health(engine: Engine, report: NightlyReport, dry_run: bool, actor: str) -> dict[str, int]:
     # SQLite's quick check reads the whole file: weekly, unless the last one failed.
-    last = engine.store.runs.latest("nightly:integrity", status="ok")
+    last = engine.last_run("nightly:integrity", status="ok")
     every = timedelta(days=engine.settings.lifecycle.integrity_every_days)
     passed = None if last is None else last.finished_at
     if passed is not None and engine.clock.now() - passed >= every:

@@ -122,7 +122,7 @@ def fingerprint_number(rules: str) -> int:
 
 def due(engine: Engine) -> bool:
     """Whether the redaction's rules changed since the last real run (or it never ran)."""
-    last = engine.store.runs.latest(RUN_KIND, status="ok")
+    last = engine.last_run(RUN_KIND, status="ok")
     return last is None or last.counts.get("rules") != fingerprint_number(rules_fingerprint())
 
 
@@ -148,23 +148,23 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
     naming the backup taken before."""
     if engine.readonly and not dry_run:
         raise StoreError(
-            f"{engine.store.path}: the workspace is read-only, so nothing can be redacted"
+            f"{engine.database_path}: the workspace is read-only, so nothing can be redacted"
             " here; run memoracle redact where it is writable (--dry-run works here)."
         )
     started = time.perf_counter()
     report = RedactReport(dry_run=dry_run, rules=rules_fingerprint())
     cleaner = Cleaner()
     now = engine.clock.now()
-    database.learn(engine.store, cleaner)
+    database.learn(engine, cleaner)
     # The store's plan first: the texts it finds clean are not redacted again in each
     # backup, which holds most of them too.
-    found = database.plan(engine.store, cleaner)
+    found = database.plan(engine, cleaner)
     report.places = found.changes
     for path, what in files.targets(engine.settings):
         if what != files.BACKUP:
             continue
         try:
-            change = files.clean_backup(path, cleaner, now=now, dry_run=dry_run)
+            change = files.clean_backup(engine, path, cleaner, now=now, dry_run=dry_run)
         except (StoreError, WorkspaceError) as exc:
             report.problems.append(str(exc))
             continue
@@ -194,21 +194,21 @@ def _rewrite_store(engine: Engine, found: database.Plan, report: RedactReport) -
     home = engine.settings.home
     guard = Path(tempfile.mkdtemp(prefix=".redact-", dir=home))
     try:
-        before = engine.store.backup(guard, now=engine.clock.now())
+        before = engine.backup_to(guard)
         report.vectors_dropped = database.apply(
-            engine.store, found, now=engine.clock.now(), actor="redact", audit=True
+            engine, found, now=engine.clock.now(), actor="redact", audit=True
         )
     except BaseException:
         shutil.rmtree(guard, ignore_errors=True)  # nothing was committed
         raise
     try:
-        report.reclaimed_bytes = engine.store.vacuum()
-        problems = engine.store.quick_check()
+        report.reclaimed_bytes = engine.compact_store()
+        problems = engine.check_store()
         counts = _counts(engine)
         kept = {k: v for k, v in before.counts.items() if k != "audit"}
         if problems != ["ok"] or counts != kept:
             raise StoreError(
-                f"{engine.store.path}: after the redaction the store fails its check"
+                f"{engine.database_path}: after the redaction the store fails its check"
                 f" ({'; '.join(problems[:3]) if problems != ['ok'] else counts}). The backup"
                 f" taken before it is {before.path}; restore it with: memoracle doctor"
             )
@@ -233,7 +233,7 @@ def _drop_ann_graphs(engine: Engine, report: RedactReport, dry_run: bool) -> Non
 
 
 def _counts(engine: Engine) -> dict[str, int]:
-    stats = engine.store.scrub.counts()
+    stats = engine.text_counts()
     return {k: v for k, v in stats.items() if k != "audit"}
 
 

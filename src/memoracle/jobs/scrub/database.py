@@ -1,5 +1,6 @@
 """The store's stored texts cleaned (`plan` reads, `apply` writes): every column of
-`store.scrub.PLACES`, primary texts learned from first so a copy elsewhere is found."""
+`store.scrub.PLACES`, primary texts learned from first so a copy elsewhere is found. Each
+works over an engine (the workspace's, or one over a backup's copy)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memoracle.engine import Engine
 from memoracle.jobs.scrub.clean import Cleaner
-from memoracle.store import Store
 from memoracle.store.scrub import PLACES, PRIMARY, Place
 
 REFS_SHOWN = 20  # refs a report lists per place; the count is the whole
@@ -39,20 +40,20 @@ class Plan:
         return sum(c.rows for c in self.changes)
 
 
-def learn(store: Store, cleaner: Cleaner) -> None:
+def learn(engine: Engine, cleaner: Cleaner) -> None:
     """Let the cleaner learn what the redaction removes from the store's primary texts."""
     for place in PRIMARY:
-        for _key, value in store.scrub.values(place):
+        for _key, value in engine.stored_texts(place):
             cleaner.learn(value)
 
 
-def plan(store: Store, cleaner: Cleaner) -> Plan:
+def plan(engine: Engine, cleaner: Cleaner) -> Plan:
     """Every stored value the cleaner changes, read only."""
     out = Plan()
     for place in PLACES:
         change = PlaceChange(place.name)
         rows: list[tuple[int, str]] = []
-        for key, value in store.scrub.values(place):
+        for key, value in engine.stored_texts(place):
             done = cleaner.clean_json(value) if place.json else cleaner.clean(value)
             if not done.changed(value):
                 continue
@@ -68,25 +69,20 @@ def plan(store: Store, cleaner: Cleaner) -> Plan:
     return out
 
 
-def apply(store: Store, found: Plan, *, now: datetime, actor: str, audit: bool) -> int:
+def apply(engine: Engine, found: Plan, *, now: datetime, actor: str, audit: bool) -> int:
     """Write the plan in one transaction, each changed row audited (action `redact`,
     the place, the ref and the kinds; never the text) when `audit`; returns the vectors
     dropped. Freed pages are zeroed (`secure_delete`); VACUUM is the caller's."""
-    store.scrub.secure_delete()
-    with store.transaction():
-        dropped = store.scrub.rewrite(found.values)
-        if audit:
-            for place, rows in found.values.items():
-                for key, _value in rows:
-                    store.audit.append(
-                        at=now,
-                        actor=actor,
-                        action="redact",
-                        memory_id=key if place.table in ("memories", "archive") else None,
-                        detail={
-                            "place": place.name,
-                            "ref": f"{place.ref or 'row '}{key}",
-                            "kinds": list(found.kinds.get((place.name, key), ())),
-                        },
-                    )
-    return dropped
+    notes = (
+        (
+            key if place.table in ("memories", "archive") else None,
+            {
+                "place": place.name,
+                "ref": f"{place.ref or 'row '}{key}",
+                "kinds": list(found.kinds.get((place.name, key), ())),
+            },
+        )
+        for place, rows in found.values.items()
+        for key, _value in rows
+    )
+    return engine.rewrite_texts(found.values, notes if audit else (), now=now, actor=actor)

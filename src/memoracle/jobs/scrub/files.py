@@ -18,11 +18,11 @@ from pathlib import Path
 import zstandard
 
 from memoracle.config import Settings
+from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.files import replacing, write_atomically
 from memoracle.jobs.scrub import database
 from memoracle.jobs.scrub.clean import Cleaned, Cleaner
-from memoracle.store import Store
 from memoracle.store.backup import NAME, copy, row_counts, seal
 from memoracle.workspace import LAST_BLOCK, MEMORY_FILE, NOTES_DIR, SNAPSHOT_FILE
 
@@ -180,20 +180,21 @@ def _write_packed(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]
 
 
 def clean_backup(
-    path: Path, cleaner: Cleaner, *, now: datetime, dry_run: bool
+    engine: Engine, path: Path, cleaner: Cleaner, *, now: datetime, dry_run: bool
 ) -> FileChange | None:
     """A database backup (`memoracle-…db`, or `….db.zst`) put through the same redaction
     as the store: copied beside itself under a hidden name (decompressed if need be),
     opened (migrated to this version's schema), cleaned and vacuumed, then made one
     verified file again (integrity check, row counts as before) and compressed back —
     and only then renamed over the old backup. Until that rename the old one stays as
-    it was; a backup that cannot be rewritten is named in a StoreError and left."""
+    it was; a backup that cannot be rewritten is named in a StoreError and left. Each is
+    worked on through an engine over it, with `engine`'s settings and clock."""
     work = path.with_name(f".{path.name}.redact")
     packed = path.name.endswith(".zst")
     if not packed:
         # Read in place first (read only: a backup is one file, no WAL to write): most
         # backups need no change, and a copy of each would cost a store's size apiece.
-        found = _plan_in_place(path, cleaner, now)
+        found = _plan_in_place(engine, path, cleaner, now)
         if found is not None and (not found.rows or dry_run):
             return _report(path, found)
     try:
@@ -204,15 +205,12 @@ def clean_backup(
         else:
             copy(path, work)
         expected = row_counts(work)
-        store = Store.open(work, now=now, existing=True)
-        try:
-            database.learn(store, cleaner)
-            found = database.plan(store, cleaner)
+        with engine.over(work, now=now) as copied:
+            database.learn(copied, cleaner)
+            found = database.plan(copied, cleaner)
             if found.rows and not dry_run:
-                database.apply(store, found, now=now, actor="redact", audit=False)
-                store.vacuum()
-        finally:
-            store.close()
+                database.apply(copied, found, now=now, actor="redact", audit=False)
+                copied.compact_store()
         if not found.rows or dry_run:
             return _report(path, found)
         seal(work, expected)
@@ -226,18 +224,18 @@ def clean_backup(
         _remove(work)
 
 
-def _plan_in_place(path: Path, cleaner: Cleaner, now: datetime) -> database.Plan | None:
+def _plan_in_place(
+    engine: Engine, path: Path, cleaner: Cleaner, now: datetime
+) -> database.Plan | None:
     """What the backup at `path` needs, read where it is; None when it cannot be read
     so (a schema of another version, which only a copy may be migrated from)."""
     try:
-        store = Store.open(path, now=now, readonly=True, existing=True)
+        backup = engine.over(path, now=now, readonly=True)
     except StoreError:
         return None
-    try:
-        database.learn(store, cleaner)
-        return database.plan(store, cleaner)
-    finally:
-        store.close()
+    with backup:
+        database.learn(backup, cleaner)
+        return database.plan(backup, cleaner)
 
 
 def _report(path: Path, found: database.Plan) -> FileChange | None:

@@ -38,7 +38,7 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
 
 def _asked_before(engine: Engine, memory_id: int) -> bool:
     """Whether the model already disputed it (its reason is there for a person)."""
-    entries = engine.store.audit.entries(memory_id=memory_id, limit=20)
+    entries = engine.history(memory_id, limit=20)
     newest = next((e for e in entries if e.action == "dispute"), None)
     return newest is not None and newest.actor == apply.ACTOR
 
@@ -48,10 +48,8 @@ def _unsure(engine: Engine, state: State) -> list[tuple[int, int]]:
     dedup score is within `UNSURE_BAND` under the threshold."""
     through = int(state.extra.get("arbitrate_through", 0))
     threshold = engine.settings.lifecycle.dedup_threshold
-    fresh = [
-        m for m in engine.store.memories.select(status="active", limit=NEW_READ) if m.id > through
-    ]
-    state.extra["arbitrate_through"] = engine.store.memories.max_id()
+    fresh = [m for m in engine.memories_with_status("active", limit=NEW_READ) if m.id > through]
+    state.extra["arbitrate_through"] = engine.newest_memory_id()
     pairs: list[tuple[int, int]] = []
     seen: set[frozenset[int]] = set()
     for memory in fresh:
@@ -67,7 +65,7 @@ def _unsure(engine: Engine, state: State) -> list[tuple[int, int]]:
 
 def question(engine: Engine, work: Work) -> Question | None:
     pairs = [(int(a), int(b)) for a, b in work.payload.get("pairs", [])]
-    found = {m.id: m for m in engine.store.memories.get_many([i for p in pairs for i in p])}
+    found = {m.id: m for m in engine.memories_by_id([i for p in pairs for i in p])}
     lines = []
     for n, (a, b) in enumerate(pairs, 1):
         if a in found and b in found:

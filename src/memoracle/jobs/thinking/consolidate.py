@@ -47,15 +47,15 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
 
 
 def _cluster(engine: Engine, entity_id: int) -> list[int]:
-    ids = engine.store.graph.memories_of([entity_id], limit=CLUSTER_MOST * 2)
-    seen = [m.id for m in engine.store.memories.get_many(ids) if engine.owner_sees(m.scope)]
+    ids = engine.memory_ids_of_entity(entity_id, limit=CLUSTER_MOST * 2)
+    seen = [m.id for m in engine.memories_by_id(ids) if engine.owner_sees(m.scope)]
     return sorted(seen[:CLUSTER_MOST])
 
 
 def question(engine: Engine, work: Work) -> Question | None:
     found = [
         m
-        for m in engine.store.memories.get_many(list(work.payload.get("ids", [])))
+        for m in engine.memories_by_id(list(work.payload.get("ids", [])))
         if m.status == "active" and engine.owner_sees(m.scope)
     ]
     if len(found) < 2:
@@ -113,7 +113,7 @@ def _write_summary(
     engine = night.engine
     stem = _UNSAFE.sub("-", str(q.work.payload.get("key", ""))).strip("-") or "topic"
     path = engine.settings.files_dir / NOTES_DIR / "topics" / f"{stem}.summary.md"
-    texts = {m.ref: m.text for m in engine.store.memories.get_many([int(c[2:]) for c in cites])}
+    texts = {m.ref: m.text for m in engine.memories_by_id([int(c[2:]) for c in cites])}
     lines = [
         f"# {q.work.payload.get('name')}: summary",
         "",

@@ -46,7 +46,7 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
 
 
 def question(engine: Engine, work: Work) -> Question | None:
-    turns = engine.store.episodes.get_many([int(i) for i in work.payload.get("episodes", [])])
+    turns = engine.turns_by_id([int(i) for i in work.payload.get("episodes", [])])
     if not turns:
         return None
     lines = [

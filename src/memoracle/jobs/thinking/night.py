@@ -213,10 +213,7 @@ def _open(engine: Engine) -> Model | None:
     from memoracle.llm import open_model  # the provider layer loads only when a model is set
 
     def record(request: RequestRecord) -> None:
-        with engine.store.transaction():
-            engine.store.audit.append(
-                at=engine.clock.now(), actor=ACTOR, action="model-request", detail=asdict(request)
-            )
+        engine.note("model-request", actor=ACTOR, at=engine.clock.now(), detail=asdict(request))
 
     return open_model(engine.settings, on_request=record)
 

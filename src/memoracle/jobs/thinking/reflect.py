@@ -57,7 +57,7 @@ def plan(engine: Engine, state: State, now: datetime) -> list[Work]:
 def _memories(engine: Engine, work: Work) -> list[Memory]:
     since = datetime.fromisoformat(str(work.payload["since"]))
     until = datetime.fromisoformat(str(work.payload["until"]))
-    found = engine.store.memories.created_since(since, ("active",))
+    found = engine.memories_created_since(since, ("active",))
     mode = str(work.payload.get("mode"))
     return [
         m
@@ -142,7 +142,7 @@ def _note_item(
         return ""
     engine = night.engine
     episodes = [int(c[2:]) for c in cites if c.startswith("e_")]
-    for memory in engine.store.memories.get_many([int(c[2:]) for c in cites if c.startswith("m_")]):
+    for memory in engine.memories_by_id([int(c[2:]) for c in cites if c.startswith("m_")]):
         episodes += [e for e in memory.episode_ids if e not in episodes]
     hold = not night.applies(item)
     try:  # the owner's reflection: in the owner's own private scope, whatever it cites

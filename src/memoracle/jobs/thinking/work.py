@@ -73,10 +73,7 @@ class Night:
         self.counts["quarantined"] += 1
         files.quarantine(engine.settings.home, record)
         detail = {k: v for k, v in record.items() if k not in ("output", "at")}
-        with engine.store.transaction():
-            engine.store.audit.append(
-                at=now, actor=ACTOR, action="model-quarantine", memory_id=None, detail=detail
-            )
+        engine.note("model-quarantine", actor=ACTOR, at=now, detail=detail)
 
 
 def vet(
@@ -104,8 +101,8 @@ def clean(text: str) -> str:
 def _exists(engine: Engine, ref: str) -> bool:
     number = int(ref[2:])
     if ref.startswith("e_"):
-        return engine.store.episodes.get(number) is not None
-    return engine.store.memories.get(number) is not None
+        return engine.stored_turn(number) is not None
+    return engine.stored_memory(number) is not None
 
 
 def refs(value: object) -> list[str]:
