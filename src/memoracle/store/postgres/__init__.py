@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -78,3 +79,17 @@ class PgStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+if TYPE_CHECKING:  # mypy proves each ported repository satisfies its protocol
+    from memoracle.store import protocols
+
+    def _satisfies(store: PgStore) -> None:
+        _memories: protocols.MemoryRepository = store.memories
+        _episodes: protocols.EpisodeRepository = store.episodes
+        _audit: protocols.AuditRepository = store.audit
+        _runs: protocols.RunRepository = store.runs
+        _held: protocols.HeldRepository = store.held
+        _archive: protocols.ArchiveRepository = store.archive
+        _graph: protocols.GraphRepository = store.graph
+        _browse: protocols.BrowseRepository = store.browse
