@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 
 from memoracle.clock import FixedClock
@@ -153,3 +154,43 @@ def test_a_turn_whose_memories_were_all_replaced_says_when(backend: Any, clock: 
         new = store.memories.insert(_new("I live in Bergen", clock), now=clock.now())
         store.memories.supersede(old, new, now=clock.now())
     assert store.memories.replaced_turns([old_turn, kept_turn]) == {old_turn: clock.now()}
+
+
+def test_an_in_process_index_is_fed_the_searchable_vectors_only(
+    backend: Any, clock: FixedClock
+) -> None:
+    """tests/store/test_index.py's case: a live memory's or a turn's vector is
+    searchable, even when an archived memory or another model shares it; an archived
+    memory's own is not, until it is restored (`searchable_since` then names it)."""
+    store = backend
+
+    def memory(text: str) -> int:
+        new = NewMemory("fact", text, "semantic", "capture", clock.now(), content_hash(text))
+        return int(store.memories.insert(new, now=clock.now()))
+
+    with store.transaction():
+        for i in range(3):
+            memory(f"live {i}")
+        archived = [memory(f"cold {i}") for i in range(2)]
+        archived += [memory("live 0"), memory("said in a turn")]  # texts live elsewhere
+        memory("live, with no vector yet")
+    _turn(store, clock, "said in a turn", "t1")
+    _turn(store, clock, "a turn", "t2")
+    texts = [f"live {i}" for i in range(3)] + ["cold 0", "cold 1", "said in a turn", "a turn"]
+    blob = bytes(np.array([0.6, 0.8], dtype=np.float32).tobytes())
+    with store.transaction():
+        store.index.put_vectors([(content_hash(t), "m", 2, blob) for t in texts], now=clock.now())
+        store.index.put_vectors([(content_hash("cold 0"), "other", 2, blob)], now=clock.now())
+    store.archive.move([(i, "manual", None) for i in archived], now=clock.now(), actor="test")
+    expected = {content_hash(t) for t in texts if not t.startswith("cold")}
+    assert set(store.index.searchable_vector_hashes("m")) == expected
+    assert {h for h, _, _ in store.index.searchable_vectors("m")} == expected
+    assert {b for _, _, b in store.index.searchable_vectors("m")} == {blob}
+    assert store.index.searchable_vector_count("m") == len(expected) == 5
+    assert store.index.vector_count("m") == 7
+    assert store.index.searchable_vector_count("other") == 0
+    mark = store.index.marks()
+    assert store.index.searchable_since(mark) == ([], mark)
+    store.archive.restore(archived[0], now=clock.now(), actor="test")  # "cold 0" is back
+    found, later = store.index.searchable_since(mark)
+    assert found == [content_hash("cold 0")] and later[2] > mark[2]

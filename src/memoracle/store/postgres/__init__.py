@@ -93,3 +93,4 @@ if TYPE_CHECKING:  # mypy proves each ported repository satisfies its protocol
         _archive: protocols.ArchiveRepository = store.archive
         _graph: protocols.GraphRepository = store.graph
         _browse: protocols.BrowseRepository = store.browse
+        _index: protocols.SearchIndex = store.index

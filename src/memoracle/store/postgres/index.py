@@ -1,8 +1,8 @@
 """Search in PostgreSQL: full-text lookups ranked by `ts_rank_cd`, the items behind
 vector hits, and the vectors themselves in pgvector with an HNSW index per model.
 
-The lexical methods are `store.index.Index`'s, same signatures; their score is
-`-ts_rank_cd` so that, as with FTS5's BM25, lower is better (`recall.lexical` merges
+Every method of `store.index.Index` is here with its signature; the lexical ones score
+by `-ts_rank_cd` so that, as with FTS5's BM25, lower is better (`recall.lexical` merges
 scores with `min`). `nearest_memories` and `nearest_episodes` are new: the vector search
 runs in the database here instead of over vectors loaded into the process.
 """
@@ -23,6 +23,13 @@ from memoracle.store.postgres.lexical import Lexical
 from memoracle.store.postgres.visibility import episode_clause, memory_clause
 
 _TABLES = {"memories": "memories", "episodes": "episodes"}  # never interpolate input
+# A vector of the model (the parameter) whose text a search can return: a memory not
+# archived, or a message turn.
+_SEARCHABLE = (
+    "v.model_id = %s AND (EXISTS (SELECT 1 FROM memories m WHERE m.content_hash ="
+    " v.content_hash AND m.status != 'archived') OR EXISTS (SELECT 1 FROM episodes e"
+    " WHERE e.content_hash = v.content_hash AND e.kind = 'message'))"
+)
 # Candidates the HNSW index hands over per wanted hit before the visibility rule and
 # status filter them (pgvector filters after the index scan); when too few survive,
 # the search is done exactly over what the rule lets through.
@@ -342,6 +349,56 @@ class PgIndex:
                 ).format(a=sql.SQL(alias), d=distance, t=sql.SQL(table), m=model, w=sql.SQL(where))
                 rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    # -- what an in-process vector index is fed with (recall's InProcessIndex) ---------
+
+    def searchable_vectors(self, model_id: str) -> Iterator[tuple[str, int, bytes]]:
+        """(content_hash, dim, float32 blob) of `model_id` for every searchable text (a
+        memory not archived, a message turn)."""
+        for h, dim, vector in self._db.execute(
+            f"SELECT v.content_hash, v.dim, v.vector FROM vectors v WHERE {_SEARCHABLE}",
+            (model_id,),
+        ):
+            yield str(h), int(dim), np.asarray(vector.to_numpy(), dtype=np.float32).tobytes()
+
+    def searchable_vector_hashes(self, model_id: str) -> list[str]:
+        rows = self._db.execute(
+            f"SELECT v.content_hash FROM vectors v WHERE {_SEARCHABLE}", (model_id,)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def searchable_vector_count(self, model_id: str) -> int:
+        row = self._db.execute(
+            f"SELECT count(*) FROM vectors v WHERE {_SEARCHABLE}", (model_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def marks(self) -> tuple[int, int, int]:
+        """The newest (memory id, episode id, audit id): pass them to `searchable_since`."""
+        row = self._db.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM memories),"
+            " (SELECT coalesce(max(id), 0) FROM episodes),"
+            " (SELECT coalesce(max(id), 0) FROM audit)"
+        ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def searchable_since(
+        self, after: tuple[int, int, int]
+    ) -> tuple[list[str], tuple[int, int, int]]:
+        """Content hashes of texts that may have become searchable after `after` (stored
+        since, or restored from the cold tier since), and the marks reached."""
+        memory_mark, episode_mark, audit_mark = marks = self.marks()
+        rows = self._db.execute(
+            "SELECT content_hash FROM memories WHERE id > %s AND id <= %s"
+            " AND status != 'archived'"
+            " UNION SELECT content_hash FROM episodes WHERE id > %s AND id <= %s"
+            " AND kind = 'message' AND content_hash IS NOT NULL"
+            " UNION SELECT m.content_hash FROM audit a JOIN memories m ON m.id = a.memory_id"
+            " WHERE a.id > %s AND a.id <= %s AND a.action = 'restore' AND m.status != 'archived'",
+            (after[0], memory_mark, after[1], episode_mark, after[2], audit_mark),
+        ).fetchall()
+        return [str(r[0]) for r in rows], marks
 
     def vectors_for(self, model_id: str, hashes: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
         """(content_hash, dim, float32 blob) of `model_id` for each of `hashes` that has one."""
