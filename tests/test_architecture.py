@@ -56,6 +56,7 @@ ORDER = (
     "memoracle.config",
     "memoracle.files",
     "memoracle.clock",
+    "memoracle.storage_types",
     "memoracle.text",
     "memoracle.types",
     "memoracle.errors",
@@ -309,14 +310,18 @@ def test_only_the_engine_holds_its_store() -> None:
     assert state and not public, f"the engine's store is private (`_store`): {public}"
 
 
+# Modules that speak SQL to a database that is not ours: ingest/openclaw_sqlite.py reads
+# a *copy* of OpenClaw's own database; the benchmark builds its BM25 baseline in a
+# throwaway in-memory database.
+OTHER_DATABASES = {
+    "memoracle.ingest.openclaw_sqlite",
+    "memoracle.ingest.openclaw_cron",  # its cron jobs, from the same kind of copy
+    "memoracle.jobs.bench.baseline",
+}
+
+
 def test_only_store_opens_our_database() -> None:
-    # ingest/openclaw_sqlite.py reads a *copy* of OpenClaw's own database, not ours;
-    # the benchmark builds its BM25 baseline in a throwaway in-memory database.
-    allowed = {
-        "memoracle.ingest.openclaw_sqlite",
-        "memoracle.ingest.openclaw_cron",  # its cron jobs, from the same kind of copy
-        "memoracle.jobs.bench.baseline",
-    }
+    allowed = OTHER_DATABASES
     users = {
         _name(p)
         for p in MODULES
@@ -329,6 +334,34 @@ def test_only_store_opens_our_database() -> None:
         }
     }
     assert {u for u in users if not u.startswith("memoracle.store")} <= allowed
+
+
+# FTS5's query syntax in a string: an operator joining words (" AND ", " OR ", " NOT "),
+# the doubled quote of a quoted word ('""'), a quoted prefix ('"*'), NEAR( or MATCH.
+FTS5_SYNTAX = re.compile(r'^\s*(AND|OR|NOT)\s*$|^""$|"\*|\bNEAR\(|\bMATCH\b')
+
+
+def _code_strings(path: Path) -> Iterator[ast.Constant]:
+    """The strings of `path`'s code (f-strings' parts too), docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    said = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in said:
+            yield node
+
+
+def test_only_store_writes_full_text_queries() -> None:
+    """Above store/, a lexical query is a value (`storage_types.LexicalQuery`); only the
+    store renders it in its backend's syntax (FTS5's: `store.fts`), so no module above it
+    builds a MATCH expression (save those querying a database not ours)."""
+    offenders = [
+        f"{_name(path)}:{node.lineno} {node.value!r}"
+        for path in MODULES
+        if _unit(_name(path)) != "memoracle.store" and _name(path) not in OTHER_DATABASES
+        for node in _code_strings(path)
+        if FTS5_SYNTAX.search(node.value)
+    ]
+    assert not offenders, f"FTS5 syntax outside store/: {offenders}"
 
 
 def test_only_clock_reads_the_system_clock() -> None:

@@ -194,9 +194,9 @@ def test_an_item_sharing_no_word_ranks_no_match(
     asked: list[int] = []
     ranked = index.lexical_memories
 
-    def counted(expression: str, view: object, *, limit: int, min_id: int = 0) -> object:
+    def counted(query: object, view: object, *, limit: int, min_id: int = 0) -> object:
         asked.append(limit)
-        return ranked(expression, view, limit=limit, min_id=min_id)  # type: ignore[arg-type]
+        return ranked(query, view, limit=limit, min_id=min_id)  # type: ignore[arg-type]
 
     monkeypatch.setattr(index, "lexical_memories", counted)
     reasons = _why(engine, tea.ref, "garden roses")

@@ -29,7 +29,8 @@ from memoracle.errors import NotFound
 from memoracle.jobs import transfer
 from memoracle.jobs.nightly import run_nightly
 from memoracle.mcp_server import MemoryTools
-from memoracle.store import View
+from memoracle.storage_types import View
+from memoracle.store.index import scope_clause
 from memoracle.types import Scope, Turn, sees
 
 Row = tuple[Any, ...]
@@ -119,8 +120,8 @@ def test_the_sql_and_the_python_check_agree_for_every_context(tmp_path: Path, ow
             filled = fill_scope(engine.settings, requester)
             view = View(filled, own=own_scope(engine.settings))
             for table, clause in (
-                ("memories", view.scope_clause("t")),
-                ("episodes", view.scope_clause("t")),
+                ("memories", scope_clause(view, "t")),
+                ("episodes", scope_clause(view, "t")),
             ):
                 by_sql = {row[0] for row in _rows(engine, table, *clause)}
                 by_python = {

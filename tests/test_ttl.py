@@ -23,7 +23,7 @@ from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, WriteHeld
 from memoracle.jobs import nightly
 from memoracle.mcp_server.server import build_server
-from memoracle.store import View
+from memoracle.storage_types import LexicalQuery, Term, View
 from memoracle.types import Memory
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # where conftest's `clock` starts
@@ -180,9 +180,9 @@ def test_the_live_clause_leaves_out_expired_memories_only_when_given_a_time(
     memory, _ = engine.remember(DOOR, ttl=timedelta(minutes=5))
     index = engine._store.index
     clock.advance(minutes=10)
-    expression = '"door"'
-    assert index.lexical_memories(expression, View(), limit=5) != []
-    assert index.lexical_memories(expression, View(now=clock.now()), limit=5) == []
+    door = LexicalQuery((Term("door"),))
+    assert index.lexical_memories(door, View(), limit=5) != []
+    assert index.lexical_memories(door, View(now=clock.now()), limit=5) == []
     assert index.guardrails(View(now=clock.now())) == []
     assert engine._store.memories.find_duplicate(memory.content_hash, None, memory.scope) == (
         memory.id

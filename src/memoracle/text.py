@@ -43,7 +43,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_terms(text: str) -> list[str]:
-    """Words of `text` in index form, for building FTS5 MATCH expressions safely."""
+    """Words of `text` in index form, for building lexical queries (`storage_types`)."""
     return _WORD.findall(for_index(text))
 
 

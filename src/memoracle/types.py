@@ -24,6 +24,10 @@ KINDS: tuple[str, ...] = (
 )
 LAYERS: tuple[str, ...] = ("episodic", "semantic", "procedural")
 STATUSES: tuple[str, ...] = ("active", "superseded", "disputed", "archived", "forgotten")
+LIVE: tuple[str, ...] = ("active", "disputed")  # the statuses of a memory still in force
+# Kinds never archived to hold `lifecycle.max_facts`, nor counted against it (pinned
+# memories neither): the archive's policy and health's count read this one set.
+CAP_EXEMPT_KINDS = frozenset({"guardrail"})
 SOURCES: tuple[str, ...] = (
     "user-stated",
     "agent",

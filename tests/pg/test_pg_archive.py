@@ -12,8 +12,7 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import InvalidInput, NotFound
-from memoracle.store import View
-from memoracle.store.memories import match_expression
+from memoracle.storage_types import View, every_word
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope, Turn
 
@@ -44,9 +43,9 @@ def _get(store: Store, memory_id: int) -> Memory:
 
 
 def _lexical(store: Store, query: str, view: View | None = None) -> list[int]:
-    expression = match_expression(query)
-    assert expression is not None
-    return [i for i, _ in store.index.lexical_memories(expression, view or View(), limit=10)]
+    words = every_word(query)
+    assert words is not None
+    return [i for i, _ in store.index.lexical_memories(words, view or View(), limit=10)]
 
 
 def test_archived_memories_leave_search_guardrails_and_fresh(

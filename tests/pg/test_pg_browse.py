@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from memoracle.clock import FixedClock
-from memoracle.store import View
-from memoracle.store.browse import Filter
+from memoracle.storage_types import Filter, View
 from memoracle.text import content_hash
 from memoracle.types import KINDS, Memory, NewMemory, Scope, sees
 

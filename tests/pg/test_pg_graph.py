@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoracle.clock import FixedClock
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope
 

@@ -13,7 +13,7 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import InvalidInput, NotFound
-from memoracle.store import View
+from memoracle.storage_types import LexicalQuery, Term, View
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn
 
@@ -74,12 +74,12 @@ def test_a_held_write_waits_for_a_decision_and_its_turn_stays_out_of_search(
     assert store.held.same(text, "capture", Scope(user="bob")) is None
     assert store.held.same_turn(text, alice) == got
     assert [h.id for h in store.held.list(waiting=True)] == [held]
-    found = store.index.lexical_episodes('"marmalad"', View(alice), limit=10)
+    found = store.index.lexical_episodes(LexicalQuery((Term("marmalad"),)), View(alice), limit=10)
     assert [i for i, _ in found] == [plain]  # the held turn and its repeat are out
     with store.transaction():
         store.held.decide(held, "confirm", now=clock.now(), actor="cli")
     assert store.held.list(waiting=True) == [] and store.held.same_turn(text, alice) is None
-    found = store.index.lexical_episodes('"marmalad"', View(alice), limit=10)
+    found = store.index.lexical_episodes(LexicalQuery((Term("marmalad"),)), View(alice), limit=10)
     assert sorted(i for i, _ in found) == [turn, again, plain]
     with pytest.raises(InvalidInput, match="confirm or reject"):
         store.held.decide(held, "maybe", now=clock.now(), actor="cli")

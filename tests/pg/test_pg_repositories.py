@@ -14,7 +14,7 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
-from memoracle.store import View
+from memoracle.storage_types import LexicalQuery, Term, View
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn, sees
 
@@ -22,6 +22,8 @@ AGENTS = (None, "a", "b")
 USERS = (None, "alice", "bob")
 CHATS = (None, "c1", "c2")
 SCOPES = [Scope(*p) for p in itertools.product(AGENTS, USERS, CHATS, ("private", "shared"))]
+MARMALADE = LexicalQuery((Term("marmalad"),))  # the stem, as a search asks it
+LIVE_WORD = LexicalQuery((Term("live"),))
 
 
 def _new(text: str, clock: FixedClock, **kw: object) -> NewMemory:
@@ -261,28 +263,26 @@ def test_lexical_search_keeps_to_the_rule_forgets_and_holds(
             _new("marmalade kept in the cellar", clock, scope=alice), now=clock.now()
         )
         store.memories.insert(_new("marmalade of Bob", clock, scope=bob), now=clock.now())
-    found = store.index.lexical_memories('"marmalad"', View(alice), limit=10)
+    found = store.index.lexical_memories(MARMALADE, View(alice), limit=10)
     assert [i for i, _ in found] == [best, other]
     assert found[0][1] < found[1][1]  # lower is better, as FTS5's BM25
-    assert (
-        store.index.lexical_memories('"marmalad" AND "lisbon"', View(alice), limit=10)[0][0] == best
-    )
-    assert [i for i, _ in store.index.lexical_memories('"marmal"*', View(bob), limit=10)] != []
-    assert store.index.match_count("memories", '"marmalad"', cap=10) == 3
-    assert store.index.matches("memories", '"lisbon"', best)
+    both = LexicalQuery((Term("marmalad"), Term("lisbon")))
+    assert store.index.lexical_memories(both, View(alice), limit=10)[0][0] == best
+    prefix = LexicalQuery((Term("marmal", prefix=True),))
+    assert [i for i, _ in store.index.lexical_memories(prefix, View(bob), limit=10)] != []
+    assert store.index.match_count("memories", MARMALADE, cap=10) == 3
+    assert store.index.matches("memories", LexicalQuery((Term("lisbon"),)), best)
     kept = _turn(store, clock, "the marmalade is in Lisbon", "t1", alice)
     gone = _turn(store, clock, "my marmalade recipe", "t2", alice)
     with store.transaction():
         forgotten = store.memories.insert(_new("recipe", clock, scope=alice), now=clock.now())
         store.memories.add_provenance(forgotten, now=clock.now(), episode_id=gone)
-    turns = store.index.lexical_episodes('"marmalad"', View(alice), limit=10)
+    turns = store.index.lexical_episodes(MARMALADE, View(alice), limit=10)
     assert sorted(i for i, _ in turns) == [kept, gone]
     with store.transaction():
         store.memories.set_status(forgotten, "forgotten", now=clock.now())
-    assert [i for i, _ in store.index.lexical_episodes('"marmalad"', View(alice), limit=10)] == [
-        kept
-    ]
-    assert store.index.lexical_episodes('"marmalad"', View(bob), limit=10) == []
+    assert [i for i, _ in store.index.lexical_episodes(MARMALADE, View(alice), limit=10)] == [kept]
+    assert store.index.lexical_episodes(MARMALADE, View(bob), limit=10) == []
     assert store.index.visible_episodes([kept, gone], View(alice)) == [kept]
 
 
@@ -298,8 +298,8 @@ def test_a_search_as_of_a_past_time_sees_what_was_active_then(
         new = store.memories.insert(_new("I live in Bergen", clock), now=clock.now())
         store.memories.supersede(old, new, now=clock.now())
     now_view, past = View(), View(as_of=then + timedelta(days=1))
-    assert [i for i, _ in store.index.lexical_memories('"live"', now_view, limit=5)] == [new]
-    assert [i for i, _ in store.index.lexical_memories('"live"', past, limit=5)] == [old]
+    assert [i for i, _ in store.index.lexical_memories(LIVE_WORD, now_view, limit=5)] == [new]
+    assert [i for i, _ in store.index.lexical_memories(LIVE_WORD, past, limit=5)] == [old]
     hashes = [content_hash("I live in Oslo"), content_hash("I live in Bergen")]
     assert store.index.memories_with_hashes(hashes, past) == [(old, hashes[0])]
 

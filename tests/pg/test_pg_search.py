@@ -12,8 +12,8 @@ import pytest
 from pgharness import MISSING, SKIP_REASON
 
 from memoracle.clock import FixedClock
-from memoracle.recall.query import fts_queries
-from memoracle.store import View
+from memoracle.recall.query import lexical_queries
+from memoracle.storage_types import View
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope
 
@@ -95,8 +95,8 @@ def test_recalls_queries_find_on_postgresql_what_they_find_on_sqlite(
         wanted = backend.memories.insert(_new(text, clock), now=clock.now())
         backend.memories.insert(_new("Nothing to do with it at all", clock), now=clock.now())
     found = [
-        [i for i, _ in backend.index.lexical_memories(q.expression, View(), limit=5)]
-        for q in fts_queries(question)
+        [i for i, _ in backend.index.lexical_memories(q, View(), limit=5)]
+        for q in lexical_queries(question)
     ]
     assert [wanted] in found
 

@@ -18,7 +18,7 @@ from memoracle.engine import Engine
 from memoracle.engine.scope import view_for
 from memoracle.recall import expand as expansion
 from memoracle.recall import graph_list, hybrid
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.types import Scope
 
 QUERY = "Where does Anna's sister earn money?"

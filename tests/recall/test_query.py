@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 
 from memoracle.recall.query import (
     MAX_TERMS,
-    FtsQuery,
-    Term,
     content_words,
-    fts_queries,
     is_when_question,
+    lexical_queries,
 )
+from memoracle.storage_types import LexicalQuery, Term
+from memoracle.store.fts import match_expression
 from memoracle.text import search_form
 
 
@@ -42,13 +42,14 @@ def fts() -> Iterator[sqlite3.Connection]:
     con.close()
 
 
-def _rows(con: sqlite3.Connection, query: FtsQuery) -> set[int]:
-    return {r[0] for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,))}
+def _rows(con: sqlite3.Connection, query: LexicalQuery) -> set[int]:
+    expression = match_expression(query)  # as the store renders it
+    return {r[0] for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))}
 
 
 def test_and_first_then_or_then_prefixes() -> None:
-    queries = fts_queries("When did Caroline go to the LGBTQ support group?")
-    assert [q.expression for q in queries] == [  # stems, as the index holds them
+    queries = lexical_queries("When did Caroline go to the LGBTQ support group?")
+    assert [match_expression(q) for q in queries] == [  # stems, as the index holds them
         '"carolin" AND "go" AND "lgbtq" AND "support" AND "group"',
         '"carolin" OR "go" OR "lgbtq" OR "support" OR "group"',
         '"carol"* OR "go" OR "lgbtq" OR "suppo"* OR "group" OR "каро"*',  # a name: Каролина
@@ -56,42 +57,42 @@ def test_and_first_then_or_then_prefixes() -> None:
 
 
 def test_single_short_word_gives_one_expression() -> None:
-    assert [q.expression for q in fts_queries("Lyon?")] == ['"lyon"']
+    assert [match_expression(q) for q in lexical_queries("Lyon?")] == ['"lyon"']
 
 
 def test_inflections_meet_through_their_stems(fts: sqlite3.Connection) -> None:
     """Snowball on both sides: "квартиры" finds "квартиру", "paints" finds "painting",
     a question's "May 7" finds the turn's "7 May" whatever the words' order."""
-    assert _rows(fts, fts_queries("квартиры в Казань")[0]) == {2}
-    assert _rows(fts, fts_queries("Caroline paints")[0]) == {4}
-    assert _rows(fts, fts_queries("supported groups")[0]) == {1}
-    assert fts_queries("квартиры")[0].expression == fts_queries("квартирой")[0].expression
+    assert _rows(fts, lexical_queries("квартиры в Казань")[0]) == {2}
+    assert _rows(fts, lexical_queries("Caroline paints")[0]) == {4}
+    assert _rows(fts, lexical_queries("supported groups")[0]) == {1}
+    assert lexical_queries("квартиры")[0] == lexical_queries("квартирой")[0]
 
 
 def test_no_content_words_no_query() -> None:
-    assert fts_queries("") == []
-    assert fts_queries("   ?!  ") == []
-    assert fts_queries("what is the") == []
-    assert fts_queries("и что это было") == []
-    assert fts_queries("a b c") == []  # single letters
+    assert lexical_queries("") == []
+    assert lexical_queries("   ?!  ") == []
+    assert lexical_queries("what is the") == []
+    assert lexical_queries("и что это было") == []
+    assert lexical_queries("a b c") == []  # single letters
 
 
 def test_expressions_run_and_find(fts: sqlite3.Connection) -> None:
-    and_, or_, *_ = fts_queries("Caroline support group")
+    and_, or_, *_ = lexical_queries("Caroline support group")
     assert _rows(fts, and_) == {1}
     assert _rows(fts, or_) == {1, 4}
     # Accents and case are the tokenizer's business; ё is folded before.
-    assert _rows(fts, fts_queries("ELODIE demenage")[0]) == {3}
-    assert _rows(fts, fts_queries("ёлка")[0]) == {6}
+    assert _rows(fts, lexical_queries("ELODIE demenage")[0]) == {3}
+    assert _rows(fts, lexical_queries("ёлка")[0]) == {6}
     # Inflection: the stems meet at once ("квартира" and "квартиру" are "квартир").
-    queries = fts_queries("квартира Казань")
+    queries = lexical_queries("квартира Казань")
     assert [_rows(fts, q) for q in queries] == [{2}, {2}, {2}]
-    assert _rows(fts, fts_queries("postgres 16")[0]) == {5}
+    assert _rows(fts, lexical_queries("postgres 16")[0]) == {5}
 
 
 def test_quotes_and_fts_syntax_are_neutralised(fts: sqlite3.Connection) -> None:
     for text in ['"; DROP TABLE t; --', "NEAR(a b) OR NOT *", "col:body ^start", 'He said "hi"']:
-        for query in fts_queries(text):
+        for query in lexical_queries(text):
             _rows(fts, query)  # no sqlite3.OperationalError
 
 
@@ -102,8 +103,10 @@ def test_any_text_gives_valid_expressions(text: str) -> None:
     con.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
     con.execute("INSERT INTO t(body) VALUES ('some text')")
     try:
-        for query in fts_queries(text):
-            con.execute("SELECT rowid FROM t WHERE t MATCH ?", (query.expression,)).fetchall()
+        for query in lexical_queries(text):
+            con.execute(
+                "SELECT rowid FROM t WHERE t MATCH ?", (match_expression(query),)
+            ).fetchall()
     finally:
         con.close()
 
@@ -128,7 +131,7 @@ def test_content_words_dedup_and_cap() -> None:
     assert content_words("Lyon lyon LYON Lyön") == ["Lyon"]
     huge = " ".join(f"word{i}" for i in range(20_000))
     assert len(content_words(huge)) == MAX_TERMS
-    assert len(fts_queries(huge)) == 2  # no alphabetic stems among "word123"
+    assert len(lexical_queries(huge)) == 2  # no alphabetic stems among "word123"
     assert content_words("Ёжик и ежик") == ["Ежик"]
 
 
@@ -172,7 +175,7 @@ def test_not_when_questions(text: str) -> None:
 
 
 def test_terms_keep_their_words_and_prefixes() -> None:
-    and_, or_, prefixed = fts_queries("Élodie's квартира birthdays")
+    and_, or_, prefixed = lexical_queries("Élodie's квартира birthdays")
     assert not and_.any and or_.any and prefixed.any
     assert [t.text for t in and_.terms] == ["elodi", "квартир", "birthday"]
     assert [(t.text, t.prefix) for t in prefixed.terms] == [
@@ -181,4 +184,5 @@ def test_terms_keep_their_words_and_prefixes() -> None:
         ("birthd", True),
         ("kvar", True),  # the Cyrillic word's first letters in Latin ones
     ]
-    assert Term('say "hi"', prefix=True).quoted() == '"say ""hi"""*'
+    quoted = LexicalQuery((Term('say "hi"', prefix=True),))
+    assert match_expression(quoted) == '"say ""hi"""*'

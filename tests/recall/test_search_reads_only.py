@@ -15,7 +15,7 @@ from memoracle.embed import Embedder
 from memoracle.engine import Engine
 from memoracle.errors import EngineError
 from memoracle.recall import hybrid
-from memoracle.store import View
+from memoracle.storage_types import View
 
 TEXTS = ("The garden shed needs a new roof.", "I prefer green tea in the morning.")
 

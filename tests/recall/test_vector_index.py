@@ -18,7 +18,7 @@ from memoracle.engine import Engine
 from memoracle.engine.scope import view_for
 from memoracle.recall.hybrid import Searcher
 from memoracle.recall.vectors import in_process_index
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend, VectorIndex
 from memoracle.types import Scope
 

@@ -4,7 +4,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from memoracle.clock import FixedClock
-from memoracle.store import Store, View
+from memoracle.storage_types import View
+from memoracle.store import Store
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn
 

@@ -8,8 +8,9 @@ import pytest
 
 from memoracle.clock import FixedClock
 from memoracle.errors import StoreError
-from memoracle.recall.query import fts_queries
-from memoracle.store import Store, View, schema
+from memoracle.recall.query import lexical_queries
+from memoracle.storage_types import View
+from memoracle.store import Store, schema
 from memoracle.types import Scope, Turn
 
 
@@ -186,8 +187,8 @@ def test_migration_13_stems_the_search_text_of_stored_rows(
         assert store.schema_version == schema.LATEST
         view = View()
         for words in ("квартира", "Мария", "7 May 2023"):
-            expression = fts_queries(words)[0].expression
-            assert [i for i, _ in store.index.lexical_episodes(expression, view, limit=5)] == [1]
+            query = lexical_queries(words)[0]
+            assert [i for i, _ in store.index.lexical_episodes(query, view, limit=5)] == [1]
         assert store.memories.match("painting sunset") == [1]
     finally:
         store.close()

@@ -22,6 +22,7 @@ from memoracle.config import load
 from memoracle.engine import Engine, browse
 from memoracle.engine.scope import can_see, view_for
 from memoracle.store import browse as store_browse
+from memoracle.store.index import scope_clause
 from memoracle.text import content_hash
 from memoracle.types import KINDS, Memory, NewMemory, Scope
 
@@ -72,7 +73,7 @@ def _steps(engine: Engine, work: Callable[[], Any]) -> int:
 def _read_everything(engine: Engine) -> int:
     """The steps of looking at every memory once, as any plan that sorts them all must
     (the visibility rule and the status of each): what a page must stay far below."""
-    visible, params = view_for(engine.settings, None).scope_clause("m")
+    visible, params = scope_clause(view_for(engine.settings, None), "m")
     return _steps(
         engine,
         lambda: engine._store.browse._db.execute(
@@ -196,7 +197,7 @@ def test_forget_by_description_reads_fewer_rows_than_it_matches(engine: Engine) 
     """Its dry run asks for one more than it lists, in FTS5's own BM25 order (`rank`),
     so it stops reading memories at the 51st: below ranking every match by reading each
     one's row, which listing 50 of them did before."""
-    visible, params = view_for(engine.settings, None).scope_clause("m")
+    visible, params = scope_clause(view_for(engine.settings, None), "m")
     every_row = _steps(
         engine,
         lambda: engine._store.browse._db.execute(
@@ -215,7 +216,7 @@ def test_matches_in_rank_order_are_those_in_bm25_order(engine: Engine) -> None:
     whatever the limit and the viewer, and only what the viewer sees."""
     for viewer in (None, Scope(user="bob")):
         view = view_for(engine.settings, viewer)
-        visible, params = view.scope_clause("m")
+        visible, params = scope_clause(view, "m")
         rows = engine._store.browse._db.execute(
             "SELECT m.id, bm25(memories_fts) FROM memories_fts f JOIN memories m"
             f" ON m.id = f.rowid WHERE memories_fts MATCH 'guitar' AND {visible}"

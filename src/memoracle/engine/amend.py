@@ -16,8 +16,7 @@ from memoracle.capture.pipeline import prepare
 from memoracle.engine import memories, write
 from memoracle.engine.state import EngineState
 from memoracle.errors import InvalidInput, WriteHeld
-from memoracle.store.memories import LIVE
-from memoracle.types import Memory, Scope, Turn
+from memoracle.types import LIVE, Memory, Scope, Turn
 
 
 def edit(

@@ -21,10 +21,9 @@ from memoracle.errors import InvalidInput
 from memoracle.lifecycle.conflicts import SlotIndex
 from memoracle.lifecycle.dedup import DedupScore, is_duplicate
 from memoracle.lifecycle.slots import slots_of
-from memoracle.store.backup import BackupInfo
-from memoracle.store.memories import LIVE
+from memoracle.storage_types import BackupInfo
 from memoracle.text import clean
-from memoracle.types import Dispute, Hit, Memory, Scope
+from memoracle.types import LIVE, Dispute, Hit, Memory, Scope
 
 __all__ = [
     "CHECK_K",

@@ -17,11 +17,9 @@ from memoracle.engine import memories, search, upkeep
 from memoracle.engine.scope import can_see, view_for
 from memoracle.engine.state import EngineState
 from memoracle.lifecycle import scoring
-from memoracle.store.audit import AuditEntry
-from memoracle.store.browse import GRAPH_SAMPLE, Filter
-from memoracle.store.held import HeldWrite
-from memoracle.store.memories import LIVE
+from memoracle.storage_types import GRAPH_SAMPLE, AuditEntry, Filter, HeldWrite
 from memoracle.types import (
+    LIVE,
     Dispute,
     DuplicateSet,
     Entity,

@@ -32,10 +32,8 @@ from memoracle.recall.budget import default_counter
 from memoracle.recall.fallback import FORGOTTEN_FILE, forgotten_marks, recall_from_files
 from memoracle.recall.hybrid import SearchOutcome
 from memoracle.recall.lists import Mode
+from memoracle.storage_types import AuditEntry, BackupInfo, HeldWrite
 from memoracle.store import Store, require_fts5
-from memoracle.store.audit import AuditEntry
-from memoracle.store.backup import BackupInfo
-from memoracle.store.held import HeldWrite
 from memoracle.types import (
     CaptureResult,
     Dispute,

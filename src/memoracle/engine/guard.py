@@ -23,9 +23,9 @@ from memoracle.config import Settings
 from memoracle.errors import StoreDamaged, WorkspaceError
 from memoracle.files import read_text, write_atomically
 from memoracle.render.memory_md import BlockError, extract_block
+from memoracle.storage_types import Damage
 from memoracle.store.backup import taken_at
 from memoracle.store.maintenance import SqliteMaintenance
-from memoracle.store.safety import Damage
 from memoracle.workspace import LAST_BLOCK, MEMORY_FILE
 
 __all__ = [

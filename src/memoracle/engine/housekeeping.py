@@ -18,13 +18,16 @@ from typing import Any, Self
 
 from memoracle.config import Settings
 from memoracle.engine.state import EngineState
-from memoracle.store import FreeSpace, Store
-from memoracle.store.archive import ArchivedMemory
-from memoracle.store.audit import AuditEntry
-from memoracle.store.backup import BackupInfo
-from memoracle.store.graph import GraphRows
+from memoracle.storage_types import (
+    ArchivedMemory,
+    AuditEntry,
+    BackupInfo,
+    FreeSpace,
+    GraphRows,
+    Run,
+)
+from memoracle.store import Store
 from memoracle.store.protocols import TransferRows
-from memoracle.store.runs import Run
 from memoracle.store.scrub import Place
 from memoracle.types import Episode, Memory
 

@@ -16,10 +16,9 @@ from memoracle.engine import forgetting, settle, write
 from memoracle.engine.scope import can_see, fill_scope, view_for
 from memoracle.engine.state import EngineState, parse_ref
 from memoracle.errors import InvalidInput, NotFound, WriteHeld
-from memoracle.store.audit import AuditEntry
-from memoracle.store.held import HeldWrite
-from memoracle.store.memories import LIVE, match_expression
+from memoracle.storage_types import AuditEntry, HeldWrite, every_word
 from memoracle.types import (
+    LIVE,
     Episode,
     Memory,
     Scope,
@@ -292,7 +291,7 @@ def forget_matching(
     them are forgotten, not the first `limit`), and one that fits more than one
     (`Ambiguous`, naming them: a person picks one by id, or confirms them all)."""
     view = view_for(st.settings, scope)
-    if match_expression(query) is None:
+    if every_word(query) is None:
         if not everything:
             raise InvalidInput(
                 f"--query {query!r} names nothing to look for, so it fits every memory."

@@ -1,6 +1,6 @@
 """Near duplicates at write time: is a new memory something already said, in other
 words? `near_duplicate` finds the candidates through FTS (only the rarer words once a
-store grows: `near_expression`), keeps those of the same owner, subject and kind that
+store grows: `near_query`), keeps those of the same owner, subject and kind that
 hold half of the new words and give every shared slot the same value (`slots_agree`),
 and scores them with `lifecycle.dedup`. `same_meaning` is the second look, by meaning:
 the newest live memories of the same owner, subject and kind, compared by embedding
@@ -26,8 +26,8 @@ from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scripts import names_agree
 from memoracle.lifecycle.slots import Slot
 from memoracle.recall.fuse import token_set
-from memoracle.recall.query import any_of, fts_queries
-from memoracle.store import View
+from memoracle.recall.query import lexical_queries
+from memoracle.storage_types import LexicalQuery, View, any_of
 from memoracle.store.protocols import StoreBackend
 from memoracle.types import NewMemory, Scope
 
@@ -35,7 +35,7 @@ __all__ = [
     "MEANING_COSINE",
     "NEAR_COMMON",
     "near_duplicate",
-    "near_expression",
+    "near_query",
     "same_meaning",
     "slots_agree",
     "vectors_of",
@@ -78,11 +78,11 @@ def near_duplicate(
     words = token_set(new.text)
     if not words:
         return None
-    expression = near_expression(st, new.text)
-    if expression is None:
+    query = near_query(st, new.text)
+    if query is None:
         return None
     found = st._store.index.lexical_memories(
-        expression, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
+        query, View(new.scope, now=st.clock.now()), limit=NEAR_CANDIDATES
     )
     owner = (new.scope.agent, new.scope.user, new.scope.chat)
     rows = st._store.memories.owners([i for i, _ in found])
@@ -121,8 +121,8 @@ def same_subject(a: str | None, a_said: str | None, b: str | None, b_said: str |
     return (a == "user" and b == f"user's {a_said}") or (b == "user" and a == f"user's {b_said}")
 
 
-def near_expression(st: EngineState, text: str) -> str | None:
-    """The FTS5 expression that finds a text's near-duplicate candidates.
+def near_query(st: EngineState, text: str) -> LexicalQuery | None:
+    """The lexical query that finds a text's near-duplicate candidates.
 
     Small stores: any of its content words, as ever. Once words are in more than
     `NEAR_COMMON` memories, the rarest half of the words plus one (of those under the
@@ -132,29 +132,28 @@ def near_expression(st: EngineState, text: str) -> str | None:
     them at once, if that is rare enough. None: no word, or nothing rare to look for (an
     exact duplicate is still found by its hash). Each count stops at the cap, so sizing
     the query stays cheap too."""
-    queries = fts_queries(text, prefixes=False)  # [AND] or [AND, OR]
+    queries = lexical_queries(text, prefixes=False)  # [AND] or [AND, OR]
     if not queries:
         return None
     terms = queries[-1].terms
     if st._store.memories.max_id() <= NEAR_COMMON:  # no word can be common yet
-        return queries[-1].expression
+        return queries[-1]
     common = _COMMON.setdefault(st._store, set())
-    unknown = [t.quoted() for t in terms if t.text not in common]
-    sizes = dict(
-        zip(
-            unknown, st._store.index.match_counts("memories", unknown, cap=NEAR_COMMON), strict=True
-        )
+    unknown = [t for t in terms if t.text not in common]
+    counts = st._store.index.match_counts(
+        "memories", [LexicalQuery((t,)) for t in unknown], cap=NEAR_COMMON
     )
-    common.update(t.text for t in terms if sizes.get(t.quoted(), 0) > NEAR_COMMON)
+    sizes = dict(zip(unknown, counts, strict=True))
+    common.update(t.text for t in terms if sizes.get(t, 0) > NEAR_COMMON)
     counted = sorted(
-        (NEAR_COMMON + 1 if t.text in common else sizes[t.quoted()], i) for i, t in enumerate(terms)
+        (NEAR_COMMON + 1 if t.text in common else sizes[t], i) for i, t in enumerate(terms)
     )
     if counted[-1][0] <= NEAR_COMMON:
-        return queries[-1].expression
+        return queries[-1]
     rare = [i for n, i in counted if n <= NEAR_COMMON][: len(terms) // 2 + 1]
     if rare:
-        return any_of(terms[i] for i in sorted(rare)).expression
-    every = queries[0].expression
+        return any_of(terms[i] for i in sorted(rare))
+    every = queries[0]
     rare_enough = st._store.index.match_count("memories", every, cap=NEAR_COMMON) <= NEAR_COMMON
     return every if rare_enough else None
 

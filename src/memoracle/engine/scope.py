@@ -12,7 +12,7 @@ from datetime import datetime
 
 from memoracle.config import Settings
 from memoracle.errors import InvalidInput
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.types import Scope, sees
 
 __all__ = ["can_see", "fill_scope", "is_owner", "own_scope", "view_for"]
@@ -55,7 +55,7 @@ def view_for(
     as_of: datetime | None = None,
     now: datetime | None = None,
 ) -> View:
-    """What `scope` (filled) may see, as the store's `View` (at `now`, when given: what
+    """What `scope` (filled) may see, as a `View` for the store (at `now`, when given: what
     expired by then is left out)."""
     return View(fill_scope(settings, scope), tuple(kinds), as_of, now, own_scope(settings))
 

@@ -25,7 +25,7 @@ from memoracle.lifecycle.meaning import (
 )
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
 from memoracle.recall.fallback import FORGOTTEN_FILE
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope
 

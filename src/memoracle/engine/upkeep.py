@@ -28,12 +28,12 @@ from memoracle.lifecycle import dedup, scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot, slots_of, value_key
-from memoracle.recall.query import fts_queries
-from memoracle.store import View
-from memoracle.store.backup import BackupInfo, prune_backups
-from memoracle.store.memories import LIVE
+from memoracle.recall.query import lexical_queries
+from memoracle.storage_types import BackupInfo, View
+from memoracle.store.backup import prune_backups
 from memoracle.text import clean
 from memoracle.types import (
+    LIVE,
     Dispute,
     DuplicateSet,
     Memory,
@@ -101,10 +101,10 @@ def _fresh_and_near(st: EngineState, after: int) -> list[Memory]:
              for m in batch]  # fmt: skip
     near: set[int] = set()
     for memory in fresh:
-        queries = fts_queries(memory.text, prefixes=False)  # [AND] or [AND, OR]
+        queries = lexical_queries(memory.text, prefixes=False)  # [AND] or [AND, OR]
         if queries:
             found = st._store.index.lexical_memories(
-                queries[-1].expression, View(memory.scope), limit=DEDUP_CANDIDATES
+                queries[-1], View(memory.scope), limit=DEDUP_CANDIDATES
             )
             near.update(i for i, _ in found if i <= after)
     old = [m for m in st._store.memories.get_many(sorted(near)) if m.status in LIVE]
@@ -155,8 +155,8 @@ def dedup_query(
         raise InvalidInput("Nothing to compare: the text is empty.")
     view = view_for(st.settings, scope, now=st.clock.now())
     ids: list[int] = []
-    for fts_query in fts_queries(said)[:2]:
-        found = st._store.index.lexical_memories(fts_query.expression, view, limit=50)
+    for words in lexical_queries(said)[:2]:
+        found = st._store.index.lexical_memories(words, view, limit=50)
         ids += [i for i, _ in found if i not in ids]
     candidates = st._store.memories.get_many(ids)
     by_id = {m.id: m for m in candidates}

@@ -28,7 +28,7 @@ from memoracle.errors import (
 from memoracle.lifecycle.claims import split_claims
 from memoracle.lifecycle.conflicts import Verdict, graver, judge, value_prefix
 from memoracle.lifecycle.slots import Slot, slots_of
-from memoracle.store.held import HeldWrite
+from memoracle.storage_types import HeldWrite
 from memoracle.text import clean, content_hash
 from memoracle.types import (
     CaptureResult,

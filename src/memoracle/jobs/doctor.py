@@ -19,7 +19,7 @@ from memoracle.engine import Engine, guard
 from memoracle.errors import EngineError, WorkspaceError
 from memoracle.jobs import health, nightly, recover
 from memoracle.jobs.health import HealthReport, HealthWarning
-from memoracle.store.safety import Damage
+from memoracle.storage_types import Damage
 
 __all__ = ["ADVICE", "Advice", "DoctorResult", "Finding", "explain", "fix", "run"]
 

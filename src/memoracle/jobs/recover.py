@@ -28,10 +28,10 @@ from memoracle.engine import Engine, guard
 from memoracle.errors import EngineError, StoreError
 from memoracle.files import read_text
 from memoracle.render.memory_md import BlockError, extract_block
+from memoracle.storage_types import Damage
 from memoracle.store import Store
 from memoracle.store.backup import taken_at
 from memoracle.store.maintenance import SqliteMaintenance
-from memoracle.store.safety import Damage
 from memoracle.types import KINDS, Scope
 from memoracle.workspace import MEMORY_FILE
 

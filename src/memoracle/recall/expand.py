@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from memoracle.graph.extract import canonical_key
 from memoracle.language.words import content_words, fold
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend
 from memoracle.text import fts_terms
 

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from memoracle.embed import Embedder
 from memoracle.recall.expand import expand
 from memoracle.recall.vectors import stored_vectors
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend
 
 

@@ -50,7 +50,7 @@ from memoracle.recall.outcome import Key as Key
 from memoracle.recall.outcome import SearchOutcome as SearchOutcome
 from memoracle.recall.outcome import TimeWindow as TimeWindow
 from memoracle.recall.outcome import Trace
-from memoracle.recall.query import fts_queries
+from memoracle.recall.query import lexical_queries
 from memoracle.recall.ranking import (
     Fused,
     Scored,
@@ -61,7 +61,7 @@ from memoracle.recall.ranking import (
 )
 from memoracle.recall.vectors import OpenIndex, in_process_index
 from memoracle.recall.window import window_hits
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend, VectorIndex
 from memoracle.types import Episode, Hit
 
@@ -308,7 +308,7 @@ class Searcher:
 
     def _lexical_lists(self, query: str, view: View, mode: Mode, turns: bool) -> LexicalLists:
         """The lexical stage (`lexical`): none for a vector-only search."""
-        queries = fts_queries(query) if mode != "vector" else []
+        queries = lexical_queries(query) if mode != "vector" else []
         return lexical_lists(
             self.store.index, queries, view, turns=turns, pool=POOL, rows=LEXICAL_ROWS
         )

@@ -1,5 +1,5 @@
-"""The lexical stage of a search: the query's FTS5 expressions run over memories and
-turns, strictest first (AND of the content words, then OR), until the lists hold a pool
+"""The lexical stage of a search: the question's lexical queries run over memories and
+turns, strictest first (every content word, then any), until the lists hold a pool
 of ids. Common words are scored over their newest matches only (`matches`). Reads the
 store's index; what a requester may see is `store.index`'s rule (`View`).
 """
@@ -9,27 +9,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoracle.recall.query import FtsQuery, Term, any_of
-from memoracle.store import View
+from memoracle.storage_types import LexicalQuery, Term, View, any_of
 from memoracle.store.protocols import SearchIndex
 
 
 @dataclass(frozen=True)
 class LexicalLists:
     """The memories' and turns' ids the lexical stage found, best first; the queries it
-    ran (`tried`) and those it did not need (`untried`); per (table, expression) the id
+    ran (`tried`) and those it did not need (`untried`); per (table, query) the id
     at and below which only the rarest words were scored (`cutoffs`)."""
 
     memories: list[int]
     episodes: list[int]
-    tried: tuple[FtsQuery, ...]
-    untried: tuple[FtsQuery, ...]
-    cutoffs: dict[tuple[str, str], int]
+    tried: tuple[LexicalQuery, ...]
+    untried: tuple[LexicalQuery, ...]
+    cutoffs: dict[tuple[str, LexicalQuery], int]
 
 
 def lexical_lists(
     index: SearchIndex,
-    queries: Sequence[FtsQuery],
+    queries: Sequence[LexicalQuery],
     view: View,
     *,
     turns: bool,
@@ -41,8 +40,8 @@ def lexical_lists(
     is `matches`' bound on the rows one query scores."""
     memories: list[int] = []
     episodes: list[int] = []
-    tried: list[FtsQuery] = []
-    cutoffs: dict[tuple[str, str], int] = {}
+    tried: list[LexicalQuery] = []
+    cutoffs: dict[tuple[str, LexicalQuery], int] = {}
     for query in queries:
         tried.append(query)
         found = matches(index, "memories", query, view, cutoffs, pool=pool, rows=rows)
@@ -58,9 +57,9 @@ def lexical_lists(
 def matches(
     index: SearchIndex,
     table: str,
-    query: FtsQuery,
+    query: LexicalQuery,
     view: View,
-    cutoffs: dict[tuple[str, str], int] | None = None,
+    cutoffs: dict[tuple[str, LexicalQuery], int] | None = None,
     *,
     pool: int,
     rows: int,
@@ -73,19 +72,19 @@ def matches(
     most `rows` rows), which say the most, run over all rows as well: a strong match to
     an old item stays reachable; only old items that share nothing but common words
     with the query are left to the vector search (docs/retrieval.md). `cutoffs` learns,
-    per (table, expression), the id at and below which only the rarest words were
+    per (table, query), the id at and below which only the rarest words were
     scored."""
     run = index.lexical_memories if table == "memories" else index.lexical_episodes
-    since = index.newest_matches_from(table, query.expression, count=rows)
+    since = index.newest_matches_from(table, query, count=rows)
     if since is None:
-        return [i for i, _ in run(query.expression, view, limit=pool)]
+        return [i for i, _ in run(query, view, limit=pool)]
     if cutoffs is not None:
-        cutoffs[(table, query.expression)] = since
-    found = run(query.expression, view, limit=pool, min_id=since)
+        cutoffs[(table, query)] = since
+    found = run(query, view, limit=pool, min_id=since)
     if query.any:
         rare = _rarest(index, table, query.terms, rows)
         if rare:
-            found += run(any_of(rare).expression, view, limit=pool)
+            found += run(any_of(rare), view, limit=pool)
     best: dict[int, float] = {}
     for item_id, score in found:  # FTS5's BM25 is negative: lower is better
         best[item_id] = min(score, best.get(item_id, score))
@@ -95,7 +94,7 @@ def matches(
 def _rarest(index: SearchIndex, table: str, terms: Sequence[Term], rows: int) -> list[Term]:
     """The rarest of `terms`, rarest first, while together they match at most `rows`
     rows of `table`."""
-    counts = [index.match_count(table, t.quoted(), cap=rows) for t in terms]
+    counts = [index.match_count(table, LexicalQuery((t,)), cap=rows) for t in terms]
     rare: list[Term] = []
     total = 0
     for count, term in sorted(zip(counts, terms, strict=True), key=lambda p: p[0]):

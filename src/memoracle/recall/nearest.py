@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from memoracle.embed import Embedder
 from memoracle.errors import EngineError
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import SearchIndex, VectorIndex
 
 Vector = npt.NDArray[np.float32]

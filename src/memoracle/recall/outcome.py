@@ -12,7 +12,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from memoracle.recall.query import FtsQuery
+from memoracle.storage_types import LexicalQuery
 from memoracle.types import Hit
 
 Key = tuple[str, int]  # ("memory" | "episode", id)
@@ -31,16 +31,16 @@ class TimeWindow:
 @dataclass(frozen=True)
 class Trace:
     """What one search did, stage by stage, so `explain` can say where an item fell
-    out: the FTS5 queries it ran and those it did not need, per (table, expression) the
+    out: the lexical queries it ran and those it did not need, per (table, query) the
     id at and below which only a query's rarest words were scored (`lexical.matches`),
     each list's ranks, the query vector and the similarity of the last of the nearest
     looked up, the fused scores, the candidates scored (the best POOL * 2), the faded
     ones dropped (their activation), the items another hit stood for (a memory and its
     turn are one), and what was left for MMR."""
 
-    queries: tuple[FtsQuery, ...]
-    untried: tuple[FtsQuery, ...]
-    cutoffs: dict[tuple[str, str], int]
+    queries: tuple[LexicalQuery, ...]
+    untried: tuple[LexicalQuery, ...]
+    cutoffs: dict[tuple[str, LexicalQuery], int]
     lexical: dict[Key, int]
     vector: dict[Key, int]
     graph: frozenset[Key]

@@ -1,39 +1,31 @@
-"""From what the user asked to what FTS5 is asked: MATCH expressions, and whether the
-question asks "when".
+"""From what the user asked to what the full-text index is asked: lexical queries, and
+whether the question asks "when".
 
-Owns `fts_queries`, which turns free text into safely quoted FTS5 expressions to try in
-order, and `is_when_question`. The words themselves (index form, stop words, content
-words, when-phrases) are `memoracle.language.words`'. Running the expressions, and what a
-when-question does to ranking, is `hybrid`'s business.
+Owns `lexical_queries`, which turns free text into the `LexicalQuery` values to try in
+order (the store renders them in its index's syntax), and `is_when_question`. The words
+themselves (index form, stop words, content words, when-phrases) are
+`memoracle.language.words`'. Running the queries, and what a when-question does to
+ranking, is `hybrid`'s business.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from memoracle.language.words import MAX_TERMS, content_words, fold, query_words
 from memoracle.lifecycle.scripts import other_script
+from memoracle.storage_types import LexicalQuery, Term, any_of
 from memoracle.text import for_index, stem
 
 __all__ = [
-    "FtsQuery",
-    "Term",
-    "any_of",
-    "fts_queries",
+    "lexical_queries",
     "cut_ending",
     "is_when_question",
 ]
 
 
 _NAME = re.compile(r"[A-Z][a-z]{4,}")  # "Hamburg", "Paris": a name in Latin letters
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
 
 _CUT_MIN = 7  # letters a word needs before its ending is cut for the prefix fallback
 _CUT = 2
@@ -49,55 +41,30 @@ def cut_ending(word: str) -> str | None:
     return word[: max(_CUT_KEEP, len(word) - _CUT)]
 
 
-@dataclass(frozen=True)
-class Term:
-    """One searched word in index form; a prefix term also matches longer words."""
+def lexical_queries(
+    text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True
+) -> list[LexicalQuery]:
+    """Lexical queries for `text`, to try in order until enough rows come back.
 
-    text: str
-    prefix: bool = False
-
-    def quoted(self) -> str:
-        return _quote(self.text) + ("*" if self.prefix else "")
-
-
-@dataclass(frozen=True)
-class FtsQuery:
-    """One FTS5 MATCH expression to try: all of `terms` (AND) or any of them (OR)."""
-
-    terms: tuple[Term, ...]
-    any: bool
-
-    @property
-    def expression(self) -> str:
-        return (" OR " if self.any else " AND ").join(t.quoted() for t in self.terms)
-
-
-def any_of(terms: Iterable[Term]) -> FtsQuery:
-    return FtsQuery(tuple(terms), any=True)
-
-
-def fts_queries(text: str, *, max_terms: int = MAX_TERMS, prefixes: bool = True) -> list[FtsQuery]:
-    """FTS5 queries for `text`, to try in order until enough rows come back.
-
-    1. every content word (``"a" AND "b"``);
-    2. any of them (``"a" OR "b"``), only when there are two or more;
-    3. with `prefixes`, any of them with the endings of long words cut (``"кварти"*``,
-       so "квартиру" finds "квартира", "birthdays" finds "birthday"), and the words'
-       first letters in the other script (`lifecycle.scripts.other_script`: "Гамбург"
-       finds "Hamburg", and a capitalised Latin name "Paris" finds "Париже"), only when
-       that differs from 2.
+    1. every content word (a and b);
+    2. any of them (a or b), only when there are two or more;
+    3. with `prefixes`, any of them with the endings of long words cut (the prefix
+       term кварти, so "квартиру" finds "квартира", "birthdays" finds "birthday"), and
+       the words' first letters in the other script (`lifecycle.scripts.other_script`:
+       "Гамбург" finds "Hamburg", and a capitalised Latin name "Paris" finds "Париже"),
+       only when that differs from 2.
 
     Terms are content words (`content_words`), stemmed as the index is
-    (`memoracle.text.stem`; two words of one stem are one term), each double-quoted with
-    inner quotes doubled in the expression, so no input can produce an FTS5 syntax
-    error. A text with no content word gives [].
+    (`memoracle.text.stem`; two words of one stem are one term). They are values: the
+    store quotes them in its index's syntax, so no input can produce a syntax error
+    there. A text with no content word gives [].
     """
     said = content_words(text, max_terms=max_terms)
     words = list(dict.fromkeys(stem(w) for w in said))
     if not words:
         return []
     terms = tuple(Term(w) for w in words)
-    queries = [FtsQuery(terms, any=False)]
+    queries = [LexicalQuery(terms, any=False)]
     if len(terms) > 1:
         queries.append(any_of(terms))
     if prefixes:

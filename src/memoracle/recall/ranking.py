@@ -20,7 +20,7 @@ from memoracle.recall.lexical import LexicalLists
 from memoracle.recall.lists import fuse_lists
 from memoracle.recall.nearest import VectorLists
 from memoracle.recall.outcome import Key, TimeWindow
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend
 from memoracle.types import Episode, Hit, Memory
 

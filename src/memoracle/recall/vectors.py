@@ -31,7 +31,7 @@ from memoracle.config import Settings
 from memoracle.embed import from_blob
 from memoracle.errors import EngineError
 from memoracle.recall.ann import HnswIndex, ann_available
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import SearchIndex, StoreBackend, VectorIndex
 
 log = logging.getLogger(__name__)

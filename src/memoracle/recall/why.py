@@ -15,10 +15,9 @@ from __future__ import annotations
 from memoracle.recall import hybrid
 from memoracle.recall.hybrid import Searcher
 from memoracle.recall.outcome import Key, Trace
-from memoracle.recall.query import FtsQuery
 from memoracle.recall.relevance import why_dropped
 from memoracle.recall.vectors import stored_vectors
-from memoracle.store import View
+from memoracle.storage_types import LexicalQuery, View
 
 PROBE_ROWS = 10_000  # how deep `explain` looks for an item's own lexical rank
 
@@ -71,12 +70,12 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
     index = searcher.store.index
     run = index.lexical_memories if table == "memories" else index.lexical_episodes
     for query in trace.queries:
-        if not index.matches(table, query.expression, item_id):  # ranks nothing in vain
+        if not index.matches(table, query, item_id):  # ranks nothing in vain
             continue
-        found = [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]
+        found = [i for i, _ in run(query, view, limit=PROBE_ROWS)]
         if item_id not in found:
             continue
-        since = trace.cutoffs.get((table, query.expression))
+        since = trace.cutoffs.get((table, query))
         if since is not None and item_id <= since:
             return (
                 f"matches {_shown(query)} only through words common in the store: they are "
@@ -88,9 +87,9 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
         )
     words = ", ".join(t.text for t in trace.queries[0].terms)
     for query in trace.untried:
-        if not index.matches(table, query.expression, item_id):
+        if not index.matches(table, query, item_id):
             continue
-        if item_id in [i for i, _ in run(query.expression, view, limit=PROBE_ROWS)]:
+        if item_id in [i for i, _ in run(query, view, limit=PROBE_ROWS)]:
             return (
                 f"matches the looser {_shown(query)}, which the search did not run: the "
                 f"stricter ones had found {hybrid.POOL} items already"
@@ -98,7 +97,7 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
     return f"no lexical match: it shares none of the query's content words (as stems: {words})"
 
 
-def _shown(query: FtsQuery) -> str:
+def _shown(query: LexicalQuery) -> str:
     joiner = " or " if query.any else " and "
     return "'" + joiner.join(t.text + ("*" if t.prefix else "") for t in query.terms) + "'"
 

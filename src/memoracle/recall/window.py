@@ -18,7 +18,7 @@ from datetime import datetime
 
 from memoracle.language.words import content_words, fold, query_words
 from memoracle.recall.hits import hit, with_provenance
-from memoracle.store import View
+from memoracle.storage_types import View
 from memoracle.store.protocols import StoreBackend
 from memoracle.types import Hit, Scores
 

@@ -16,8 +16,7 @@ from pathlib import PurePath
 from typing import Any
 
 from memoracle.lifecycle.scoring import MemoryScore
-from memoracle.store.audit import AuditEntry
-from memoracle.store.held import HeldWrite
+from memoracle.storage_types import AuditEntry, HeldWrite
 from memoracle.types import (
     CaptureResult,
     Dispute,

@@ -25,16 +25,16 @@ from pathlib import Path
 
 from memoracle.errors import StoreDamaged
 from memoracle.store import safety, schema
-from memoracle.store.archive import Archive, ArchivedMemory
-from memoracle.store.audit import Audit, AuditEntry
-from memoracle.store.backup import BackupInfo, prune_backups
+from memoracle.store.archive import Archive
+from memoracle.store.audit import Audit
+from memoracle.store.backup import prune_backups
 from memoracle.store.browse import Browse
 from memoracle.store.db import Database, db_time, require_fts5, writable
 from memoracle.store.episodes import Episodes
 from memoracle.store.graph import Graph
 from memoracle.store.held import Held
-from memoracle.store.index import Index, View
-from memoracle.store.maintenance import FreeSpace, SqliteMaintenance
+from memoracle.store.index import Index
+from memoracle.store.maintenance import SqliteMaintenance
 from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 from memoracle.store.scrub import Scrub
@@ -44,12 +44,7 @@ from memoracle.store.transfer import Transfer
 DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 __all__ = [
-    "ArchivedMemory",
-    "AuditEntry",
-    "BackupInfo",
-    "FreeSpace",
     "Store",
-    "View",
     "prune_backups",
     "require_fts5",
     "writable",

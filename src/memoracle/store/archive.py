@@ -17,38 +17,20 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memoracle.errors import InvalidInput, NotFound
+from memoracle.storage_types import ArchivedMemory
 from memoracle.store.audit import Audit
 from memoracle.store.db import Database, db_time, from_db_time, in_chunks
 from memoracle.store.memories import Memories
 from memoracle.store.schema import ARCHIVE_REASONS
-from memoracle.types import Memory
+from memoracle.types import LIVE, Memory
 
 REASONS = ARCHIVE_REASONS
-LIVE = ("active", "disputed")
 
 _FIELDS = "memory_id, archived_at, reason, score, prior_status, record"
-
-
-@dataclass(frozen=True)
-class ArchivedMemory:
-    """One row of the cold tier. `record` is the memories row (every column, by name)
-    plus `provenance` (a list of {episode_id, origin, added_at}) as it was archived."""
-
-    memory_id: int
-    archived_at: datetime
-    reason: str
-    score: float | None
-    prior_status: str
-    record: dict[str, Any]
-
-    @property
-    def ref(self) -> str:
-        return f"m_{self.memory_id}"
 
 
 def _archived(row: Any) -> ArchivedMemory:

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memoracle.storage_types import AuditEntry
 from memoracle.store.db import Database, db_time, from_db_time
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    id: int
-    at: datetime
-    actor: str
-    action: str
-    memory_id: int | None
-    detail: dict[str, Any]
 
 
 class Audit:

@@ -16,26 +16,18 @@ import os
 import re
 import sqlite3
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, StoreError
 from memoracle.files import replacing
+from memoracle.storage_types import BackupInfo
 from memoracle.store.db import BUSY_TIMEOUT_MS
 
 # The tables whose row counts must match between the database and its copy.
 COUNTED = ("memories", "episodes", "audit", "archive")
 NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
-
-
-@dataclass(frozen=True)
-class BackupInfo:
-    path: Path
-    bytes: int
-    counts: dict[str, int]
-    seconds: float
 
 
 def backup_name(now: datetime, n: int = 1) -> str:

@@ -15,17 +15,15 @@ its stored spellings; the subjects the filter offers are counted among the newes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from memoracle.storage_types import GRAPH_SAMPLE, Filter, View, every_word
 from memoracle.store.db import Database, db_time
-from memoracle.store.index import View
-from memoracle.store.memories import match_expression
+from memoracle.store.fts import match_expression
+from memoracle.store.index import scope_clause
 from memoracle.types import Entity, Relation
 
 SUBJECTS_SAMPLE = 2000  # the newest memories whose subjects the filter offers
-GRAPH_SAMPLE = 5000  # the newest live memories whose entities and relations the page counts
 # The memories page first walks at most this many memories newest first (by
 # `memories_observed`, in order, no sort; within the dates asked): when that was all of
 # them or the page is full, it is the answer; a rarer filter then asks the planner (a
@@ -45,18 +43,6 @@ def _said_between(wanted: Filter) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-@dataclass(frozen=True)
-class Filter:
-    """What the memories page asks for; None or "" leaves a field out."""
-
-    kind: str | None = None
-    status: str | None = "active"
-    subject: str | None = None
-    since: datetime | None = None  # observed at or after
-    until: datetime | None = None  # observed before
-    text: str | None = None  # every word, as FTS matches it
-
-
 class Browse:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -64,11 +50,11 @@ class Browse:
     def page(self, view: View, wanted: Filter, *, limit: int, offset: int) -> list[int]:
         """Ids of the memories `view`'s requester may see that fit `wanted`, newest
         first (by the time they were said), `limit` of them from `offset`."""
-        visible, params = view.scope_clause("m")
+        visible, params = scope_clause(view, "m")
         clauses = [visible]
         words = []  # the text asked, as FTS5 matches it
-        if wanted.text and (expression := match_expression(wanted.text)) is not None:
-            words = [expression]
+        if wanted.text and (query := every_word(wanted.text)) is not None:
+            words = [match_expression(query)]
         if wanted.subject:  # as said, in any case: each spelling is a range of the index
             spellings = self._spellings(wanted.subject)
             if not spellings:
@@ -130,7 +116,7 @@ class Browse:
     def subjects(self, view: View, *, limit: int = 40) -> list[tuple[str, int]]:
         """The subjects most of the newest `SUBJECTS_SAMPLE` active memories `view`'s
         requester sees are about, with counts among them."""
-        visible, params = view.scope_clause("m")
+        visible, params = scope_clause(view, "m")
         rows: list[Any] = self._db.execute(
             "SELECT subject, count(*) AS n FROM (SELECT m.subject FROM memories m"
             f" INDEXED BY memories_observed WHERE m.status = 'active' AND {visible}"
@@ -142,7 +128,7 @@ class Browse:
 
     def _newest_live(self, view: View) -> tuple[str, list[Any]]:
         """The newest `GRAPH_SAMPLE` live memories `view`'s requester sees, as SQL."""
-        visible, params = view.scope_clause("m")
+        visible, params = scope_clause(view, "m")
         return (
             "(SELECT m.id FROM memories m INDEXED BY memories_observed"
             f" WHERE m.status IN ('active', 'disputed') AND {visible}"

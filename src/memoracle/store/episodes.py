@@ -8,9 +8,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memoracle.storage_types import View, every_word
 from memoracle.store.db import Database, db_time, from_db_time, in_chunks
-from memoracle.store.index import View
-from memoracle.text import content_hash, date_words, fts_terms, search_form, stem
+from memoracle.store.fts import match_expression
+from memoracle.store.index import scope_clause
+from memoracle.text import content_hash, date_words, search_form
 from memoracle.types import Episode, Scope, Turn
 
 _COLUMNS = (
@@ -151,7 +153,7 @@ class Episodes:
     def pages(self, view: View, *, size: int = 2000) -> Iterator[list[Episode]]:
         """Every turn `view`'s requester may see, a page at a time in id order (each page
         starts where the last ended)."""
-        where, params = view.scope_clause("episodes")
+        where, params = scope_clause(view, "episodes")
         last = 0
         while rows := self._db.execute(
             f"SELECT {_COLUMNS} FROM episodes WHERE id > ? AND {where} ORDER BY id LIMIT ?",
@@ -164,29 +166,28 @@ class Episodes:
         """Message turns of exactly `scope`'s agent, user and chat holding a word of
         `text` (as search stems it), newest first: where a forgotten memory's repeats are
         looked for."""
-        terms = list(dict.fromkeys(stem(t) for t in fts_terms(text)))
-        if not terms:
+        words = every_word(text, any=True)
+        if words is None:
             return []
-        expression = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = self._db.execute(
             f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}"
             " FROM episodes_fts f JOIN episodes e ON e.id = f.rowid"
             " WHERE episodes_fts MATCH ? AND e.kind = 'message'"
             " AND e.agent_id IS ? AND e.user_id IS ? AND e.chat_id IS ?"
             " ORDER BY e.id DESC LIMIT ?",
-            (expression, scope.agent, scope.user, scope.chat, limit),
+            (match_expression(words), scope.agent, scope.user, scope.chat, limit),
         ).fetchall()
         return [_episode(row) for row in rows]
 
     def count(self, view: View | None = None) -> int:
         """How many turns are stored (that `view`'s requester may see)."""
-        where, params = view.scope_clause("episodes") if view else ("1", [])
+        where, params = scope_clause(view, "episodes") if view else ("1", [])
         return int(
             self._db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()[0]
         )
 
     def count_sessions(self, view: View | None = None) -> int:
-        where, params = view.scope_clause("episodes") if view else ("1", [])
+        where, params = scope_clause(view, "episodes") if view else ("1", [])
         row = self._db.execute(
             "SELECT count(DISTINCT session_id) FROM episodes"
             f" WHERE session_id IS NOT NULL AND {where}",
@@ -195,7 +196,7 @@ class Episodes:
         return int(row[0])
 
     def count_by_kind(self, view: View | None = None) -> dict[str, int]:
-        where, params = view.scope_clause("episodes") if view else ("1", [])
+        where, params = scope_clause(view, "episodes") if view else ("1", [])
         rows = self._db.execute(
             f"SELECT kind, count(*) FROM episodes WHERE {where} GROUP BY kind", params
         ).fetchall()

@@ -12,25 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
+from memoracle.storage_types import GraphRows, View
 from memoracle.store.db import Database, db_time, in_chunks
-from memoracle.store.index import View
+from memoracle.store.index import memory_clause, scope_clause
 from memoracle.types import Entity, Relation
 
 LIVE_SQL = "('active', 'disputed')"
 # The same test kept off the status index (unary +), so a count over the graph walks its
 # links to their memories, not every live memory of the store to its links.
 UNINDEXED_LIVE = f"+m.status IN {LIVE_SQL}"
-
-
-class GraphRows(NamedTuple):
-    """The whole graph, by entity keys: what `graph.log` writes and compares."""
-
-    entities: list[tuple[str, str, str, tuple[str, ...]]]  # key, name, type, aliases
-    relations: list[tuple[str, str, str]]  # source key, relation, target key
-    entity_links: list[tuple[str, int]]  # entity key, live memory id
-    relation_links: list[tuple[str, str, str, int]]  # source, relation, target, memory id
 
 
 class Graph:
@@ -261,7 +253,7 @@ class Graph:
         relation that a memory `view` may see states."""
         if not entity_ids or not others:
             return set()
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         a, b = ",".join("?" * len(entity_ids)), ",".join("?" * len(others))
         rows = self._db.execute(
             "SELECT r.source_id, r.target_id FROM relations r"
@@ -289,7 +281,7 @@ class Graph:
         """The newest (highest id) memories naming `entity_id` that `view` may see, at
         most `limit`, among its `scan` newest links (so a name in a million memories
         costs no more than a rare one)."""
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         rows = self._db.execute(
             "SELECT m.id FROM (SELECT memory_id FROM entity_memories WHERE entity_id = ?"
             " ORDER BY memory_id DESC LIMIT ?) em JOIN memories m ON m.id = em.memory_id"
@@ -329,4 +321,4 @@ class Graph:
 
 def _seen(view: View | None) -> tuple[str, list[Any]]:
     """The visibility rule over memories aliased `m`, or no condition without `view`."""
-    return view.scope_clause("m") if view is not None else ("1", [])
+    return scope_clause(view, "m") if view is not None else ("1", [])

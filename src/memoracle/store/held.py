@@ -12,11 +12,11 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memoracle.errors import InvalidInput, NotFound
+from memoracle.storage_types import HeldWrite
 from memoracle.store.db import Database, db_time, from_db_time
 from memoracle.types import Scope
 
@@ -25,30 +25,6 @@ _FIELDS = (
     "id, held_at, actor, level, reasons, text, kind, source, observed_at, agent_id, user_id,"
     " chat_id, visibility, episode_id, origin, decision, decided_at, decided_by, expires_at"
 )
-
-
-@dataclass(frozen=True)
-class HeldWrite:
-    id: int
-    held_at: datetime
-    actor: str  # the door it came through: capture, cli, import, memory-md, …
-    level: str  # "suspicious" | "dangerous"
-    reasons: tuple[str, ...]
-    text: str
-    kind: str | None  # as given; None for a captured turn (its rules decide)
-    source: str
-    observed_at: datetime
-    scope: Scope
-    episode_id: int | None
-    origin: str | None
-    decision: str | None  # None while it waits; "confirm" | "reject"
-    decided_at: datetime | None
-    decided_by: str | None
-    expires_at: datetime | None = None  # the time to live asked for (remember --ttl)
-
-    @property
-    def ref(self) -> str:
-        return f"h_{self.id}"
 
 
 def _held(row: Any) -> HeldWrite:

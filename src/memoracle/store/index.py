@@ -8,12 +8,13 @@ Owns the SQL of search: which rows a requester may see (scope), which memories c
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memoracle.storage_types import LexicalQuery, View
 from memoracle.store.db import Database, db_time, in_chunks
-from memoracle.types import STATUSES, Condition, Scope, visible_to
+from memoracle.store.fts import match_expression
+from memoracle.types import STATUSES, Condition, visible_to
 
 
 def unexpired(alias: str, at: datetime | None, params: list[Any]) -> str:
@@ -27,68 +28,61 @@ def unexpired(alias: str, at: datetime | None, params: list[Any]) -> str:
     return f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)"
 
 
-@dataclass(frozen=True)
-class View:
-    """Who is asking and what they may see.
+def scope_clause(view: View, alias: str) -> tuple[str, list[Any]]:
+    """The visibility rule alone (what `view`'s requester may see: `types.visible_to`,
+    docs/scopes.md), as SQL over the table behind `alias`."""
+    clauses, params = _scope_clauses(visible_to(view.scope, view.own), alias)
+    return " AND ".join(clauses), params
 
-    What `scope` may see is the visibility rule (`types.visible_to`, docs/scopes.md),
-    turned into SQL here; `own` is the workspace's own agent and user, which an unset
-    one means. `as_of` asks what was active then instead of what is active now."""
 
-    scope: Scope = Scope()
-    kinds: tuple[str, ...] = ()
-    as_of: datetime | None = None
-    now: datetime | None = None  # the engine's clock: what expired by then is left out
-    own: Scope = Scope()
-
-    def scope_clause(self, alias: str) -> tuple[str, list[Any]]:
-        """The visibility rule alone, as SQL over the table behind `alias`."""
-        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
-        return " AND ".join(clauses), params
-
-    def memory_clause(self, alias: str = "m") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
-        if self.kinds:
-            clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
-            params += list(self.kinds)
-        if self.as_of is None:
-            clauses.append(f"{alias}.status = 'active'")
-        else:
-            # Active then: said by then, and either still live or changed only later;
-            # archived ones live in the cold tier (`memoracle restore` brings one back).
-            clauses.append(
-                f"{alias}.observed_at <= ? AND {alias}.status != 'archived'"
-                f" AND ({alias}.status IN ('active', 'disputed') OR {alias}.status_changed_at > ?)"
-            )
-            params += [db_time(self.as_of), db_time(self.as_of)]
-        clauses.append(unexpired(alias, self.as_of or self.now, params))
-        return " AND ".join(clauses), params
-
-    def episode_clause(self, alias: str = "e") -> tuple[str, list[Any]]:
-        clauses, params = _scope_clauses(visible_to(self.scope, self.own), alias)
-        # A turn the write audit held back stays out until a person confirms it, and so
-        # does every turn of the same scope saying the same text: one hold per text.
+def memory_clause(view: View, alias: str = "m") -> tuple[str, list[Any]]:
+    """The memories `view` may see and asks for, as SQL over `alias`: the rule, its
+    kinds, what is active now (or was at `as_of`), unexpired."""
+    clauses, params = _scope_clauses(visible_to(view.scope, view.own), alias)
+    if view.kinds:
+        clauses.append(f"{alias}.kind IN ({','.join('?' * len(view.kinds))})")
+        params += list(view.kinds)
+    if view.as_of is None:
+        clauses.append(f"{alias}.status = 'active'")
+    else:
+        # Active then: said by then, and either still live or changed only later;
+        # archived ones live in the cold tier (`memoracle restore` brings one back).
         clauses.append(
-            f"NOT EXISTS (SELECT 1 FROM held h WHERE (h.episode_id = {alias}.id"
-            f" OR (h.episode_id IS NOT NULL AND h.text = {alias}.text"
-            f" AND h.agent_id IS {alias}.agent_id AND h.user_id IS {alias}.user_id"
-            f" AND h.chat_id IS {alias}.chat_id AND h.visibility = {alias}.visibility))"
-            " AND (h.decision IS NULL OR h.decision = 'reject'))"
+            f"{alias}.observed_at <= ? AND {alias}.status != 'archived'"
+            f" AND ({alias}.status IN ('active', 'disputed') OR {alias}.status_changed_at > ?)"
         )
-        # Forget means forget: a turn a forgotten memory came from (its source, a later
-        # turn that only repeated it, the turn that said the forget with its words:
-        # `engine.forgetting`) leaves search and recall with it, and `restore` brings it
-        # back by bringing the memory back. The audit keeps the record.
-        # (Not correlated: SQLite gathers the few hidden ids once per statement.)
-        clauses.append(
-            f"{alias}.id NOT IN (SELECT fp.episode_id FROM memories fm"
-            " JOIN provenance fp ON fp.memory_id = fm.id"
-            " WHERE fm.status = 'forgotten' AND fp.episode_id IS NOT NULL)"
-        )
-        if self.as_of is not None:
-            clauses.append(f"{alias}.at <= ?")
-            params.append(db_time(self.as_of))
-        return " AND ".join(clauses) or "1", params
+        params += [db_time(view.as_of), db_time(view.as_of)]
+    clauses.append(unexpired(alias, view.as_of or view.now, params))
+    return " AND ".join(clauses), params
+
+
+def episode_clause(view: View, alias: str = "e") -> tuple[str, list[Any]]:
+    """The turns `view` may see, as SQL over `alias`: the rule, no held turn, no turn a
+    forgotten memory came from, said by `as_of`."""
+    clauses, params = _scope_clauses(visible_to(view.scope, view.own), alias)
+    # A turn the write audit held back stays out until a person confirms it, and so
+    # does every turn of the same scope saying the same text: one hold per text.
+    clauses.append(
+        f"NOT EXISTS (SELECT 1 FROM held h WHERE (h.episode_id = {alias}.id"
+        f" OR (h.episode_id IS NOT NULL AND h.text = {alias}.text"
+        f" AND h.agent_id IS {alias}.agent_id AND h.user_id IS {alias}.user_id"
+        f" AND h.chat_id IS {alias}.chat_id AND h.visibility = {alias}.visibility))"
+        " AND (h.decision IS NULL OR h.decision = 'reject'))"
+    )
+    # Forget means forget: a turn a forgotten memory came from (its source, a later
+    # turn that only repeated it, the turn that said the forget with its words:
+    # `engine.forgetting`) leaves search and recall with it, and `restore` brings it
+    # back by bringing the memory back. The audit keeps the record.
+    # (Not correlated: SQLite gathers the few hidden ids once per statement.)
+    clauses.append(
+        f"{alias}.id NOT IN (SELECT fp.episode_id FROM memories fm"
+        " JOIN provenance fp ON fp.memory_id = fm.id"
+        " WHERE fm.status = 'forgotten' AND fp.episode_id IS NOT NULL)"
+    )
+    if view.as_of is not None:
+        clauses.append(f"{alias}.at <= ?")
+        params.append(db_time(view.as_of))
+    return " AND ".join(clauses) or "1", params
 
 
 # The columns of the rule's fields (never interpolate input).
@@ -115,7 +109,7 @@ def _scope_clauses(conditions: Sequence[Condition], alias: str) -> tuple[list[st
 
 _TABLES = {"memories": "memories", "episodes": "episodes"}  # never interpolate input
 
-# Statuses a search can return (`View.memory_clause`): every one but archived (a
+# Statuses a search can return (`memory_clause`): every one but archived (a
 # cold-tier memory is found again only by `restore`).
 _LIVE = "(" + ", ".join(f"'{s}'" for s in STATUSES if s != "archived") + ")"
 # The distinct texts a search can return: live memories and message turns.
@@ -148,39 +142,39 @@ class Index:
     # -- lexical ---------------------------------------------------------------------
 
     def lexical_memories(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(memory id, BM25) matching the FTS5 `expression`, best first (FTS5's BM25 is
-        negative: lower is better); with `min_id`, only rows with a larger id."""
-        where, params = view.memory_clause()
+        """(memory id, BM25) matching `query`, best first (FTS5's BM25 is negative:
+        lower is better); with `min_id`, only rows with a larger id."""
+        where, params = memory_clause(view)
         rows = self._db.execute(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f"
             " JOIN memories m ON m.id = f.rowid"
             f" WHERE memories_fts MATCH ? AND f.rowid > ? AND {where} ORDER BY score LIMIT ?",
-            (expression, min_id, *params, limit),
+            (match_expression(query), min_id, *params, limit),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def lexical_episodes(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(episode id, BM25) matching the FTS5 `expression`, best first; see
-        `lexical_memories`."""
-        where, params = view.episode_clause()
+        """(episode id, BM25) matching `query`, best first; see `lexical_memories`."""
+        where, params = episode_clause(view)
         rows = self._db.execute(
             "SELECT e.id, bm25(episodes_fts) AS score FROM episodes_fts f"
             " JOIN episodes e ON e.id = f.rowid"
             f" WHERE episodes_fts MATCH ? AND f.rowid > ? AND e.kind = 'message' AND {where}"
             " ORDER BY score LIMIT ?",
-            (expression, min_id, *params, limit),
+            (match_expression(query), min_id, *params, limit),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def match_counts(self, table: str, expressions: Sequence[str], *, cap: int) -> list[int]:
-        """`match_count` of each of `expressions`, in one statement (the write path sizes
+    def match_counts(self, table: str, queries: Sequence[LexicalQuery], *, cap: int) -> list[int]:
+        """`match_count` of each of `queries`, in one statement (the write path sizes
         every word of a turn this way)."""
-        if not expressions:
+        if not queries:
             return []
+        expressions = [match_expression(q) for q in queries]
         fts = f"{_TABLES[table]}_fts"
         one = f"(SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?))"
         row = self._db.execute(
@@ -189,34 +183,35 @@ class Index:
         ).fetchone()
         return [int(n) for n in row]
 
-    def match_count(self, table: str, expression: str, *, cap: int) -> int:
-        """How many rows of `table` ("memories" or "episodes") match `expression`,
+    def match_count(self, table: str, query: LexicalQuery, *, cap: int) -> int:
+        """How many rows of `table` ("memories" or "episodes") match `query`,
         counting no further than `cap` + 1 (so the cost stays bounded). Scope is not
         applied: this sizes the work of a query, it answers nothing."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
             f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
-            (expression, cap + 1),
+            (match_expression(query), cap + 1),
         ).fetchone()
         return int(row[0])
 
-    def matches(self, table: str, expression: str, item_id: int) -> bool:
-        """Whether row `item_id` of `table` matches `expression`: one row of the FTS5
+    def matches(self, table: str, query: LexicalQuery, item_id: int) -> bool:
+        """Whether row `item_id` of `table` matches `query`: one row of the FTS5
         index looked at, not every match ranked (`explain` asks before ranking them).
         Scope is not applied: the caller's own item, already seen by its requester."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
-            f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?", (expression, item_id)
+            f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+            (match_expression(query), item_id),
         ).fetchone()
         return row is not None
 
-    def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None:
-        """The id below the `count` newest rows matching `expression`, or None when
+    def newest_matches_from(self, table: str, query: LexicalQuery, *, count: int) -> int | None:
+        """The id below the `count` newest rows matching `query`, or None when
         fewer match: passed as `min_id`, it limits a search to those newest rows."""
         fts = f"{_TABLES[table]}_fts"
         row = self._db.execute(
             f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, count),
+            (match_expression(query), count),
         ).fetchone()
         return None if row is None else int(row[0])
 
@@ -224,13 +219,13 @@ class Index:
 
     def memories_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
         """(id, content_hash) of the memories the view may see among `hashes`."""
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         # The hashes narrow to a few rows; without statistics SQLite would rather walk
         # the status index over every active memory (140 ms at 40k): name the index.
         return self._with_hashes("memories m INDEXED BY memories_hash", "m", hashes, where, params)
 
     def episodes_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]:
-        where, params = view.episode_clause()
+        where, params = episode_clause(view)
         return self._with_hashes(
             "episodes e INDEXED BY episodes_hash",
             "e",
@@ -257,7 +252,7 @@ class Index:
     def visible_episodes(self, ids: Sequence[int], view: View) -> list[int]:
         """Which of `ids` are turns (messages) `view` may see, in id order: for turns
         found by adjacency, not by a search that applied the rule already."""
-        where, params = view.episode_clause()
+        where, params = episode_clause(view)
         found: list[int] = []
         for chunk, marks in in_chunks(ids):
             found += [
@@ -275,7 +270,7 @@ class Index:
         attribute) slot (not hedged, not denied), said by the asking user (in a group,
         another member's "I live in Oslo" is not the asker's home), the newest first:
         the memory that answers "where do I live?"."""
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         user = view.scope.user or view.own.user
         rows = self._db.execute(
             "SELECT m.id FROM slots s INDEXED BY slots_live JOIN memories m ON m.id = s.memory_id"
@@ -287,7 +282,7 @@ class Index:
         return [int(r[0]) for r in rows]
 
     def guardrails(self, view: View) -> list[int]:
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         rows = self._db.execute(
             f"SELECT m.id FROM memories m WHERE m.kind = 'guardrail' AND {where}"
             " ORDER BY m.importance DESC, m.observed_at DESC",
@@ -297,7 +292,7 @@ class Index:
 
     def fresh(self, view: View, *, since: datetime, limit: int) -> list[int]:
         """Memories said since `since` (not guardrails), most important first."""
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         rows = self._db.execute(
             # Named index: the last day's rows, not every active memory (70 ms at 40k).
             "SELECT m.id FROM memories m INDEXED BY memories_observed"
@@ -313,7 +308,7 @@ class Index:
         """What `view` may see of [start, end): the memories dated then (what happened
         then; undated, said then; guardrails aside) and the turns said then, each in
         time order, at most `limit` of each: the answer to "what did I do yesterday?"."""
-        where, params = view.memory_clause()
+        where, params = memory_clause(view)
         low, high = db_time(start), db_time(end)
         memories = self._db.execute(
             "SELECT m.id FROM memories m WHERE m.kind != 'guardrail'"
@@ -322,7 +317,7 @@ class Index:
             f" AND {where} ORDER BY COALESCE(m.valid_from, m.observed_at), m.id LIMIT ?",
             (low, high, low, high, *params, limit),
         ).fetchall()
-        where, params = view.episode_clause()
+        where, params = episode_clause(view)
         episodes = self._db.execute(
             "SELECT e.id FROM episodes e INDEXED BY episodes_at WHERE e.at >= ? AND e.at < ?"
             f" AND e.kind = 'message' AND {where} ORDER BY e.at, e.id LIMIT ?",

@@ -13,37 +13,16 @@ the file itself (`store.backup`, `store.safety`). `Store.maintenance` is the sto
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from memoracle.errors import StoreError
+from memoracle.storage_types import BackupInfo, Damage, FreeSpace
 from memoracle.store import backup as backups
 from memoracle.store import safety
-from memoracle.store.backup import BackupInfo
 from memoracle.store.db import Database
-from memoracle.store.safety import Damage
 
-__all__ = ["FreeSpace", "SqliteMaintenance"]
-
-
-@dataclass(frozen=True)
-class FreeSpace:
-    """The database file's pages, and how many of them are free (SQLite's freelist:
-    pages left by deleted rows and merged index segments, kept for reuse; only VACUUM
-    gives them back to the disk)."""
-
-    pages: int
-    free_pages: int
-    page_size: int
-
-    @property
-    def share(self) -> float:
-        return self.free_pages / self.pages if self.pages else 0.0
-
-    @property
-    def free_bytes(self) -> int:
-        return self.free_pages * self.page_size
+__all__ = ["SqliteMaintenance"]
 
 
 class SqliteMaintenance:

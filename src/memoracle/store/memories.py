@@ -7,10 +7,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from memoracle.storage_types import View, every_word
 from memoracle.store.db import Database, db_time, from_db_time, in_chunks, maybe_time
-from memoracle.store.index import View, unexpired
-from memoracle.text import fts_terms, search_form, stem
-from memoracle.types import Memory, NewMemory, Scope
+from memoracle.store.fts import match_expression
+from memoracle.store.index import memory_clause, scope_clause, unexpired
+from memoracle.text import search_form
+from memoracle.types import CAP_EXEMPT_KINDS, LIVE, Memory, NewMemory, Scope
 
 _COLUMNS = (
     "id, kind, text, layer, status, created_at, observed_at, last_accessed_at, activation,"
@@ -18,11 +20,6 @@ _COLUMNS = (
     " chat_id, visibility, subject, predicate, object, valid_from, valid_to, due_at,"
     " expires_at, superseded_by, lang, rule, details"
 )
-
-LIVE = ("active", "disputed")
-# Kinds never archived to hold `lifecycle.max_facts`, nor counted against it (pinned
-# memories neither): the archive's policy and health's count read this one set.
-CAP_EXEMPT_KINDS = frozenset({"guardrail"})
 
 
 def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Memory:
@@ -68,14 +65,6 @@ def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Me
 def search_text(text: str, subject: str | None, obj: str | None) -> str:
     """What FTS indexes for a memory: its text plus who it is about."""
     return search_form(" ".join(part for part in (text, subject, obj) if part))
-
-
-def match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression requiring every word of `query`; None if it has none."""
-    terms = list(dict.fromkeys(stem(t) for t in fts_terms(query)))
-    if not terms:
-        return None
-    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 class Memories:
@@ -249,7 +238,7 @@ class Memories:
         """Ids of the live memories in the (subject, attribute) slot that `view`'s
         requester may see (the visibility rule alone), newest first: what a claim about
         that slot is checked against."""
-        clause, params = view.scope_clause("m")
+        clause, params = scope_clause(view, "m")
         rows = self._db.execute(
             "SELECT m.id FROM slots s INDEXED BY slots_live JOIN memories m ON m.id = s.memory_id"
             f" WHERE s.subject = ? AND s.attribute = ? AND s.live = 1 AND {clause}"
@@ -416,7 +405,7 @@ class Memories:
         """(id, text, content_hash, scope) of the newest live memories of `subject` and
         `kind` that `view` may see: the few a new memory is compared with by meaning at
         capture (`memories_subject` keeps it a short range, whatever the store's size)."""
-        clause, params = view.memory_clause("m")
+        clause, params = memory_clause(view, "m")
         rows = self._db.execute(
             "SELECT m.id, m.text, m.content_hash, m.agent_id, m.user_id, m.chat_id,"
             " m.visibility FROM memories m INDEXED BY memories_subject"
@@ -439,7 +428,7 @@ class Memories:
         clauses: list[str] = []
         params: list[Any] = []
         if view is not None:
-            clause, params = view.scope_clause("memories")
+            clause, params = scope_clause(view, "memories")
             clauses.append(clause)
         if kind:
             clauses.append("kind = ?")
@@ -495,7 +484,7 @@ class Memories:
         requester may see), a page at a time in id order. Each page starts where the
         last ended (by rowid, not OFFSET), so reading a million rows costs one pass over
         the table."""
-        visible, more = view.scope_clause("memories") if view else ("1", [])
+        visible, more = scope_clause(view, "memories") if view else ("1", [])
         last = after
         while rows := self._db.execute(
             f"SELECT {_COLUMNS} FROM memories NOT INDEXED WHERE id > ? AND status = ?"
@@ -519,14 +508,14 @@ class Memories:
         `scope`, only that agent/user/chat's; with `view`, only what its requester may
         see (the rule is in the query, so a row they cannot see is never read); with
         `subject`, only those about it."""
-        expression = match_expression(query)
-        if expression is None:
+        words = every_word(query)
+        if words is None:
             return []
         wanted = tuple(statuses)
         clauses = [f"m.status IN ({','.join('?' * len(wanted))})"]
-        params: list[Any] = [expression, *wanted]
+        params: list[Any] = [match_expression(words), *wanted]
         if view is not None:
-            visible, more = view.scope_clause("m")
+            visible, more = scope_clause(view, "m")
             clauses.append(visible)
             params += more
         if scope is not None:
@@ -559,7 +548,7 @@ class Memories:
 
     def counts(self, view: View | None = None) -> dict[tuple[str, str], int]:
         """(status, kind) -> number of memories (that `view`'s requester may see)."""
-        where, params = view.scope_clause("memories") if view else ("1", [])
+        where, params = scope_clause(view, "memories") if view else ("1", [])
         rows = self._db.execute(
             f"SELECT status, kind, count(*) FROM memories WHERE {where} GROUP BY status, kind",
             params,

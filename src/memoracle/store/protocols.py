@@ -23,18 +23,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memoracle.store.archive import ArchivedMemory
-from memoracle.store.audit import AuditEntry
-from memoracle.store.backup import BackupInfo
-from memoracle.store.browse import Filter
-from memoracle.store.graph import GraphRows
-from memoracle.store.held import HeldWrite
-from memoracle.store.index import View
-from memoracle.store.maintenance import FreeSpace
-from memoracle.store.memories import LIVE
-from memoracle.store.runs import Run
+from memoracle.storage_types import (
+    ArchivedMemory,
+    AuditEntry,
+    BackupInfo,
+    Filter,
+    FreeSpace,
+    GraphRows,
+    HeldWrite,
+    LexicalQuery,
+    Run,
+    View,
+)
 from memoracle.store.scrub import Place
-from memoracle.types import Entity, Episode, Memory, NewMemory, Relation, Scope, Turn
+from memoracle.types import LIVE, Entity, Episode, Memory, NewMemory, Relation, Scope, Turn
 
 if TYPE_CHECKING:
     from memoracle.store import Store
@@ -195,15 +197,17 @@ class SearchIndex(Protocol):
     and model."""
 
     def lexical_memories(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]: ...
     def lexical_episodes(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]: ...
-    def match_counts(self, table: str, expressions: Sequence[str], *, cap: int) -> list[int]: ...
-    def match_count(self, table: str, expression: str, *, cap: int) -> int: ...
-    def matches(self, table: str, expression: str, item_id: int) -> bool: ...
-    def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None: ...
+    def match_counts(
+        self, table: str, queries: Sequence[LexicalQuery], *, cap: int
+    ) -> list[int]: ...
+    def match_count(self, table: str, query: LexicalQuery, *, cap: int) -> int: ...
+    def matches(self, table: str, query: LexicalQuery, item_id: int) -> bool: ...
+    def newest_matches_from(self, table: str, query: LexicalQuery, *, count: int) -> int | None: ...
     def memories_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]: ...
     def episodes_with_hashes(self, hashes: Sequence[str], view: View) -> list[tuple[int, str]]: ...
     def visible_episodes(self, ids: Sequence[int], view: View) -> list[int]: ...

@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 
+from memoracle.storage_types import Run
 from memoracle.store.db import Database, db_time
-
-
-@dataclass(frozen=True)
-class Run:
-    """One long job as recorded: its kind, when it started and ended, how it ended."""
-
-    kind: str
-    started_at: datetime
-    finished_at: datetime | None
-    status: str | None  # "ok" | "failed"; None while it runs (or if it was killed)
-    counts: dict[str, int]
 
 
 class Runs:

@@ -18,18 +18,17 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from memoracle.errors import StoreError
 from memoracle.files import fsync_dir, fsync_path
+from memoracle.storage_types import Damage
 from memoracle.store import schema
 from memoracle.store.backup import COUNTED
 
 __all__ = [
     "SIDE_FILES",
-    "Damage",
     "check",
     "counts",
     "inspect",
@@ -42,16 +41,6 @@ __all__ = [
 HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside the database
 WAL_HEADER_BYTES = 32  # a WAL no longer than its header holds no frame
-
-
-@dataclass(frozen=True)
-class Damage:
-    """What is wrong with the database file. `code` is stable, for scripts and tests:
-    missing, not_a_file, unreadable, empty, not_sqlite, truncated, tables_missing,
-    integrity; `detail` says it for a person, naming the file."""
-
-    code: str
-    detail: str
 
 
 def probe(path: Path) -> Damage | None:

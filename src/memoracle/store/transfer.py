@@ -34,8 +34,8 @@ from memoracle.errors import InvalidInput, StoreError
 from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
 from memoracle.store.index import Index
-from memoracle.store.memories import LIVE
 from memoracle.store.memories import search_text as memory_search_text
+from memoracle.types import LIVE
 
 
 @dataclass(frozen=True)

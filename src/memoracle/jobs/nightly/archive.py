@@ -10,8 +10,7 @@ from datetime import datetime, timedelta
 
 from memoracle.engine import Engine
 from memoracle.lifecycle.scoring import activation, rank
-from memoracle.store.memories import CAP_EXEMPT_KINDS
-from memoracle.types import Memory
+from memoracle.types import CAP_EXEMPT_KINDS, Memory
 
 CENTURY_DAYS = 36_524  # a longer --min-age-days means the same: nothing is old enough
 

@@ -20,7 +20,7 @@ from memoracle.jobs.nightly.topics import topic_texts
 from memoracle.lifecycle.scoring import NAME as _NAME
 from memoracle.render.memory_md import BlockError, block_body, without_block
 from memoracle.serialize import records
-from memoracle.store.archive import ArchivedMemory
+from memoracle.storage_types import ArchivedMemory
 from memoracle.workspace import (
     LAST_BLOCK,
     MEMORY_FILE,

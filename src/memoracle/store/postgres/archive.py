@@ -14,12 +14,13 @@ from typing import Any
 
 from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, NotFound
-from memoracle.store.archive import LIVE, REASONS, ArchivedMemory
+from memoracle.storage_types import ArchivedMemory
+from memoracle.store.archive import REASONS
 from memoracle.store.db import db_time
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.logs import PgAudit
 from memoracle.store.postgres.memories import PgMemories, jsonb
-from memoracle.types import Memory
+from memoracle.types import LIVE, Memory
 
 _FIELDS = "memory_id, archived_at, reason, score, prior_status, record"
 # The memories columns a snapshot holds, in the SQLite table's order (no `tsv`).

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoracle.storage_types import GRAPH_SAMPLE, Filter, View
 from memoracle.store import browse as sqlite_browse
-from memoracle.store.browse import Filter
-from memoracle.store.index import View
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical
 from memoracle.store.postgres.visibility import scope_clause
@@ -77,7 +76,7 @@ class PgBrowse:
         return (
             "(SELECT m.id FROM memories m WHERE m.status IN ('active', 'disputed')"
             f" AND {visible} ORDER BY m.observed_at DESC, m.id DESC LIMIT %s)",
-            [*params, sqlite_browse.GRAPH_SAMPLE],
+            [*params, GRAPH_SAMPLE],
         )
 
     def entities(self, view: View, *, type_: str | None, limit: int) -> list[Entity]:

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.clock import as_utc
+from memoracle.storage_types import View
 from memoracle.store.episodes import turn_key
-from memoracle.store.index import View
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical, search_words
 from memoracle.store.postgres.visibility import scope_clause

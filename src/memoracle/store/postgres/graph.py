@@ -7,8 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.store.graph import GraphRows
-from memoracle.store.index import View
+from memoracle.storage_types import GraphRows, View
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.visibility import memory_clause, scope_clause
 from memoracle.types import Entity, Relation

@@ -11,7 +11,8 @@ from typing import Any
 
 from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, NotFound
-from memoracle.store.held import DECISIONS, HeldWrite
+from memoracle.storage_types import HeldWrite
+from memoracle.store.held import DECISIONS
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.memories import utc
 from memoracle.types import Scope

@@ -17,7 +17,7 @@ import numpy as np
 from pgvector import Vector
 from psycopg import sql
 
-from memoracle.store.index import View
+from memoracle.storage_types import LexicalQuery, View
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical
 from memoracle.store.postgres.visibility import episode_clause, memory_clause
@@ -37,8 +37,8 @@ OVERFETCH = 10
 EF_SEARCH_MIN = 40
 
 
-def _tsquery(expression: str) -> tuple[str, list[Any]] | None:
-    return Lexical.parse(expression).sql()
+def _tsquery(query: LexicalQuery) -> tuple[str, list[Any]] | None:
+    return Lexical.of(query).sql()
 
 
 def _blob_vector(blob: bytes) -> Vector:
@@ -52,32 +52,32 @@ class PgIndex:
     # -- lexical ---------------------------------------------------------------------
 
     def lexical_memories(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(memory id, -ts_rank_cd) matching `expression`, best first."""
+        """(memory id, -ts_rank_cd) matching `query`, best first."""
         where, params = memory_clause(view, "m")
-        return self._lexical("memories m", "m", expression, where, params, limit, min_id)
+        return self._lexical("memories m", "m", query, where, params, limit, min_id)
 
     def lexical_episodes(
-        self, expression: str, view: View, *, limit: int, min_id: int = 0
+        self, query: LexicalQuery, view: View, *, limit: int, min_id: int = 0
     ) -> list[tuple[int, float]]:
-        """(episode id, -ts_rank_cd) matching `expression`, best first; message turns."""
+        """(episode id, -ts_rank_cd) matching `query`, best first; message turns."""
         where, params = episode_clause(view, "e")
         return self._lexical(
-            "episodes e", "e", expression, f"e.kind = 'message' AND {where}", params, limit, min_id
+            "episodes e", "e", query, f"e.kind = 'message' AND {where}", params, limit, min_id
         )
 
     def _lexical(
         self,
         table: str,
         alias: str,
-        expression: str,
+        query: LexicalQuery,
         where: str,
         params: list[Any],
         limit: int,
         min_id: int,
     ) -> list[tuple[int, float]]:
-        found = _tsquery(expression)
+        found = _tsquery(query)
         if found is None:
             return []
         tsquery, query_params = found
@@ -89,10 +89,10 @@ class PgIndex:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def _matching(self, table: str, expression: str) -> tuple[str, list[Any]] | None:
-        """FROM-and-WHERE SQL of the rows of `table` matching `expression` (the archived
+    def _matching(self, table: str, query: LexicalQuery) -> tuple[str, list[Any]] | None:
+        """FROM-and-WHERE SQL of the rows of `table` matching `query` (the archived
         memories left out, as FTS5 leaves them out of its index)."""
-        found = _tsquery(expression)
+        found = _tsquery(query)
         if found is None:
             return None
         tsquery, params = found
@@ -100,10 +100,10 @@ class PgIndex:
         archived = " AND status != 'archived'" if name == "memories" else ""
         return f"FROM {name} WHERE tsv @@ {tsquery}{archived}", params
 
-    def match_count(self, table: str, expression: str, *, cap: int) -> int:
-        """How many rows of `table` match `expression`, counting no further than
+    def match_count(self, table: str, query: LexicalQuery, *, cap: int) -> int:
+        """How many rows of `table` match `query`, counting no further than
         `cap` + 1. Scope is not applied: this sizes the work of a query."""
-        found = self._matching(table, expression)
+        found = self._matching(table, query)
         if found is None:
             return 0
         where, params = found
@@ -112,19 +112,19 @@ class PgIndex:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def match_counts(self, table: str, expressions: Sequence[str], *, cap: int) -> list[int]:
-        return [self.match_count(table, e, cap=cap) for e in expressions]
+    def match_counts(self, table: str, queries: Sequence[LexicalQuery], *, cap: int) -> list[int]:
+        return [self.match_count(table, q, cap=cap) for q in queries]
 
-    def matches(self, table: str, expression: str, item_id: int) -> bool:
-        found = self._matching(table, expression)
+    def matches(self, table: str, query: LexicalQuery, item_id: int) -> bool:
+        found = self._matching(table, query)
         if found is None:
             return False
         where, params = found
         row = self._db.execute(f"SELECT 1 {where} AND id = %s", (*params, item_id)).fetchone()
         return row is not None
 
-    def newest_matches_from(self, table: str, expression: str, *, count: int) -> int | None:
-        found = self._matching(table, expression)
+    def newest_matches_from(self, table: str, query: LexicalQuery, *, count: int) -> int | None:
+        found = self._matching(table, query)
         if found is None:
             return None
         where, params = found

@@ -6,13 +6,11 @@ word); the generated `tsv` column stems them in the row's language's text-search
 configuration (schema.py). A query word is looked up in every configuration a row can
 have been indexed with, so the query needs no language of its own: each word becomes
 `english(w) | russian(w) | french(w) | spanish(w) | simple(w)`, and the words are
-joined by AND or OR. A prefix word (`w*` in FTS5) is `w:*` in each.
+joined by AND or OR. A prefix word is `w:*` in each.
 
-Until the lexical query value of the storage seam lands (issue 32, item 1), callers
-hand over the FTS5 expressions `recall.query` builds ('"word" AND "other"*'); `parse`
-reads that subset. Their words are already Snowball stems (`text.stem`); stemming a
-stem again gives the same stem for almost every word, which the tests check on the
-cases they use.
+Callers hand over a `LexicalQuery` (`memoracle.storage_types`); `of` reads it. Its words
+are already Snowball stems (`text.stem`); stemming a stem again gives the same stem for
+almost every word, which the tests check on the cases they use.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from memoracle.storage_types import LexicalQuery
 from memoracle.text import fts_terms
 
 # Every configuration a row can be indexed with (schema.py; memoracle_mixed stems as
@@ -34,7 +33,6 @@ CONFIGS = (
     "simple",
 )
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
-_TERM = re.compile(r'"((?:[^"]|"")*)"(\*?)|(\w+)(\*?)')
 _WORD = re.compile(r"\w+")
 
 
@@ -66,18 +64,13 @@ class Lexical:
         return cls(tuple((w, False) for w in found), any)
 
     @classmethod
-    def parse(cls, expression: str) -> Lexical:
-        """The FTS5 subset `recall.query` writes: quoted (or bare) words, a `*` after a
-        prefix, joined by AND or OR (one of them throughout)."""
-        terms: list[tuple[str, bool]] = []
-        for quoted, star, bare, bare_star in _TERM.findall(expression):
-            word = quoted.replace('""', '"') if quoted else bare
-            if word.upper() in ("AND", "OR") and not quoted:
-                continue
-            for part in _WORD.findall(_plain(word)):
-                terms.append((part, bool(star or bare_star)))
-        any_ = re.search(r"\bOR\b", expression.replace('""', "")) is not None
-        return cls(tuple(dict.fromkeys(terms)), any_)
+    def of(cls, query: LexicalQuery) -> Lexical:
+        """The words of `query`'s terms, each normalised (a term of several words gives
+        each of them), once each, with the term's prefix flag; all or any as asked."""
+        terms = [
+            (part, term.prefix) for term in query.terms for part in _WORD.findall(_plain(term.text))
+        ]
+        return cls(tuple(dict.fromkeys(terms)), query.any)
 
     def sql(self) -> tuple[str, list[Any]] | None:
         """The tsquery as SQL and its parameters; None for a query with no words."""

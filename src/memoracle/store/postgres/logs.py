@@ -9,11 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.clock import as_utc
-from memoracle.store.audit import AuditEntry
+from memoracle.storage_types import AuditEntry, Run
 from memoracle.store.db import db_time
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.memories import jsonb
-from memoracle.store.runs import Run
 
 
 def _entry(row: Any) -> AuditEntry:

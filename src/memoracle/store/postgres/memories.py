@@ -12,12 +12,11 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from memoracle.clock import as_utc
-from memoracle.store.index import View
-from memoracle.store.memories import CAP_EXEMPT_KINDS, LIVE
+from memoracle.storage_types import View
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical, search_words
 from memoracle.store.postgres.visibility import memory_clause, scope_clause, unexpired
-from memoracle.types import Memory, NewMemory, Scope
+from memoracle.types import CAP_EXEMPT_KINDS, LIVE, Memory, NewMemory, Scope
 
 COLUMNS = (
     "id, kind, text, layer, status, created_at, observed_at, last_accessed_at, activation,"

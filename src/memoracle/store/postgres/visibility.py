@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.store.index import View
+from memoracle.storage_types import View
 from memoracle.types import Condition, visible_to
 
 # The columns of the rule's fields (never interpolate input).
