@@ -1,5 +1,5 @@
 """Memories in PostgreSQL: the SQLite repository's methods (`store.memories.Memories`),
-same signatures, same answers (tests/pg/test_repositories.py runs both)."""
+same signatures, same answers (tests/pg/test_pg_repositories.py runs both)."""
 
 from __future__ import annotations
 
