@@ -97,9 +97,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, clock: FixedClock) -
     if request.param == "sqlite":
         store = Store.open(tmp_path / "store.db", now=clock.now())
     else:
+        url = request.getfixturevalue("pg_store_url")  # skips, saying why, without psycopg
         from memoracle.store.postgres import PgStore
 
-        url = request.getfixturevalue("pg_store_url")
         store = PgStore.open(url, now=clock.now())  # type: ignore[assignment]
     yield store
     store.close()

@@ -1,6 +1,6 @@
-"""The cold tier on both backends (the `backend` fixture): tests/store/test_archive.py's
-tests, run on SQLite and on PostgreSQL alike (the ones about SQLite's own files and
-migrations stay there)."""
+"""The cold tier on both backends (the `backend` fixture): each test runs on SQLite and
+on PostgreSQL alike, and on SQLite wherever PostgreSQL's packages are missing (the ones
+about SQLite's own FTS5 index and migrations are tests/store/test_archive.py's)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.storage_types import View, every_word
+from memoracle.store import Store as SqliteStore
 from memoracle.text import content_hash
 from memoracle.types import Memory, NewMemory, Scope, Turn
 
@@ -40,6 +41,13 @@ def _get(store: Store, memory_id: int) -> Memory:
     memory = store.memories.get(memory_id)
     assert memory is not None
     return memory
+
+
+def _status_changed_at(store: Store, memory_id: int) -> object:
+    """The memory's `status_changed_at` as the backend holds it: no value carries it."""
+    mark = "?" if isinstance(store, SqliteStore) else "%s"
+    sql = f"SELECT status_changed_at FROM memories WHERE id = {mark}"
+    return store._db.execute(sql, (memory_id,)).fetchone()[0]
 
 
 def _lexical(store: Store, query: str, view: View | None = None) -> list[int]:
@@ -110,6 +118,7 @@ def test_restore_gives_the_memory_back_exactly(backend: Store, clock: FixedClock
     clock.advance(days=2)
     with store.transaction():
         store.memories.set_status(mid, "disputed", now=clock.now())
+    disputed_at = _status_changed_at(store, mid)
     before = _get(store, mid)
     assert before.status == "disputed" and before.episode_ids == (episode,)
 
@@ -123,6 +132,7 @@ def test_restore_gives_the_memory_back_exactly(backend: Store, clock: FixedClock
     clock.advance(days=3)
     restored = store.archive.restore(mid, now=clock.now(), actor="cli")
     assert restored == before
+    assert _status_changed_at(store, mid) == disputed_at
     assert store.archive.get(mid) is None and store.archive.count() == 0
 
 

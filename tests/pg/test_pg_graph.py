@@ -1,5 +1,7 @@
-"""The graph's tables on both backends (the `backend` fixture): tests/store/test_graph.py's
-test, and what search and the graph log read of them."""
+"""The graph's tables on both backends (the `backend` fixture; SQLite alone where
+PostgreSQL's packages are missing): entities and relations stored once, linked to the
+memories stating them, counted over live memories only, and what search and the graph
+log read of them."""
 
 from __future__ import annotations
 

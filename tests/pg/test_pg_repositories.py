@@ -1,7 +1,8 @@
 """The repositories on both backends: each test runs on the SQLite `Store` and on the
-PostgreSQL `PgStore` (the `backend` fixture), with the same calls and the same answers.
-Ported from tests/store/test_memories.py, with the visibility rule checked for every
-context against `types.sees`, as tests/test_scopes.py does for SQLite."""
+PostgreSQL `PgStore` (the `backend` fixture), with the same calls and the same answers;
+on SQLite alone where PostgreSQL's packages are missing. The memories repository's tests
+live here only (once tests/store/test_memories.py, now merged in), with the visibility
+rule checked for every context against `types.sees`, as tests/test_scopes.py does."""
 
 from __future__ import annotations
 
@@ -92,6 +93,8 @@ def test_fts_is_synced_and_normalised(backend: Any, clock: FixedClock) -> None:
 
 
 def test_match_and_pages_read_only_what_the_view_may_see(backend: Any, clock: FixedClock) -> None:
+    """The visibility rule is in the query: Bob's memory, the better BM25 match, never
+    takes the one place `limit=1` leaves, and a page holds only Alice's rows."""
     store = backend
     alice, bob = Scope(user="alice"), Scope(user="bob")
     with store.transaction():
@@ -205,7 +208,7 @@ def test_a_superseded_memory_ends_when_its_successor_was_said_or_earlier(
     summer = (datetime(2026, 6, 1, tzinfo=UTC), datetime(2026, 9, 1, tzinfo=UTC))
     until = datetime(2020, 1, 1, tzinfo=UTC)
     with store.transaction():
-        plan = store.memories.insert(
+        plan = store.memories.insert(  # "Italy this summer", said before the summer
             _new(
                 "Italy this summer", clock, kind="event", valid_from=summer[0], valid_to=summer[1]
             ),

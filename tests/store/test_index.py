@@ -1,3 +1,8 @@
+"""The search index on SQLite: a migration's backfill, and the searchable vectors that
+leave out texts only archived memories hold. Vectors still to compute, resumed from
+their mark, are tests/pg/test_pg_held_and_recall.py's, on both backends through the
+`backend` fixture."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -16,24 +21,6 @@ def _turn(store: Store, clock: FixedClock, text: str, key: str) -> None:
         store.episodes.insert(
             Turn("user", text, turn_id=key), at=clock.now(), now=clock.now(), scope=Scope()
         )
-
-
-def test_missing_vectors_resume_from_their_mark(store: Store, clock: FixedClock) -> None:
-    for i in range(5):
-        _turn(store, clock, f"turn number {i}", str(i))
-    _turn(store, clock, "turn number 0", "dup")  # same text: one vector
-    first, mark = store.index.missing_vectors("m", limit=3)
-    assert len(first) == 3
-    rest, mark = store.index.missing_vectors("m", after=mark, limit=10)
-    assert {h for h, _ in first + rest} == {content_hash(f"turn number {i}") for i in range(5)}
-    with store.transaction():
-        store.index.put_vectors([(h, "m", 2, b"\0" * 8) for h, _ in first + rest], now=clock.now())
-    assert store.index.missing_vectors("m", after=mark, limit=10)[0] == []
-    assert store.index.count_missing("m") == 0 and store.index.count_missing("other") == 5
-    _turn(store, clock, "a new turn", "new")
-    assert [t for _, t in store.index.missing_vectors("m", after=mark, limit=10)[0]] == [
-        "a new turn"
-    ]
 
 
 def test_migration_2_backfills_episode_hashes(tmp_path: Path, clock: FixedClock) -> None:

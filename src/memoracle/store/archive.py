@@ -22,8 +22,9 @@ from typing import Any
 
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.storage_types import ArchivedMemory
+from memoracle.store import rows as row_to
 from memoracle.store.audit import Audit
-from memoracle.store.db import Database, db_time, from_db_time, in_chunks
+from memoracle.store.db import SQLITE_ROWS, Database, db_time, in_chunks
 from memoracle.store.memories import Memories
 from memoracle.store.schema import ARCHIVE_REASONS
 from memoracle.types import LIVE, Memory
@@ -31,18 +32,6 @@ from memoracle.types import LIVE, Memory
 REASONS = ARCHIVE_REASONS
 
 _FIELDS = "memory_id, archived_at, reason, score, prior_status, record"
-
-
-def _archived(row: Any) -> ArchivedMemory:
-    memory_id, archived_at, reason, score, prior_status, record = row
-    return ArchivedMemory(
-        memory_id=int(memory_id),
-        archived_at=from_db_time(archived_at),
-        reason=str(reason),
-        score=None if score is None else float(score),
-        prior_status=str(prior_status),
-        record=json.loads(record),
-    )
 
 
 class Archive:
@@ -163,7 +152,7 @@ class Archive:
         row = self._db.execute(
             f"SELECT {_FIELDS} FROM archive WHERE memory_id = ?", (memory_id,)
         ).fetchone()
-        return None if row is None else _archived(row)
+        return None if row is None else row_to.archived(SQLITE_ROWS, row)
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM archive").fetchone()[0])
@@ -182,7 +171,7 @@ class Archive:
             f"SELECT {_FIELDS} FROM archive {where} ORDER BY archived_at, memory_id LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [_archived(r) for r in rows]
+        return [row_to.archived(SQLITE_ROWS, r) for r in rows]
 
     def position(self, memory_id: int) -> int | None:
         """How many archived memories come up to and including `memory_id` in the order
@@ -201,7 +190,7 @@ class Archive:
             f"SELECT {_FIELDS} FROM archive WHERE archived_at >= ? ORDER BY archived_at, memory_id",
             (db_time(when),),
         ).fetchall()
-        return [_archived(r) for r in rows]
+        return [row_to.archived(SQLITE_ROWS, r) for r in rows]
 
     def _existing(self, ids: builtins.list[int]) -> set[int]:
         found: set[int] = set()

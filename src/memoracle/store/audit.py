@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.storage_types import AuditEntry
-from memoracle.store.db import Database, db_time, from_db_time
+from memoracle.store import rows as row_to
+from memoracle.store.db import SQLITE_ROWS, Database, db_time
 
 
 class Audit:
@@ -57,10 +58,7 @@ class Audit:
             " ORDER BY id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [
-            AuditEntry(r[0], from_db_time(r[1]), r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
-            for r in rows
-        ]
+        return [row_to.audit_entry(SQLITE_ROWS, r) for r in rows]
 
     def open_asks(self, action: str, closed_by: Sequence[str]) -> list[AuditEntry]:
         """The newest `action` entry of each memory that no later entry about it of
@@ -75,10 +73,7 @@ class Audit:
             f" AND b.action IN ({marks})) ORDER BY a.id",
             (action, *answers),
         ).fetchall()
-        return [
-            AuditEntry(r[0], from_db_time(r[1]), r[2], r[3], r[4], json.loads(r[5]) if r[5] else {})
-            for r in rows
-        ]
+        return [row_to.audit_entry(SQLITE_ROWS, r) for r in rows]
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM audit").fetchone()[0])

@@ -6,6 +6,7 @@ comes out as a StoreError naming the database file.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import sys
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 from memoracle.clock import as_utc
 from memoracle.errors import StoreError
+from memoracle.store.rows import Reading
 
 BUSY_TIMEOUT_MS = 30_000
 # Writers queue on an OS lock beside the database, tried every millisecond: SQLite's own
@@ -220,6 +222,10 @@ def from_db_time(value: str) -> datetime:
 
 def maybe_time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+# What SQLite hands back: times as ISO-8601 text, JSON columns as JSON text.
+SQLITE_ROWS = Reading(time=from_db_time, document=json.loads)
 
 
 def require_fts5() -> None:

@@ -6,10 +6,10 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from memoracle.storage_types import View, every_word
-from memoracle.store.db import Database, db_time, from_db_time, in_chunks
+from memoracle.store import rows as row_to
+from memoracle.store.db import SQLITE_ROWS, Database, db_time, in_chunks
 from memoracle.store.fts import match_expression
 from memoracle.store.index import scope_clause
 from memoracle.text import content_hash, date_words, search_form
@@ -19,25 +19,6 @@ _COLUMNS = (
     "id, role, text, at, created_at, kind, session_id, turn_id, speaker, origin,"
     " agent_id, user_id, chat_id, visibility"
 )
-
-
-def _episode(row: Any) -> Episode:
-    (id_, role, text, at, created, kind, session, turn, speaker, origin, agent, user, chat, vis) = (
-        row
-    )
-    return Episode(
-        id=id_,
-        role=role,
-        text=text,
-        at=from_db_time(at),
-        created_at=from_db_time(created),
-        kind=kind,
-        session_id=session,
-        turn_id=turn,
-        speaker=speaker,
-        origin=origin,
-        scope=Scope(agent=agent, user=user, chat=chat, visibility=vis),
-    )
 
 
 def search_text(text: str, speaker: str | None, at: datetime | None) -> str:
@@ -117,7 +98,7 @@ class Episodes:
             for row in self._db.execute(
                 f"SELECT {_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
             ):
-                episode = _episode(row)
+                episode = row_to.episode(SQLITE_ROWS, row)
                 found[episode.id] = episode
         return [found[i] for i in ids if i in found]
 
@@ -132,7 +113,7 @@ class Episodes:
             " ORDER BY e.at, e.id LIMIT ?",
             (db_time(since), db_time(until), limit),
         ).fetchall()
-        return [_episode(row) for row in rows]
+        return [row_to.episode(SQLITE_ROWS, row) for row in rows]
 
     def taken_out_by_forget(self, episode_id: int) -> bool:
         """Whether a forgotten memory came from the turn (or it only repeated one, or said
@@ -148,7 +129,7 @@ class Episodes:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
         ).fetchone()
-        return None if row is None else _episode(row)
+        return None if row is None else row_to.episode(SQLITE_ROWS, row)
 
     def pages(self, view: View, *, size: int = 2000) -> Iterator[list[Episode]]:
         """Every turn `view`'s requester may see, a page at a time in id order (each page
@@ -160,7 +141,7 @@ class Episodes:
             (last, *params, size),
         ).fetchall():
             last = rows[-1][0]
-            yield [_episode(row) for row in rows]
+            yield [row_to.episode(SQLITE_ROWS, row) for row in rows]
 
     def with_a_word_of(self, text: str, scope: Scope, *, limit: int = 200) -> list[Episode]:
         """Message turns of exactly `scope`'s agent, user and chat holding a word of
@@ -177,7 +158,7 @@ class Episodes:
             " ORDER BY e.id DESC LIMIT ?",
             (match_expression(words), scope.agent, scope.user, scope.chat, limit),
         ).fetchall()
-        return [_episode(row) for row in rows]
+        return [row_to.episode(SQLITE_ROWS, row) for row in rows]
 
     def count(self, view: View | None = None) -> int:
         """How many turns are stored (that `view`'s requester may see)."""

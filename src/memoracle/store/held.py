@@ -13,11 +13,11 @@ import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.storage_types import HeldWrite
-from memoracle.store.db import Database, db_time, from_db_time
+from memoracle.store import rows as row_to
+from memoracle.store.db import SQLITE_ROWS, Database, db_time
 from memoracle.types import Scope
 
 DECISIONS = ("confirm", "reject")
@@ -25,29 +25,6 @@ _FIELDS = (
     "id, held_at, actor, level, reasons, text, kind, source, observed_at, agent_id, user_id,"
     " chat_id, visibility, episode_id, origin, decision, decided_at, decided_by, expires_at"
 )
-
-
-def _held(row: Any) -> HeldWrite:
-    (id_, held_at, actor, level, reasons, text, kind, source, observed, agent, user, chat,
-     vis, episode_id, origin, decision, decided_at, decided_by, expires_at) = row  # fmt: skip
-    return HeldWrite(
-        id=int(id_),
-        held_at=from_db_time(held_at),
-        actor=str(actor),
-        level=str(level),
-        reasons=tuple(json.loads(reasons)),
-        text=str(text),
-        kind=kind,
-        source=str(source),
-        observed_at=from_db_time(observed),
-        scope=Scope(agent, user, chat, vis),
-        episode_id=None if episode_id is None else int(episode_id),
-        origin=origin,
-        decision=decision,
-        decided_at=None if decided_at is None else from_db_time(decided_at),
-        decided_by=decided_by,
-        expires_at=None if expires_at is None else from_db_time(expires_at),
-    )
 
 
 class Held:
@@ -87,7 +64,7 @@ class Held:
         row = self._db.execute(f"SELECT {_FIELDS} FROM held WHERE id = ?", (held_id,)).fetchone()
         if row is None:
             raise NotFound(f"No held write h_{held_id}. See: memoracle audit")
-        return _held(row)
+        return row_to.held(SQLITE_ROWS, row)
 
     def same(self, text: str, source: str, scope: Scope) -> HeldWrite | None:
         """A write of this text from this source and scope already held and not confirmed
@@ -98,7 +75,7 @@ class Held:
             " AND (decision IS NULL OR decision = 'reject') ORDER BY id DESC LIMIT 1",
             (text, source, scope.visibility, scope.agent, scope.user, scope.chat),
         ).fetchone()
-        return None if row is None else _held(row)
+        return None if row is None else row_to.held(SQLITE_ROWS, row)
 
     def same_turn(self, text: str, scope: Scope) -> HeldWrite | None:
         """A captured turn saying `text` in `scope` already held and not confirmed, from
@@ -109,7 +86,7 @@ class Held:
             " AND (decision IS NULL OR decision = 'reject') ORDER BY id LIMIT 1",
             (text, scope.visibility, scope.agent, scope.user, scope.chat),
         ).fetchone()
-        return None if row is None else _held(row)
+        return None if row is None else row_to.held(SQLITE_ROWS, row)
 
     def list(
         self, *, since: datetime | None = None, waiting: bool = False, limit: int = 1000
@@ -126,7 +103,7 @@ class Held:
             f"SELECT {_FIELDS} FROM held WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [_held(r) for r in rows]
+        return [row_to.held(SQLITE_ROWS, r) for r in rows]
 
     def decide(self, held_id: int, decision: str, *, now: datetime, actor: str) -> None:
         if decision not in DECISIONS:

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from memoracle.storage_types import View, every_word
-from memoracle.store.db import Database, db_time, from_db_time, in_chunks, maybe_time
+from memoracle.store import rows as row_to
+from memoracle.store.db import SQLITE_ROWS, Database, db_time, from_db_time, in_chunks
 from memoracle.store.fts import match_expression
 from memoracle.store.index import memory_clause, scope_clause, unexpired
 from memoracle.text import search_form
@@ -20,46 +21,6 @@ _COLUMNS = (
     " chat_id, visibility, subject, predicate, object, valid_from, valid_to, due_at,"
     " expires_at, superseded_by, lang, rule, details"
 )
-
-
-def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Memory:
-    (
-        id_, kind, text, layer, status, created, observed, accessed, activation, importance,
-        access_count, confidence, pinned, source, content_hash, agent, user, chat, vis,
-        subject, predicate, obj, valid_from, valid_to, due_at, expires_at, superseded_by,
-        lang, rule, details,
-    ) = row  # fmt: skip
-    return Memory(
-        id=id_,
-        kind=kind,
-        text=text,
-        layer=layer,
-        status=status,
-        created_at=from_db_time(created),
-        observed_at=from_db_time(observed),
-        last_accessed_at=from_db_time(accessed),
-        activation=activation,
-        importance=importance,
-        access_count=access_count,
-        confidence=confidence,
-        pinned=bool(pinned),
-        source=source,
-        content_hash=content_hash,
-        scope=Scope(agent=agent, user=user, chat=chat, visibility=vis),
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        valid_from=maybe_time(valid_from),
-        valid_to=maybe_time(valid_to),
-        due_at=maybe_time(due_at),
-        expires_at=maybe_time(expires_at),
-        superseded_by=superseded_by,
-        lang=lang,
-        rule=rule,
-        episode_ids=episodes,
-        origins=origins,
-        details=json.loads(details) if details else {},
-    )
 
 
 def search_text(text: str, subject: str | None, obj: str | None) -> str:
@@ -571,4 +532,6 @@ class Memories:
                 episodes[memory_id].append(episode_id)
             if origin is not None:
                 origins[memory_id].append(origin)
-        return [_memory(r, tuple(episodes[r[0]]), tuple(origins[r[0]])) for r in rows]
+        return [
+            row_to.memory(SQLITE_ROWS, r, tuple(episodes[r[0]]), tuple(origins[r[0]])) for r in rows
+        ]

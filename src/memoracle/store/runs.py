@@ -6,7 +6,8 @@ import json
 from datetime import datetime
 
 from memoracle.storage_types import Run
-from memoracle.store.db import Database, db_time
+from memoracle.store import rows as row_to
+from memoracle.store.db import SQLITE_ROWS, Database, db_time
 
 
 class Runs:
@@ -61,11 +62,4 @@ class Runs:
         ).fetchone()
         if row is None:
             return None
-        started, finished, ended, counts = row
-        return Run(
-            kind,
-            datetime.fromisoformat(started),
-            None if finished is None else datetime.fromisoformat(finished),
-            ended,
-            {str(k): int(v) for k, v in json.loads(counts or "{}").items()},
-        )
+        return row_to.run(SQLITE_ROWS, kind, row)

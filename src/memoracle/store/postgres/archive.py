@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.storage_types import ArchivedMemory
+from memoracle.store import rows as row_to
 from memoracle.store.archive import REASONS
 from memoracle.store.db import db_time
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.logs import PgAudit
-from memoracle.store.postgres.memories import PgMemories, jsonb
+from memoracle.store.postgres.memories import PG_ROWS, PgMemories, jsonb
 from memoracle.types import LIVE, Memory
 
 _FIELDS = "memory_id, archived_at, reason, score, prior_status, record"
@@ -30,18 +30,6 @@ _RECORD = (
     " status_changed_at, activation, importance, access_count, confidence, pinned, source,"
     " lang, rule, details, agent_id, user_id, chat_id, visibility, content_hash, superseded_by"
 )
-
-
-def _archived(row: Any) -> ArchivedMemory:
-    memory_id, archived_at, reason, score, prior_status, record = row
-    return ArchivedMemory(
-        memory_id=int(memory_id),
-        archived_at=as_utc(archived_at),
-        reason=str(reason),
-        score=None if score is None else float(score),
-        prior_status=str(prior_status),
-        record=dict(record),
-    )
 
 
 def _sqlite_value(value: Any) -> Any:
@@ -171,7 +159,7 @@ class PgArchive:
         row = self._db.execute(
             f"SELECT {_FIELDS} FROM archive WHERE memory_id = %s", (memory_id,)
         ).fetchone()
-        return None if row is None else _archived(row)
+        return None if row is None else row_to.archived(PG_ROWS, row)
 
     def count(self) -> int:
         row = self._db.execute("SELECT count(*) FROM archive").fetchone()
@@ -190,7 +178,7 @@ class PgArchive:
             f"SELECT {_FIELDS} FROM archive {where} ORDER BY archived_at, memory_id LIMIT %s",
             (*params, limit),
         ).fetchall()
-        return [_archived(r) for r in rows]
+        return [row_to.archived(PG_ROWS, r) for r in rows]
 
     def position(self, memory_id: int) -> int | None:
         """How many archived memories come up to and including `memory_id` in the order
@@ -209,4 +197,4 @@ class PgArchive:
             " ORDER BY archived_at, memory_id",
             (when,),
         ).fetchall()
-        return [_archived(r) for r in rows]
+        return [row_to.archived(PG_ROWS, r) for r in rows]

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from memoracle.clock import as_utc
 from memoracle.storage_types import View
+from memoracle.store import rows as row_to
 from memoracle.store.episodes import turn_key
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical, search_words
+from memoracle.store.postgres.memories import PG_ROWS
 from memoracle.store.postgres.visibility import scope_clause
 from memoracle.text import content_hash, date_words
 from memoracle.types import Episode, Scope, Turn
@@ -34,25 +35,6 @@ _FIELDS = (
     "visibility",
 )
 COLUMNS = ", ".join(_FIELDS)
-
-
-def _episode(row: Any) -> Episode:
-    (id_, role, text, at, created, kind, session, turn, speaker, origin, agent, user, chat, vis) = (
-        row
-    )
-    return Episode(
-        id=int(id_),
-        role=role,
-        text=text,
-        at=as_utc(at),
-        created_at=as_utc(created),
-        kind=kind,
-        session_id=session,
-        turn_id=turn,
-        speaker=speaker,
-        origin=origin,
-        scope=Scope(agent=agent, user=user, chat=chat, visibility=vis),
-    )
 
 
 def search_text(text: str, speaker: str | None, at: datetime | None) -> str:
@@ -103,7 +85,7 @@ class PgEpisodes:
     def get_many(self, ids: Sequence[int]) -> list[Episode]:
         """Episodes by id, in the order asked; unknown ids are left out."""
         found = {
-            int(r[0]): _episode(r)
+            int(r[0]): row_to.episode(PG_ROWS, r)
             for r in self._db.execute(
                 f"SELECT {COLUMNS} FROM episodes WHERE id = ANY(%s)", (list(ids),)
             )
@@ -123,7 +105,7 @@ class PgEpisodes:
             " ORDER BY e.at, e.id LIMIT %s",
             (since, until, limit),
         ).fetchall()
-        return [_episode(row) for row in rows]
+        return [row_to.episode(PG_ROWS, row) for row in rows]
 
     def taken_out_by_forget(self, episode_id: int) -> bool:
         row = self._db.execute(
@@ -141,7 +123,7 @@ class PgEpisodes:
             (last, *params, size),
         ).fetchall():
             last = rows[-1][0]
-            yield [_episode(row) for row in rows]
+            yield [row_to.episode(PG_ROWS, row) for row in rows]
 
     def with_a_word_of(self, text: str, scope: Scope, *, limit: int = 200) -> list[Episode]:
         """Message turns of exactly `scope`'s agent, user and chat holding a word of
@@ -157,7 +139,7 @@ class PgEpisodes:
             " AND e.chat_id IS NOT DISTINCT FROM %s ORDER BY e.id DESC LIMIT %s",
             (*params, scope.agent, scope.user, scope.chat, limit),
         ).fetchall()
-        return [_episode(row) for row in rows]
+        return [row_to.episode(PG_ROWS, row) for row in rows]
 
     def count(self, view: View | None = None) -> int:
         where, params = scope_clause(view, "episodes") if view else ("TRUE", [])

@@ -7,14 +7,13 @@ import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from memoracle.clock import as_utc
 from memoracle.errors import InvalidInput, NotFound
 from memoracle.storage_types import HeldWrite
+from memoracle.store import rows as row_to
 from memoracle.store.held import DECISIONS
 from memoracle.store.postgres.connection import PgDatabase
-from memoracle.store.postgres.memories import utc
+from memoracle.store.postgres.memories import PG_ROWS
 from memoracle.types import Scope
 
 _FIELDS = (
@@ -25,29 +24,6 @@ _SAME_SCOPE = (
     "visibility = %s AND agent_id IS NOT DISTINCT FROM %s AND user_id IS NOT DISTINCT FROM %s"
     " AND chat_id IS NOT DISTINCT FROM %s AND (decision IS NULL OR decision = 'reject')"
 )
-
-
-def _held(row: Any) -> HeldWrite:
-    (id_, held_at, actor, level, reasons, text, kind, source, observed, agent, user, chat,
-     vis, episode_id, origin, decision, decided_at, decided_by, expires_at) = row  # fmt: skip
-    return HeldWrite(
-        id=int(id_),
-        held_at=as_utc(held_at),
-        actor=str(actor),
-        level=str(level),
-        reasons=tuple(json.loads(reasons)),
-        text=str(text),
-        kind=kind,
-        source=str(source),
-        observed_at=as_utc(observed),
-        scope=Scope(agent, user, chat, vis),
-        episode_id=None if episode_id is None else int(episode_id),
-        origin=origin,
-        decision=decision,
-        decided_at=utc(decided_at),
-        decided_by=decided_by,
-        expires_at=utc(expires_at),
-    )
 
 
 def _scope(scope: Scope) -> tuple[str, str | None, str | None, str | None]:
@@ -92,7 +68,7 @@ class PgHeld:
         row = self._db.execute(f"SELECT {_FIELDS} FROM held WHERE id = %s", (held_id,)).fetchone()
         if row is None:
             raise NotFound(f"No held write h_{held_id}. See: memoracle audit")
-        return _held(row)
+        return row_to.held(PG_ROWS, row)
 
     def same(self, text: str, source: str, scope: Scope) -> HeldWrite | None:
         """A write of this text from this source and scope already held, not confirmed."""
@@ -101,7 +77,7 @@ class PgHeld:
             " ORDER BY id DESC LIMIT 1",
             (text, source, *_scope(scope)),
         ).fetchone()
-        return None if row is None else _held(row)
+        return None if row is None else row_to.held(PG_ROWS, row)
 
     def same_turn(self, text: str, scope: Scope) -> HeldWrite | None:
         """A captured turn saying `text` in `scope` already held and not confirmed."""
@@ -110,7 +86,7 @@ class PgHeld:
             f" AND {_SAME_SCOPE} ORDER BY id LIMIT 1",
             (text, *_scope(scope)),
         ).fetchone()
-        return None if row is None else _held(row)
+        return None if row is None else row_to.held(PG_ROWS, row)
 
     def list(
         self, *, since: datetime | None = None, waiting: bool = False, limit: int = 1000
@@ -121,7 +97,7 @@ class PgHeld:
             " AND (NOT %s OR decision IS NULL) ORDER BY id DESC LIMIT %s",
             (since, since, waiting, limit),
         ).fetchall()
-        return [_held(r) for r in rows]
+        return [row_to.held(PG_ROWS, r) for r in rows]
 
     def decide(self, held_id: int, decision: str, *, now: datetime, actor: str) -> None:
         if decision not in DECISIONS:

@@ -8,17 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from memoracle.clock import as_utc
 from memoracle.storage_types import AuditEntry, Run
+from memoracle.store import rows as row_to
 from memoracle.store.db import db_time
 from memoracle.store.postgres.connection import PgDatabase
-from memoracle.store.postgres.memories import jsonb
-
-
-def _entry(row: Any) -> AuditEntry:
-    id_, at, actor, action, memory_id, detail = row
-    memory = None if memory_id is None else int(memory_id)
-    return AuditEntry(int(id_), as_utc(at), actor, action, memory, dict(detail or {}))
+from memoracle.store.postgres.memories import PG_ROWS, jsonb
 
 
 class PgAudit:
@@ -49,7 +43,7 @@ class PgAudit:
             " AND (%s::timestamptz IS NULL OR at >= %s) ORDER BY id DESC LIMIT %s",
             (memory_id, memory_id, since, since, limit),
         ).fetchall()
-        return [_entry(r) for r in rows]
+        return [row_to.audit_entry(PG_ROWS, r) for r in rows]
 
     def open_asks(self, action: str, closed_by: Sequence[str]) -> list[AuditEntry]:
         """The newest `action` entry of each memory that no later entry about it of
@@ -61,7 +55,7 @@ class PgAudit:
             " AND b.action = ANY(%s)) ORDER BY a.id",
             (action, [action, *closed_by]),
         ).fetchall()
-        return [_entry(r) for r in rows]
+        return [row_to.audit_entry(PG_ROWS, r) for r in rows]
 
     def count(self) -> int:
         row = self._db.execute("SELECT count(*) FROM audit").fetchone()
@@ -121,11 +115,4 @@ class PgRuns:
         ).fetchone()
         if row is None:
             return None
-        started, finished, ended, counts = row
-        return Run(
-            kind,
-            as_utc(started),
-            None if finished is None else as_utc(finished),
-            ended,
-            {str(k): int(v) for k, v in (counts or {}).items()},
-        )
+        return row_to.run(PG_ROWS, kind, row)

@@ -1,5 +1,5 @@
 """Memories in PostgreSQL: the SQLite repository's methods (`store.memories.Memories`),
-same signatures, same answers (tests/pg/test_repositories.py runs both)."""
+same signatures, same answers (tests/pg/test_pg_repositories.py runs both)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from psycopg.types.json import Jsonb
 
 from memoracle.clock import as_utc
 from memoracle.storage_types import View
+from memoracle.store import rows as row_to
 from memoracle.store.postgres.connection import PgDatabase
 from memoracle.store.postgres.lexical import Lexical, search_words
 from memoracle.store.postgres.visibility import memory_clause, scope_clause, unexpired
+from memoracle.store.rows import Reading
 from memoracle.types import CAP_EXEMPT_KINDS, LIVE, Memory, NewMemory, Scope
 
 COLUMNS = (
@@ -31,53 +33,14 @@ def jsonb(value: Any) -> Jsonb:
     return Jsonb(value, dumps=_dumps)
 
 
-def utc(value: datetime | None) -> datetime | None:
-    return None if value is None else as_utc(value)
+# What psycopg hands back: `timestamptz` as an aware datetime (put in UTC here), `jsonb`
+# as a dict.
+PG_ROWS = Reading(time=as_utc, document=dict)
 
 
 def search_text(text: str, subject: str | None, obj: str | None) -> str:
     """What `tsv` is built from for a memory: its text plus who it is about."""
     return search_words(" ".join(part for part in (text, subject, obj) if part))
-
-
-def _memory(row: Any, episodes: tuple[int, ...], origins: tuple[str, ...]) -> Memory:
-    (
-        id_, kind, text, layer, status, created, observed, accessed, activation, importance,
-        access_count, confidence, pinned, source, content_hash, agent, user, chat, vis,
-        subject, predicate, obj, valid_from, valid_to, due_at, expires_at, superseded_by,
-        lang, rule, details,
-    ) = row  # fmt: skip
-    return Memory(
-        id=int(id_),
-        kind=kind,
-        text=text,
-        layer=layer,
-        status=status,
-        created_at=as_utc(created),
-        observed_at=as_utc(observed),
-        last_accessed_at=as_utc(accessed),
-        activation=activation,
-        importance=importance,
-        access_count=access_count,
-        confidence=confidence,
-        pinned=bool(pinned),
-        source=source,
-        content_hash=content_hash,
-        scope=Scope(agent=agent, user=user, chat=chat, visibility=vis),
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        valid_from=utc(valid_from),
-        valid_to=utc(valid_to),
-        due_at=utc(due_at),
-        expires_at=utc(expires_at),
-        superseded_by=None if superseded_by is None else int(superseded_by),
-        lang=lang,
-        rule=rule,
-        episode_ids=episodes,
-        origins=origins,
-        details=dict(details) if details else {},
-    )
 
 
 class PgMemories:
@@ -518,4 +481,7 @@ class PgMemories:
                 episodes[int(memory_id)].append(int(episode_id))
             if origin is not None:
                 origins[int(memory_id)].append(origin)
-        return [_memory(r, tuple(episodes[int(r[0])]), tuple(origins[int(r[0])])) for r in rows]
+        return [
+            row_to.memory(PG_ROWS, r, tuple(episodes[int(r[0])]), tuple(origins[int(r[0])]))
+            for r in rows
+        ]

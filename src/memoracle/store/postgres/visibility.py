@@ -5,7 +5,7 @@ this module only renders its conditions, as `store.index._scope_clauses` does fo
 SQLite, and adds what `View.memory_clause` and `View.episode_clause` add there (live or
 active at `as_of`, not expired; turns held back by the write audit or taken out by a
 forget left out). The tests run the same cases on both backends
-(tests/pg/test_repositories.py), so the two renderings cannot drift apart unseen.
+(tests/pg/test_pg_repositories.py), so the two renderings cannot drift apart unseen.
 """
 
 from __future__ import annotations
