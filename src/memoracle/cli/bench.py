@@ -186,7 +186,8 @@ def bench_capture(
 @click.option(
     "--learned",
     is_flag=True,
-    help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
+    help="Turn the learned decisions on: capture's and the pair model (capture.classifier, "
+    "lifecycle.pair_model; need --embedder use).",
 )
 @click.option(
     "--llm", "with_model", is_flag=True,

@@ -179,8 +179,9 @@ def run_lifecycle_set(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LifecycleReport:
     """Play every scenario of the set at `path` in a fresh temporary store and check its
-    end state (the module docstring says how); `learned` turns capture's learned
-    decision on, as `capture.classifier` does in a workspace (it needs the use model).
+    end state (the module docstring says how); `learned` turns the learned decisions on,
+    capture's and the pair model, as `capture.classifier` and `lifecycle.pair_model` do
+    in a workspace (they need the use model).
 
     With `model`, the model path: each scenario in a store of its own, as the workspace
     owner's (the model steps read the whole store; reflect and consolidate what the
@@ -194,7 +195,9 @@ def run_lifecycle_set(
         report.model = ModelUse(model.model_id)
         for done, scenario in enumerate(scenarios, 1):
             at = next(s.at for s in scenario.steps if s.at is not None)
-            with scratch_engine("lifecycle-set", embedder, at, learned=learned) as (engine, clock):
+            with scratch_engine(
+                "lifecycle-set", embedder, at, learned=learned, pair_model=learned
+            ) as (engine, clock):
                 if llm is not None:
                     engine.settings = replace(engine.settings, llm=llm)
                 report.outcomes.append(_play(engine, clock, scenario, model, report.model))
@@ -202,7 +205,10 @@ def run_lifecycle_set(
                 on_progress(done, len(scenarios))
         report.seconds = round(time.perf_counter() - started, 2)
         return report
-    with scratch_engine("lifecycle-set", embedder, first, learned=learned) as (engine, clock):
+    with scratch_engine("lifecycle-set", embedder, first, learned=learned, pair_model=learned) as (
+        engine,
+        clock,
+    ):
         for done, scenario in enumerate(scenarios, 1):
             report.outcomes.append(_play(engine, clock, scenario))
             if on_progress is not None:
