@@ -72,7 +72,7 @@ def settle_pairs(
 ) -> str | None:
     """What the pair model did with the new memory `memory_id` (the module doc): the
     action taken ("supersede", "dispute", "confirm") or None."""
-    if new.kind not in KINDS or new.subject not in (DEFAULT_SUBJECT, speaker):
+    if new.kind not in KINDS or not new.subject or new.subject not in (DEFAULT_SUBJECT, speaker):
         return None
     model = pair_model(st)
     if model is None:
@@ -102,21 +102,20 @@ def _candidates(
     new memory, no task reported done."""
     view = View(new.scope, now=now)
     owner = _owner(new.scope)
-    rows = [
-        (i, text, h)
-        for kind in KINDS
+    rows: list[tuple[int, str, str]] = []
+    tasks: list[int] = []
+    for kind in KINDS:
         for i, text, h, scope in st.store.memories.of_subject(
             new.subject, kind, view, limit=CANDIDATES
-        )
-        if i != memory_id and _owner(scope) == owner
-    ]
+        ):
+            if i != memory_id and _owner(scope) == owner:
+                rows.append((i, text, h))
+                tasks += [i] if kind == "task" else []
     if not rows:
         return []
     said = {(s.subject, s.attribute) for s in slots}
     held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
-    done = {
-        m.id for m in st.store.memories.get_many([i for i, _, _ in rows]) if m.details.get("done")
-    }
+    done = {m.id for m in st.store.memories.get_many(tasks) if m.details.get("done")}
     return [r for r in rows if r[0] not in done and not said & set(held.get(r[0], {}))]
 
 
