@@ -7,7 +7,8 @@ Replays every LoCoMo turn (5,882 realistic chat turns) through `Engine.capture`,
 turn per call and per transaction, as an agent host would after each turn. In the same
 run, for comparison: capture without the learned decisions (`capture.classifier =
 false`, `lifecycle.pair_model = false`), the rules alone (no store) and the store alone
-(episode only, no rules), so the cost of each part is visible. The embedder is loaded before the timed turns.
+(episode only, no rules), so the cost of each part is visible. The embedder is loaded
+before the timed turns.
 
     python bench/capture_speed.py [--limit N]
 """
