@@ -84,6 +84,14 @@ def test_two_things_that_both_hold_are_left(paired: Engine, clock: FixedClock) -
     assert {m.status for m in _by_text(paired).values()} == {"active"}
 
 
+def test_what_happened_stays_true(paired: Engine, clock: FixedClock) -> None:
+    # A past event is no claim a later statement replaces: only a plan can change.
+    _say(paired, clock, "I played tennis with Marco last weekend.", 0)
+    _say(paired, clock, "I quit tennis, I swim on Sundays now.", 3)
+    assert {m.status for m in _by_text(paired).values()} == {"active"}
+    assert not [e for e in paired.store.audit.entries() if "pair model" in str(e.detail)]
+
+
 def test_off_leaves_what_the_rules_leave(unpaired: Engine, clock: FixedClock) -> None:
     _say(unpaired, clock, "I drive a 2015 Golf.", 0)
     _say(unpaired, clock, "Sold the car, I take the tram everywhere now.", 3)

@@ -3,7 +3,8 @@ a new memory of the speaker's own against the few live memories of the same owne
 subject nearest to it in meaning, each pair read by the learned decision
 (`lifecycle.pairs`: update, same, negate or coexist) — but only the pairs the rules left:
 no slot both fill (`write.settle_slots` judged those), no task already reported done,
-and nothing changed when the rules already replaced something with the new memory.
+no event that had already happened (only a plan can change), and nothing changed when
+the rules already replaced something with the new memory.
 
 What a decision does (docs/lifecycle.md, "The pair model"): an update or a negation the
 model is sure of (at least the `supersede` band of its metadata) supersedes the old
@@ -11,15 +12,15 @@ memory (kept, linked, timed), a less sure one (the `dispute` band) disputes it
 (`memoracle pending`), the same claim (the `confirm` band) raises the old one's
 confidence; each audited with the model's name, its label and probability. At most one
 memory is changed a statement. A change's probability is that of update and negate
-together (which of the two it is only names it). Off with `lifecycle.pair_model = false`, without an
-embedder, or with one the model was not trained for.
+together (which of the two it is only names it). Off with `lifecycle.pair_model =
+false`, without an embedder, or with one the model was not trained for.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -31,7 +32,7 @@ from memoracle.errors import EngineError
 from memoracle.lifecycle.pairs import Decision, PairModel, load
 from memoracle.lifecycle.slots import DEFAULT_SUBJECT, Slot
 from memoracle.store import View
-from memoracle.types import NewMemory, Scope
+from memoracle.types import Memory, NewMemory, Scope
 
 __all__ = ["CANDIDATES", "KINDS", "NEAREST", "pair_model", "settle_pairs"]
 
@@ -99,24 +100,34 @@ def _candidates(
     """(id, text, content hash) of the owner's live memories of the new memory's subject
     that the rules left: through the visibility rule (a `View` of the new memory's
     scope), then only the same owner's (agent, user, chat); none sharing a slot with the
-    new memory, no task reported done."""
+    new memory, no task reported done, and no event that had happened when it was said
+    (what happened stays true: only a plan can change)."""
     view = View(new.scope, now=now)
     owner = _owner(new.scope)
     rows: list[tuple[int, str, str]] = []
-    tasks: list[int] = []
+    timed: list[int] = []  # tasks and events: read whole, to see which are left
     for kind in KINDS:
         for i, text, h, scope in st.store.memories.of_subject(
             new.subject, kind, view, limit=CANDIDATES
         ):
             if i != memory_id and _owner(scope) == owner:
                 rows.append((i, text, h))
-                tasks += [i] if kind == "task" else []
+                timed += [i] if kind in ("task", "event") else []
     if not rows:
         return []
     said = {(s.subject, s.attribute) for s in slots}
     held = st.store.memories.slot_values([i for i, _, _ in rows]) if said else {}
-    done = {m.id for m in st.store.memories.get_many(tasks) if m.details.get("done")}
-    return [r for r in rows if r[0] not in done and not said & set(held.get(r[0], {}))]
+    settled = {m.id for m in st.store.memories.get_many(timed) if not _open(m)}
+    return [r for r in rows if r[0] not in settled and not said & set(held.get(r[0], {}))]
+
+
+def _open(memory: Memory) -> bool:
+    """Whether a task or event can still change: a task not reported done, an event
+    still ahead when it was said (a plan: it ends after that day)."""
+    if memory.kind == "task":
+        return not memory.details.get("done")
+    end = memory.valid_to or memory.valid_from
+    return end is not None and (end - timedelta(seconds=1)).date() > memory.observed_at.date()
 
 
 def _act(
