@@ -16,6 +16,7 @@ import pytest
 from memoracle.clock import FixedClock
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.lifecycle.pairs import read_model
 from memoracle.types import Memory, Scope, Turn
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -52,20 +53,18 @@ def _by_text(engine: Engine, scope: Scope | None = None) -> dict[str, Memory]:
 def test_a_change_the_rules_leave_is_superseded_and_audited(
     paired: Engine, clock: FixedClock
 ) -> None:
-    _say(paired, clock, "I drive a 2015 Golf.", 0)
-    _say(paired, clock, "Sold the car, I take the tram everywhere now.", 3)
+    _say(paired, clock, "I have a landline at home.", 0)
+    _say(paired, clock, "We cancelled the landline, mobiles only now.", 3)
     memories = _by_text(paired)
-    old, new = (
-        memories["I drive a 2015 Golf."],
-        memories["Sold the car, I take the tram everywhere now."],
-    )
+    old = memories["I have a landline at home."]
+    new = memories["We cancelled the landline, mobiles only now."]
     assert old.status == "superseded" and new.status == "active"
     assert f"m_{old.id}" in new.details["supersedes"]
     (entry,) = [e for e in paired.store.audit.entries(memory_id=old.id) if e.action == "supersede"]
     assert entry.detail["by"] == f"m_{new.id}"
     assert entry.detail["model"] == "pair-model-1"
-    assert entry.detail["reason"].startswith("pair model pair-model-1: update (p=0.")
-    assert entry.detail["probability"] >= 0.84  # the supersede band of the shipped model
+    assert entry.detail["reason"].startswith("pair model pair-model-1: update (p=")
+    assert entry.detail["probability"] >= read_model().meta["bands"]["supersede"]
 
 
 def test_the_same_claim_in_other_words_is_confirmed(paired: Engine, clock: FixedClock) -> None:
@@ -86,15 +85,15 @@ def test_two_things_that_both_hold_are_left(paired: Engine, clock: FixedClock) -
 
 def test_what_happened_stays_true(paired: Engine, clock: FixedClock) -> None:
     # A past event is no claim a later statement replaces: only a plan can change.
-    _say(paired, clock, "I played tennis with Marco last weekend.", 0)
-    _say(paired, clock, "I quit tennis, I swim on Sundays now.", 3)
+    _say(paired, clock, "I went to the climbing gym on Elm Street last weekend.", 0)
+    _say(paired, clock, "Cancelled my climbing gym membership.", 3)
     assert {m.status for m in _by_text(paired).values()} == {"active"}
     assert not [e for e in paired.store.audit.entries() if "pair model" in str(e.detail)]
 
 
 def test_off_leaves_what_the_rules_leave(unpaired: Engine, clock: FixedClock) -> None:
-    _say(unpaired, clock, "I drive a 2015 Golf.", 0)
-    _say(unpaired, clock, "Sold the car, I take the tram everywhere now.", 3)
+    _say(unpaired, clock, "I have a landline at home.", 0)
+    _say(unpaired, clock, "We cancelled the landline, mobiles only now.", 3)
     assert {m.status for m in _by_text(unpaired).values()} == {"active"}
     assert not [e for e in unpaired.store.audit.entries() if "pair model" in str(e.detail)]
 
@@ -105,14 +104,14 @@ def test_a_pair_never_crosses_owners(paired: Engine, clock: FixedClock) -> None:
     alice, bob, carol = (
         Scope(user=name, chat="team", visibility="shared") for name in ("alice", "bob", "carol")
     )
-    _say(paired, clock, "I play tennis every Sunday.", 0, alice)
-    _say(paired, clock, "I quit tennis, I swim on Sundays now.", 3, bob)
-    assert _own(paired, alice)["I play tennis every Sunday."] == "active"
+    _say(paired, clock, "I'm a member of the climbing gym on Elm Street.", 0, alice)
+    _say(paired, clock, "Cancelled my climbing gym membership.", 3, bob)
+    assert _own(paired, alice)["I'm a member of the climbing gym on Elm Street."] == "active"
     assert not [e for e in paired.store.audit.entries() if e.action in ("supersede", "dispute")]
-    _say(paired, clock, "I play tennis every Sunday.", 4, carol)
-    _say(paired, clock, "I quit tennis, I swim on Sundays now.", 5, carol)
-    assert _own(paired, carol)["I play tennis every Sunday."] == "superseded"
-    assert _own(paired, alice)["I play tennis every Sunday."] == "active"
+    _say(paired, clock, "I'm a member of the climbing gym on Elm Street.", 4, carol)
+    _say(paired, clock, "Cancelled my climbing gym membership.", 5, carol)
+    assert _own(paired, carol)["I'm a member of the climbing gym on Elm Street."] == "superseded"
+    assert _own(paired, alice)["I'm a member of the climbing gym on Elm Street."] == "active"
 
 
 def _own(engine: Engine, scope: Scope) -> dict[str, str]:
