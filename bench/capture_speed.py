@@ -1,14 +1,12 @@
-"""Capture latency per turn: rules, the learned decisions (one USE embedding call per
-turn with a statement no rule matched; the pair model over a new memory's nearest ones)
-and the store (targets: p50 ≤ 10 ms, p95 ≤ 25 ms; without the learned decisions p50 ≤
-2 ms, p95 ≤ 5 ms).
+"""Capture latency per turn: rules, the learned decision (one USE embedding call per
+turn with a statement no rule matched) and the store (targets: p50 ≤ 10 ms, p95 ≤ 25 ms;
+without the learned decision p50 ≤ 2 ms, p95 ≤ 5 ms).
 
 Replays every LoCoMo turn (5,882 realistic chat turns) through `Engine.capture`, one
 turn per call and per transaction, as an agent host would after each turn. In the same
-run, for comparison: capture without the learned decisions (`capture.classifier =
-false`, `lifecycle.pair_model = false`), the rules alone (no store) and the store alone
-(episode only, no rules), so the cost of each part is visible. The embedder is loaded
-before the timed turns.
+run, for comparison: capture without the learned decision (`capture.classifier =
+false`), the rules alone (no store) and the store alone (episode only, no rules), so the
+cost of each part is visible. The embedder is loaded before the timed turns.
 
     python bench/capture_speed.py [--limit N]
 """
@@ -48,7 +46,6 @@ def run_engine(turns: list[Turn], *, rules: bool, learned: bool = True) -> list[
         # No languages enabled: the turn is still redacted, checked for noise and stored.
         overrides: dict[str, object] = {} if rules else {"capture.languages": []}
         overrides["capture.classifier"] = learned
-        overrides["lifecycle.pair_model"] = learned  # the learned decisions, both or none
         settings = load(Path(tmp), env={}, overrides=overrides)
         clock = FixedClock(turns[0].at or START)
         Engine.init(settings, clock=clock)

@@ -1,6 +1,6 @@
 """Train the pair model (`memoracle.lifecycle.pairs`) and write its weights.
 
-    python bench/train_pairs.py [--seed 7] [--no-rules] [--no-write]
+    python bench/train_pairs.py [--seed 7] [--no-dispute] [--no-rules] [--no-write]
 
 Data (`bench/pairs_data.py`): the pairs written by independent writers
 (`bench/data/pairs/writer-N.jsonl`) and the pairs of the dev lifecycle sets; never the
@@ -20,7 +20,8 @@ capture the old statement, then the new; was the old memory superseded or disput
 confirmed or merged, or left?), and beside the two together as the engine runs them
 (the rules first; where they left the pair, the model in its bands). The bands
 (supersede, dispute, confirm) are chosen on those held-out probabilities: the lowest
-probability at which a change is right at least `--precision` of the time. `--no-rules`
+probability at which a change is right at least `--precision` of the time (a dispute
+`--dispute`, a confirm `--confirm`; `--no-dispute`: none disputed). `--no-rules`
 skips the store runs (fast); `--no-write` prints without writing the weights.
 """
 
@@ -213,6 +214,8 @@ def held_out(
         "confirm": choose_band(p, gold, ("same",), args.confirm),
     }
     bands["dispute"] = min(bands["supersede"], choose_band(p, gold, CHANGE, args.dispute))
+    if args.no_dispute:  # a change is superseded or left, never disputed
+        bands["dispute"] = bands["supersede"]
     rows = [
         {
             "id": h.id, "writer": h.source, "lang": h.lang, "gold": h.label,
@@ -248,6 +251,7 @@ def main() -> None:
     parser.add_argument("--precision", type=float, default=0.9, help="of a supersede or confirm")
     parser.add_argument("--dispute", type=float, default=0.85, help="of a dispute")
     parser.add_argument("--confirm", type=float, default=0.8, help="of a confirm")
+    parser.add_argument("--no-dispute", action="store_true", help="no dispute band")
     parser.add_argument("--no-rules", action="store_true", help="skip the rules' store runs")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()

@@ -257,7 +257,7 @@ class LifecycleSettings:
         0.2, "The nightly run VACUUMs the store once this share of its pages is free.", SHARE
     )
     pair_model: bool = _opt(
-        True,
+        False,
         "Where the slot and meaning rules left a new statement of the speaker's own, ask the "
         "learned decision over a pair (an older memory, the new statement: update, same, "
         "negate or coexist) and supersede, dispute or confirm by it (needs the embedder it "

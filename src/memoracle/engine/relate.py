@@ -12,8 +12,9 @@ memory (kept, linked, timed), a less sure one (the `dispute` band) disputes it
 (`memoracle pending`), the same claim (the `confirm` band) raises the old one's
 confidence; each audited with the model's name, its label and probability. At most one
 memory is changed a statement. A change's probability is that of update and negate
-together (which of the two it is only names it). Off with `lifecycle.pair_model =
-false`, without an embedder, or with one the model was not trained for.
+together (which of the two it is only names it). On with `lifecycle.pair_model =
+true` (off by default: it lowered LoCoMo retrieval a little, docs/lifecycle.md), and
+only with the embedder the model was trained for.
 """
 
 from __future__ import annotations
