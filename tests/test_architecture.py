@@ -82,6 +82,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "thinking",
         "write",
         "forgetting",
+        "relate",
         "settle",
         "near",
         "graph",

@@ -120,6 +120,27 @@ def test_lifecycle_set_measures_capture_as_it_ships_when_learned(tmp_path: Path)
     assert rules.outcomes[0].failed == ["active 'Zalando'"] and learned.outcomes[0].failed == []
 
 
+def test_lifecycle_set_turns_the_pair_model_on_only_when_asked(tmp_path: Path) -> None:
+    # A change no slot or meaning rule reads; the pair model (off by default) supersedes.
+    landline = {
+        "id": "landline",
+        "lang": "en",
+        "topic": "home",
+        "turns": [
+            {"at": "2026-03-02T09:00:00+00:00", "text": "I have a landline at home."},
+            {
+                "at": "2026-03-05T09:00:00+00:00",
+                "text": "We cancelled the landline, mobiles only now.",
+            },
+        ],
+        "checks": {"not_active": ["a landline at home"]},
+    }
+    path = _write(tmp_path / "set.jsonl", [landline])
+    shipped = run_lifecycle_set(path, embedder="use", learned=True)
+    paired = run_lifecycle_set(path, embedder="use", learned=True, pair_model=True)
+    assert shipped.outcomes[0].failed and paired.outcomes[0].failed == []
+
+
 @pytest.mark.parametrize("read", [read_cases, read_scenarios])
 def test_a_bad_line_is_named(tmp_path: Path, read: object) -> None:
     path = tmp_path / "bad.jsonl"

@@ -256,6 +256,13 @@ class LifecycleSettings:
     vacuum_free_share: float = _opt(
         0.2, "The nightly run VACUUMs the store once this share of its pages is free.", SHARE
     )
+    pair_model: bool = _opt(
+        False,
+        "Where the slot and meaning rules left a new statement of the speaker's own, ask the "
+        "learned decision over a pair (an older memory, the new statement: update, same, "
+        "negate or coexist) and supersede, dispute or confirm by it (needs the embedder it "
+        "was trained for: use; with another, the rules only).",
+    )
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,14 @@ def bench_capture(
 @click.option(
     "--learned",
     is_flag=True,
-    help="Turn capture's learned decision on (capture.classifier; needs --embedder use).",
+    help="Turn capture's learned decision on (capture.classifier; needs --embedder use), "
+    "as a workspace has it.",
+)
+@click.option(
+    "--pair-model",
+    is_flag=True,
+    help="Turn the learned pair decision on (lifecycle.pair_model, off by default; needs "
+    "--embedder use).",
 )
 @click.option(
     "--llm", "with_model", is_flag=True,
@@ -195,7 +202,7 @@ def bench_capture(
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_lifecycle(
-    path: Path, embedder: str, learned: bool, with_model: bool, as_json: bool
+    path: Path, embedder: str, learned: bool, pair_model: bool, with_model: bool, as_json: bool
 ) -> None:
     """Lifecycle benchmark (JSONL scenarios, docs/lifecycle.md): after turns that change
     things (and nightly runs), is each scenario's current truth right?
@@ -211,8 +218,9 @@ def bench_lifecycle(
 
     with engine_errors(), progress("scenarios") as on_progress:
         model, llm = _model_for(with_model)
-        report = run_lifecycle_set(path, embedder=embedder, learned=learned, model=model,
-                                   llm=llm, on_progress=on_progress)  # fmt: skip
+        report = run_lifecycle_set(path, embedder=embedder, learned=learned,
+                                   pair_model=pair_model, model=model, llm=llm,
+                                   on_progress=on_progress)  # fmt: skip
     if as_json:
         echo_json(records.envelope(**report.to_json()))
         return

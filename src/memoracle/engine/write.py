@@ -18,7 +18,7 @@ from memoracle.capture.extract import extract
 from memoracle.capture.injection.learned import audit
 from memoracle.capture.lang import detect_language
 from memoracle.capture.pipeline import Proposal, prepare, propose
-from memoracle.engine import forgetting, graph, settle
+from memoracle.engine import forgetting, graph, relate, settle
 from memoracle.engine.near import near_duplicate, same_meaning
 from memoracle.engine.scope import fill_scope
 from memoracle.engine.state import EngineState
@@ -352,6 +352,7 @@ def store_memory(
         slots = tuple(settle.by_attribute(st, memory_id, new, now=now, actor=actor))
     settle_slots(st, memory_id, new, slots, now=now, actor=actor)
     settle.replace_plan(st, memory_id, new, now=now, actor=actor)
+    relate.settle_pairs(st, memory_id, new, slots, speaker=speaker, now=now, actor=actor)
     graph.read_graph(st, memory_id, new.text, lang=new.lang, speaker=speaker, now=now)
     return memory_id, True
 

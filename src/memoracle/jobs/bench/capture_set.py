@@ -302,13 +302,22 @@ def _extracted(
 
 @contextmanager
 def scratch_engine(
-    name: str, embedder: str | None, at: datetime, *, learned: bool = False
+    name: str,
+    embedder: str | None,
+    at: datetime,
+    *,
+    learned: bool = False,
+    pair_model: bool = False,
 ) -> Iterator[tuple[Engine, FixedClock]]:
     """An engine over a fresh temporary store (UTC, `embedder` as `embedding.model` when
-    given, `learned` as `capture.classifier`) and its clock, set at `at`; the store is
-    gone when the block ends."""
+    given, `learned` as `capture.classifier`, `pair_model` as `lifecycle.pair_model`) and
+    its clock, set at `at`; the store is gone when the block ends."""
     with tempfile.TemporaryDirectory(prefix=f"memoracle-{name}-") as home:
-        overrides: dict[str, Any] = {"workspace.timezone": "UTC", "capture.classifier": learned}
+        overrides: dict[str, Any] = {
+            "workspace.timezone": "UTC",
+            "capture.classifier": learned,
+            "lifecycle.pair_model": pair_model,
+        }
         if embedder:
             overrides["embedding.model"] = embedder
         settings = load(Path(home), env={}, overrides=overrides)

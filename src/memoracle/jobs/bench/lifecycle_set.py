@@ -174,13 +174,15 @@ def run_lifecycle_set(
     *,
     embedder: str | None = "hash",
     learned: bool = False,
+    pair_model: bool = False,
     model: Model | None = None,
     llm: LlmSettings | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> LifecycleReport:
     """Play every scenario of the set at `path` in a fresh temporary store and check its
-    end state (the module docstring says how); `learned` turns capture's learned
-    decision on, as `capture.classifier` does in a workspace (it needs the use model).
+    end state (the module docstring says how); `learned` turns capture's learned decision
+    on, as `capture.classifier` does in a workspace, and `pair_model` the learned pair
+    decision, as `lifecycle.pair_model` does (both need the use model).
 
     With `model`, the model path: each scenario in a store of its own, as the workspace
     owner's (the model steps read the whole store; reflect and consolidate what the
@@ -194,7 +196,9 @@ def run_lifecycle_set(
         report.model = ModelUse(model.model_id)
         for done, scenario in enumerate(scenarios, 1):
             at = next(s.at for s in scenario.steps if s.at is not None)
-            with scratch_engine("lifecycle-set", embedder, at, learned=learned) as (engine, clock):
+            with scratch_engine(
+                "lifecycle-set", embedder, at, learned=learned, pair_model=pair_model
+            ) as (engine, clock):
                 if llm is not None:
                     engine.settings = replace(engine.settings, llm=llm)
                 report.outcomes.append(_play(engine, clock, scenario, model, report.model))
@@ -202,7 +206,12 @@ def run_lifecycle_set(
                 on_progress(done, len(scenarios))
         report.seconds = round(time.perf_counter() - started, 2)
         return report
-    with scratch_engine("lifecycle-set", embedder, first, learned=learned) as (engine, clock):
+    with scratch_engine(
+        "lifecycle-set", embedder, first, learned=learned, pair_model=pair_model
+    ) as (
+        engine,
+        clock,
+    ):
         for done, scenario in enumerate(scenarios, 1):
             report.outcomes.append(_play(engine, clock, scenario))
             if on_progress is not None:
