@@ -55,6 +55,7 @@ def fleet(pg_server: PgServer, pg_url: str, clock: FixedClock) -> Iterator[dict[
             store.audit.append(at=clock.now(), actor="test", action="add", memory_id=mid)
             store.index.put_vectors([(content_hash(text), "m", 3, bytes(12))], now=clock.now())
             ids[f"{agent}:{user}"] = mid
+            ids[f"turn {agent}:{user}"] = eid
     database = pg_url.rsplit("/", 1)[1]
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute("CREATE ROLE agent_a LOGIN PASSWORD 'pw-a'")
@@ -126,3 +127,39 @@ def test_a_role_cannot_write_in_another_agents_name_nor_change_its_rows(
                 (b_memory,),
             )
         conn.execute("INSERT INTO audit (at, actor, action) VALUES (now(), 'a', 'import')")
+
+
+def test_a_table_of_the_roles_own_does_not_stand_in_for_the_role_map(
+    fleet: dict[str, Any],
+) -> None:
+    # The policies' function runs as its owner: a temporary table named like the role
+    # map, made by the agent's role, must not be what it reads.
+    with psycopg.connect(fleet["a"], autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE agent_roles (role_name text, agent_id text, user_id text)")
+        conn.execute("INSERT INTO agent_roles VALUES (current_user, 'b', NULL)")
+        seen = sorted(str(r[0]) for r in conn.execute("SELECT text FROM memories"))
+    assert seen == ["secret of a alice", "secret of a bob"]
+
+
+def test_a_role_cannot_name_another_agents_turn_nor_change_a_vector(
+    fleet: dict[str, Any],
+) -> None:
+    # A held write or a provenance row naming a turn hides or shows it in search.
+    own, theirs = fleet["ids"]["a:alice"], fleet["ids"]["turn b:alice"]
+    with psycopg.connect(fleet["a"], autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO provenance (memory_id, episode_id, added_at) VALUES (%s, %s, now())",
+                (own, theirs),
+            )
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO held (held_at, actor, level, reasons, text, source, observed_at,"
+                " agent_id, user_id, visibility, episode_id) VALUES (now(), 'a', 'suspicious',"
+                " 'r', 't', 'capture', now(), 'a', 'alice', 'private', %s)",
+                (theirs,),
+            )
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE vectors SET created_at = now()")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE audit SET actor = 'x'")

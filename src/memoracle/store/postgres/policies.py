@@ -8,7 +8,9 @@ owner — the role that ran the migrations, memoracle's own connection — is no
 to them (row security is enabled, not forced), so the engine works as before.
 
 A row with no agent (the workspace's own, in a single-agent home) is seen by no agent
-role: a fleet names its agents.
+role: a fleet names its agents. The one function the policies call runs as its owner
+(SECURITY DEFINER) with a search path an agent cannot put a table of its own ahead of
+(`pg_temp` last, `agent_roles` named with its schema).
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ from memoracle.store.postgres.connection import PgDatabase
 SCOPED = ("memories", "episodes", "held")
 # Tables whose rows belong to a memory: visible with it.
 BY_MEMORY = ("provenance", "slots", "archive", "entity_memories", "relation_memories")
-# What an agent role may do on the tables it is given (never DELETE, never the audit's
-# UPDATE: the audit's triggers refuse it anyway).
-WRITABLE = (*SCOPED, "provenance", "slots", "vectors", "audit")
-READABLE = (*WRITABLE, "archive", "entity_memories", "relation_memories", "entities", "runs")
+# What an agent role may do on the tables it is given: append to these (never DELETE),
+# and change rows of those it owns; never the audit (its triggers refuse a change
+# anyway) nor a vector (one text's vector is every owner's who holds that text).
+APPENDED = (*SCOPED, "provenance", "slots", "vectors", "audit")
+CHANGED = (*SCOPED, "provenance", "slots")
+READABLE = (*APPENDED, "archive", "entity_memories", "relation_memories", "entities", "runs")
+# A row naming a turn (a held write's, a memory's provenance) hides or shows that turn in
+# search: an agent may name only turns it sees.
+SEEN_TURN = "(episode_id IS NULL OR EXISTS (SELECT 1 FROM episodes e WHERE e.id = episode_id))"
 
 
 def m002_row_security(db: PgDatabase) -> None:
@@ -39,8 +46,8 @@ CREATE TABLE agent_roles (
     user_id   text
 );
 CREATE FUNCTION memoracle_role_sees(who name, agent text, usr text) RETURNS boolean
-    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {where}, pg_catalog AS $$
-    SELECT EXISTS (SELECT 1 FROM agent_roles r WHERE r.role_name = who
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT EXISTS (SELECT 1 FROM {where}.agent_roles r WHERE r.role_name = who
         AND r.agent_id = agent AND (r.user_id IS NULL OR r.user_id = usr)) $$;
 REVOKE ALL ON FUNCTION memoracle_role_sees(name, text, text) FROM PUBLIC;
 """
@@ -48,9 +55,10 @@ REVOKE ALL ON FUNCTION memoracle_role_sees(name, text, text) FROM PUBLIC;
     )
     own = "memoracle_role_sees(current_user, agent_id, user_id)"
     for table in SCOPED:
-        _policy(db, table, own)
+        _policy(db, table, own, check=f"{own} AND {SEEN_TURN}" if table == "held" else None)
+    mine = "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)"
     for table in BY_MEMORY:
-        _policy(db, table, "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)")
+        _policy(db, table, mine, check=f"{mine} AND {SEEN_TURN}" if table == "provenance" else None)
     # An agent appends entries about no memory (an import, a run) too; it reads only
     # those about memories it may see.
     about = "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)"
@@ -99,8 +107,10 @@ def grant_agent(db: PgDatabase, role: str, *, agent: str, user: str | None = Non
         db.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(_schema(db), who))
         tables = sql.SQL(", ").join(sql.Identifier(t) for t in READABLE)
         db.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(tables, who))
-        tables = sql.SQL(", ").join(sql.Identifier(t) for t in WRITABLE)
-        db.execute(sql.SQL("GRANT INSERT, UPDATE ON {} TO {}").format(tables, who))
+        tables = sql.SQL(", ").join(sql.Identifier(t) for t in APPENDED)
+        db.execute(sql.SQL("GRANT INSERT ON {} TO {}").format(tables, who))
+        tables = sql.SQL(", ").join(sql.Identifier(t) for t in CHANGED)
+        db.execute(sql.SQL("GRANT UPDATE ON {} TO {}").format(tables, who))
         db.execute(
             sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(_schema(db), who)
         )
