@@ -4,11 +4,14 @@ in no data set) are decided right."""
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import pytest
 
 from memoracle.embed import make_embedder
 from memoracle.embed.local import UseEmbedder
+from memoracle.lifecycle import pairs
 from memoracle.lifecycle.pairs import CUES, LABELS, cues, features, load, read_model
 
 
@@ -31,6 +34,22 @@ def test_the_shipped_weights_fit_their_features() -> None:
 def test_no_model_without_its_embedder(tmp_path: object) -> None:
     assert load(None) is None
     assert load(make_embedder("hash")) is None  # vectors of another meaning
+
+
+@pytest.mark.parametrize("damage", ["no bands", "not a zip"])
+def test_weights_that_cannot_be_used_leave_the_rules_alone(
+    use: UseEmbedder, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    # Off, said in the log, at load: never an error in a capture's transaction later.
+    meta, arrays = pairs.weights(pairs.META, pairs.WEIGHTS)
+
+    def damaged(meta_name: str, weights_name: str) -> tuple[dict[str, object], object]:
+        if damage == "not a zip":
+            raise zipfile.BadZipFile("File is not a zip file")
+        return {k: v for k, v in meta.items() if k != "bands"}, arrays
+
+    monkeypatch.setattr(pairs, "weights", damaged)
+    assert load(use) is None
 
 
 def test_cues_read_the_words() -> None:

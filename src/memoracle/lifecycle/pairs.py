@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,7 @@ log = logging.getLogger(__name__)
 WEIGHTS = "pair-model.npz"
 META = "pair-model.json"
 LABELS = ("update", "same", "negate", "coexist")
+BANDS = ("supersede", "dispute", "confirm")  # the probabilities the engine acts at
 CUES = 9  # the cues beside the four vector blocks
 
 _DIGITS = re.compile(r"\d+")
@@ -139,6 +141,11 @@ def read_model() -> Model:
     meta, arrays = weights(META, WEIGHTS)
     if tuple(meta["labels"]) != LABELS:
         raise ValueError(f"{META}: labels {meta['labels']} are not {list(LABELS)}")
+    bands = meta.get("bands")
+    if not isinstance(bands, dict) or any(
+        not isinstance(bands.get(band), int | float) for band in BANDS
+    ):
+        raise ValueError(f"{META}: 'bands' must give a probability for each of {list(BANDS)}")
     hidden = "hidden_w" in arrays
     return Model(
         embedder=str(meta["embedder"]),
@@ -204,7 +211,7 @@ def load(embedder: Embedder | None) -> PairModel | None:
     with a log line saying the lifecycle is the rules' alone and why."""
     try:
         model = read_model()
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         log.warning("pair model off (weights unreadable: %s): rules only", exc)
         return None
     if embedder is None or embedder.model_id != model.embedder:

@@ -91,7 +91,11 @@ class PgDatabase:
             )
         except psycopg.Error as exc:
             raise _connect_error(url, exc, password) from None
-        self.conn.execute("SET TIME ZONE 'UTC'")
+        try:
+            self.conn.execute("SET TIME ZONE 'UTC'")
+        except psycopg.Error as exc:
+            self.conn.close()
+            raise self.error(exc) from None
 
     def error(self, exc: psycopg.Error) -> StoreError:
         text = str(exc).strip() or type(exc).__name__

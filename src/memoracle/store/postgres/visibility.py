@@ -2,8 +2,8 @@
 
 The rule itself is `types.visible_to` (docs/scopes.md), the one place it is written;
 this module only renders its conditions, as `store.index._scope_clauses` does for
-SQLite, and adds what `View.memory_clause` and `View.episode_clause` add there (live or
-active at `as_of`, not expired; turns held back by the write audit or taken out by a
+SQLite, and adds what `store.index`'s `memory_clause` and `episode_clause` add there
+(live or active at `as_of`, not expired; turns held back by the write audit or taken out by a
 forget left out). The tests run the same cases on both backends
 (tests/pg/test_pg_repositories.py), so the two renderings cannot drift apart unseen.
 """
