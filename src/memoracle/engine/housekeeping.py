@@ -40,9 +40,10 @@ class Housekeeping(EngineState):
     # -- the store as a whole ----------------------------------------------------------
 
     @property
-    def database_path(self) -> Path:
-        """Where the store is (named in messages and in health.json)."""
-        return self._store.path
+    def database_path(self) -> str:
+        """Where the store is (named in messages and in health.json): its file, or the
+        server's URL with the password masked."""
+        return self._store.location
 
     @property
     def schema_version(self) -> int:
@@ -89,7 +90,7 @@ class Housekeeping(EngineState):
     def scratch_copy(self, folder: Path, *, settings: Settings | None = None) -> Self:
         """An engine over a plain copy of the committed store made in `folder` (free
         pages and layout as here, unverified: to work on, not a backup)."""
-        path = folder / self._store.path.name
+        path = folder / Path(self._store.location).name
         self._store.maintenance.scratch_copy(path)
         return self.over(path, settings=settings, existing=False)
 
@@ -233,7 +234,9 @@ class Housekeeping(EngineState):
         actor: str,
     ) -> int:
         """Write the new `values` in one transaction, with each (memory id, detail) of
-        `notes` audited as a `redact`; freed pages are zeroed (`secure_delete`).
+        `notes` audited as a `redact`; the old text is then cleared from the store's
+        files (`secure_delete`, before and after: SQLite zeroes the pages the rewrite
+        frees, PostgreSQL vacuums the old row versions out once it committed).
         Returns the vectors dropped (their texts changed)."""
         store = self._store
         store.scrub.secure_delete()
@@ -243,6 +246,7 @@ class Housekeeping(EngineState):
                 store.audit.append(
                     at=now, actor=actor, action="redact", memory_id=memory_id, detail=detail
                 )
+        store.scrub.secure_delete()
         return dropped
 
     def text_counts(self) -> dict[str, int]:

@@ -350,6 +350,63 @@ class PgIndex:
                 rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def nearest_texts(
+        self, model_id: str, query: Sequence[float], view: View | None, *, limit: int
+    ) -> list[tuple[str, float]]:
+        """(content hash, cosine distance) of the texts whose vector of `model_id` is
+        nearest `query`, nearest first, each the text of a memory or message turn `view`
+        may see (without a view: of any a search can return, `_SEARCHABLE`'s). Asks the
+        HNSW index for candidates as `nearest_memories` does, then searches exactly over
+        what the rule lets through when too few survive."""
+        if view is None:
+            seen = (
+                "(EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = {h}"
+                " AND m.status != 'archived') OR EXISTS (SELECT 1 FROM episodes e"
+                " WHERE e.content_hash = {h} AND e.kind = 'message'))"
+            )
+            params: list[Any] = []
+        else:
+            memories, m_params = memory_clause(view, "m")
+            episodes, e_params = episode_clause(view, "e")
+            seen = (
+                f"(EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = {{h}} AND {memories})"
+                " OR EXISTS (SELECT 1 FROM episodes e WHERE e.content_hash = {h}"
+                f" AND e.kind = 'message' AND {episodes}))"
+            )
+            params = [*m_params, *e_params]
+        dim = len(query)
+        vector = Vector(np.asarray(query, dtype=np.float32))
+        distance = sql.SQL("(v.vector::vector({dim})) <=> %s::vector({dim})").format(
+            dim=sql.Literal(dim)
+        )
+        model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
+            sql.Literal(model_id), sql.Literal(dim)
+        )
+        pool = max(limit * OVERFETCH, EF_SEARCH_MIN)
+        near = sql.SQL(
+            "SELECT c.content_hash, c.distance FROM (SELECT v.content_hash, {d} AS distance"
+            " FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s) c WHERE {s}"
+            " ORDER BY c.distance, c.content_hash LIMIT %s"
+        ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "c.content_hash")))
+        with self._db.snapshot():  # a read: no writer lock, SET LOCAL ends with it
+            self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(pool)))
+            rows = self._db.execute(near, (vector, vector, pool, *params, limit)).fetchall()
+            if len(rows) < limit:  # the rule left too few of the index's candidates: exact
+                exact = sql.SQL(
+                    "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} AND {s}"
+                    " ORDER BY distance, v.content_hash LIMIT %s"
+                ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "v.content_hash")))
+                rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    def has_vectors(self, model_id: str, dim: int) -> bool:
+        """Whether any vector of `model_id` and `dim` is stored."""
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM vectors WHERE model_id = %s AND dim = %s)",
+            (model_id, dim),
+        ).fetchone()
+        return bool(row and row[0])
+
     # -- what an in-process vector index is fed with (recall's InProcessIndex) ---------
 
     def searchable_vectors(self, model_id: str) -> Iterator[tuple[str, int, bytes]]:
