@@ -20,17 +20,23 @@ from memoracle.errors import StoreDamaged, StoreError, WorkspaceError
 from memoracle.store import Store, require_fts5
 from memoracle.store.protocols import StoreBackend
 
-__all__ = ["is_server", "location", "open_store", "opener", "prepare", "start_store"]
+__all__ = ["is_server", "location", "open_store", "opener", "prepare", "start_store", "url"]
+
+
+def url(settings: Settings) -> str:
+    """The server's URL (`storage.url`), or "" for the SQLite file. The one place the
+    choice is read: the tests run the behaviour suite on PostgreSQL by replacing it."""
+    return settings.storage.url
 
 
 def is_server(settings: Settings) -> bool:
     """Whether the store is a PostgreSQL server's database (`storage.url` set)."""
-    return bool(settings.storage.url)
+    return bool(url(settings))
 
 
 def location(settings: Settings) -> str:
     """Where the store is, for messages: the file, or the URL with the password masked."""
-    return safe_url(settings.storage.url) if is_server(settings) else str(settings.db_path)
+    return safe_url(url(settings)) if is_server(settings) else str(settings.db_path)
 
 
 def prepare(settings: Settings) -> None:
@@ -45,10 +51,10 @@ def _server(settings: Settings, clock: Clock) -> StoreBackend:
         from memoracle.store.postgres import PgStore
     except ImportError as exc:
         raise StoreError(
-            f"storage.url is {safe_url(settings.storage.url)}, and the PostgreSQL driver is"
+            f"storage.url is {location(settings)}, and the PostgreSQL driver is"
             f" not installed ({exc}): pip install 'memoracle[postgres]'."
         ) from None
-    return PgStore.open(settings.storage.url, now=clock.now(), folder=settings.home)
+    return PgStore.open(url(settings), now=clock.now(), folder=settings.home)
 
 
 def open_store(settings: Settings, clock: Clock) -> StoreBackend:
@@ -56,6 +62,11 @@ def open_store(settings: Settings, clock: Clock) -> StoreBackend:
     after `guard.check_before_open`; a file whose schema lacks what its version has is
     `StoreDamaged` naming the recovery."""
     if is_server(settings):
+        if not settings.config_path.exists():  # HOME holds the files kept beside it
+            raise WorkspaceError(
+                f"No memoracle workspace at {settings.home} (no {settings.config_path.name})."
+                f" Run: memoracle init --home {settings.home}"
+            )
         return _server(settings, clock)
     life = guard.check_before_open(settings)
     try:

@@ -34,7 +34,14 @@ _SEARCHABLE = (
 # status filter them (pgvector filters after the index scan); when too few survive,
 # the search is done exactly over what the rule lets through.
 OVERFETCH = 10
+# `ts_rank_cd`'s normalisation 1: the rank divided by 1 + log(the text's length in
+# words), so that, as with FTS5's BM25, of two texts that say the query's words equally
+# the shorter ranks first (without it they tie, and the older wins).
+RANK_BY_LENGTH = 1
 EF_SEARCH_MIN = 40
+# pgvector's largest `hnsw.ef_search`: an index scan hands over at most this many
+# candidates, so a larger pool is searched exactly when the rule leaves too few.
+EF_SEARCH_MAX = 1000
 
 
 def _tsquery(query: LexicalQuery) -> tuple[str, list[Any]] | None:
@@ -82,7 +89,7 @@ class PgIndex:
             return []
         tsquery, query_params = found
         rows = self._db.execute(
-            f"SELECT {alias}.id, -ts_rank_cd({alias}.tsv, q.q) AS score"
+            f"SELECT {alias}.id, -ts_rank_cd({alias}.tsv, q.q, {RANK_BY_LENGTH}) AS score"
             f" FROM {table}, (SELECT {tsquery} AS q) q WHERE {alias}.tsv @@ q.q"
             f" AND {alias}.id > %s AND {where} ORDER BY score, {alias}.id LIMIT %s",
             (*query_params, min_id, *params, limit),
@@ -330,7 +337,7 @@ class PgIndex:
         model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
             sql.Literal(model_id), sql.Literal(dim)
         )
-        pool = max(limit * OVERFETCH, EF_SEARCH_MIN)
+        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
         candidates = sql.SQL(
             "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s"
         ).format(d=distance, m=model)
@@ -382,7 +389,7 @@ class PgIndex:
         model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
             sql.Literal(model_id), sql.Literal(dim)
         )
-        pool = max(limit * OVERFETCH, EF_SEARCH_MIN)
+        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
         near = sql.SQL(
             "SELECT c.content_hash, c.distance FROM (SELECT v.content_hash, {d} AS distance"
             " FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s) c WHERE {s}"
