@@ -44,7 +44,7 @@ def test_init_then_open_on_a_server_keeps_the_files_in_home(
     with Engine.open(settings, clock=clock) as engine:
         memory, _ = engine.remember("I keep the spare key under the blue pot.")
         assert engine.stats().database == report.database
-        assert engine.database_path == report.database
+        assert engine.store_location == report.database
         engine.forget(memory.ref)
     assert (settings.home / FORGOTTEN_FILE).is_file()  # HOME, not beside a file
 
@@ -138,3 +138,20 @@ def test_on_postgresql_the_old_text_leaves_the_tables_files(
     folder = pg_server.folder / "data" / "base" / str(oid)  # type: ignore[attr-defined]
     holding = [p.name for p in folder.iterdir() if SECRET.encode() in p.read_bytes()]
     assert holding == []
+
+
+def test_recover_and_doctor_refuse_a_server_store_saying_why(
+    pg_store_url: str, tmp_path: Path, clock: FixedClock
+) -> None:
+    from memoracle.jobs import doctor, recover
+
+    settings = load(tmp_path / "home", env={}, overrides={"storage.url": pg_store_url})
+    Engine.init(settings, clock=clock)
+    for attempt in (
+        lambda: recover.examine(settings),
+        lambda: doctor.run(settings, clock, fix=True),
+    ):
+        with pytest.raises(WorkspaceError, match="SQLite file only") as caught:
+            attempt()
+        assert "***" in str(caught.value) or "@" not in str(caught.value)
+    assert not settings.db_path.exists()  # nothing rebuilt beside the server

@@ -40,9 +40,14 @@ class Housekeeping(EngineState):
     # -- the store as a whole ----------------------------------------------------------
 
     @property
-    def database_path(self) -> str:
-        """Where the store is (named in messages and in health.json): its file, or the
-        server's URL with the password masked."""
+    def database_path(self) -> Path:
+        """The store's file (a SQLite store's; for messages, `store_location`)."""
+        return Path(self._store.location)
+
+    @property
+    def store_location(self) -> str:
+        """Where the store is, for messages and health.json: its file, or the server's
+        URL with the password masked."""
         return self._store.location
 
     @property
