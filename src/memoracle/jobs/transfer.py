@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from memoracle.capture.redact import redact
 from memoracle.clock import Clock, SystemClock
@@ -27,7 +27,6 @@ from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError
 from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
-from memoracle.store import Store
 from memoracle.store.protocols import TransferRows
 from memoracle.store.transfer import DATA_TABLES, SECTIONS
 from memoracle.text import content_hash
@@ -37,6 +36,13 @@ FORMAT = 1  # the line format; bumped when a reader of the old one would misread
 HEADER = "memoracle-export"
 SCOPED_HEADER = "memoracle-scoped-export"  # one context's view: to read, not to import
 PROGRESS_STEPS = 200  # progress calls per export or import, at most (plus the last)
+
+
+class HasRows(Protocol):
+    """A store opened alone, of either backend: its rows as export records."""
+
+    @property
+    def transfer(self) -> TransferRows: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class ImportReport:
 
 
 def export(
-    source: Engine | Store,
+    source: Engine | HasRows,
     path: Path | str,
     *,
     vectors: bool = False,
@@ -181,7 +187,7 @@ def export_scope(
 
 
 def import_(
-    target: Engine | Store, path: Path | str, *, on_progress: OnProgress | None = None
+    target: Engine | HasRows, path: Path | str, *, on_progress: OnProgress | None = None
 ) -> ImportReport:
     """Load an export into `target`, which must be empty (`memoracle init` on a new
     home), keeping every id. All or nothing: one transaction, checked before it
@@ -384,7 +390,7 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _unpack(source: Engine | Store) -> tuple[TransferRows, Engine | None]:
+def _unpack(source: Engine | HasRows) -> tuple[TransferRows, Engine | None]:
     """The store's rows as records: through the engine, or of a store opened alone."""
     if isinstance(source, Engine):
         return source.transfer_rows(), source
@@ -426,4 +432,4 @@ def _needs_reindex(engine: Engine | None) -> bool | None:
     return engine.vectors_missing(embedder.model_id) > 0
 
 
-__all__ = ["FORMAT", "ExportReport", "ImportReport", "export", "import_"]
+__all__ = ["FORMAT", "ExportReport", "HasRows", "ImportReport", "export", "import_"]
