@@ -92,6 +92,12 @@ class MigrateReport:
     problems: list[str] = field(default_factory=list)  # a dry run's: why it would stop
 
 
+def store_name(rows: TransferRows) -> str:
+    """What messages call a store: its URL (the password masked) or its path."""
+    url = getattr(rows, "url", None)
+    return url if isinstance(url, str) else str(rows.path)
+
+
 def parse_target(text: str) -> Target:
     """`postgresql://…` (or `postgres://…`) or a path to a SQLite file."""
     if text.startswith(POSTGRES_SCHEMES):
@@ -142,7 +148,6 @@ def open_store(target: Target, *, clock: Clock, create: bool) -> HasRows:
 
 def migrate(
     source: Engine | HasRows,
-    source_name: str,
     to: Target,
     *,
     dry_run: bool = False,
@@ -151,7 +156,7 @@ def migrate(
     on_progress: OnProgress | None = None,
     clock: Clock | None = None,
 ) -> MigrateReport:
-    """Copy the whole store `source` (named `source_name` in messages) into the empty
+    """Copy the whole store `source` into the empty
     store at `to`, keeping every id, and check the copy before committing it (module
     docstring). `dry_run`: read the source's counts and what is at `to`, write nothing.
     InvalidInput: `to` is the source, or not empty; StoreError: the destination cannot
@@ -159,6 +164,7 @@ def migrate(
     clock = clock or (source.clock if isinstance(source, Engine) else SystemClock())
     step = on_step or (lambda _: None)
     rows = source.transfer_rows() if isinstance(source, Engine) else source.transfer
+    source_name = store_name(rows)
     _refuse_same(rows, source_name, to)
     started = time.monotonic()
     if dry_run:
@@ -208,15 +214,16 @@ def _destination(to: Target, clock: Clock) -> Iterator[HasRows]:
     try:
         yield store
     except BaseException:
-        _close(store)
+        close_store(store)
         if made and to.path is not None:
             for suffix in ("", "-wal", "-shm", "-writer", "-journal"):
                 Path(f"{to.path}{suffix}").unlink(missing_ok=True)
         raise
-    _close(store)
+    close_store(store)
 
 
-def _close(store: HasRows) -> None:
+def close_store(store: HasRows) -> None:
+    """Close a store `open_store` opened."""
     close = getattr(store, "close", None)
     if close is not None:
         close()
@@ -344,11 +351,13 @@ def switch_for(to: Target, home: Path | None) -> Switch:
 
 __all__ = [
     "MigrateReport",
+    "close_store",
     "Switch",
     "Target",
     "content_digest",
     "migrate",
     "open_store",
     "parse_target",
+    "store_name",
     "switch_for",
 ]
