@@ -4,7 +4,8 @@
 Built on export and import (`jobs.transfer`), not a copier of its own: the source is
 exported, vectors included, to a JSONL file in a private temporary folder (mode 0700,
 removed afterwards), and that file is imported into the destination, which must be
-empty. The destination is written in one transaction that also holds the check: the
+empty, as it was written (not redacted again: the rows were redacted when stored).
+The destination is written in one transaction that also holds the check: the
 destination's row counts and content hash, read back before it commits, must equal the
 source's, read in the same snapshot as the export. Anything wrong (a row the
 destination refuses, a count or hash that differs, the connection lost) rolls it all
@@ -184,7 +185,7 @@ def migrate(
                 source_hash = content_digest(rows)
             step(f"importing into {to.shown}")
             with dest.transfer.transaction():  # import and check: one transaction
-                transfer.import_(dest, file, on_progress=on_progress)
+                transfer.import_(dest, file, on_progress=on_progress, redact_text=False)
                 step("checking counts and content hash")
                 dest_counts = dest.transfer.counts()
                 dest_hash = content_digest(dest.transfer)

@@ -187,15 +187,23 @@ def export_scope(
 
 
 def import_(
-    target: Engine | HasRows, path: Path | str, *, on_progress: OnProgress | None = None
+    target: Engine | HasRows,
+    path: Path | str,
+    *,
+    on_progress: OnProgress | None = None,
+    redact_text: bool = True,
 ) -> ImportReport:
     """Load an export into `target`, which must be empty (`memoracle init` on a new
     home), keeping every id. All or nothing: one transaction, checked before it
     commits (row counts against the header, references, both search indexes); any
-    problem raises and leaves the store as it was. Refused with InvalidInput: a file
-    with no header, from a newer format or schema, a line that is not JSON or not a
-    row (`file:line` and why), a file that does not add up (cut short). NotFound: no
-    such file. `on_progress(done, total)` counts lines."""
+    problem raises and leaves the store as it was. Free text is redacted as it comes in
+    (a file from an older memoracle, or edited by hand, may hold secrets), unless
+    `redact_text` is False: `migrate`, whose file was just written from a store's own
+    rows, redacted when they were stored, copies them as they are (redacting a stored
+    text again may change words that are no secret: a date resolved after redaction).
+    Refused with InvalidInput: a file with no header, from a newer format or schema, a
+    line that is not JSON or not a row (`file:line` and why), a file that does not add
+    up (cut short). NotFound: no such file. `on_progress(done, total)` counts lines."""
     rows, engine = _unpack(target)
     path = Path(path)
     try:
@@ -224,7 +232,7 @@ def import_(
             for lineno, text in lines:
                 if not text.strip():
                     continue
-                _insert(rows, path, lineno, text)
+                _insert(rows, path, lineno, text, redact_text)
                 done += 1
                 throttle(done)
             problems = rows.problems(expected)
@@ -312,7 +320,7 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     return header
 
 
-def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
+def _insert(rows: TransferRows, path: Path, lineno: int, text: str, redact_text: bool) -> None:
     try:
         record = json.loads(text)
     except ValueError as exc:
@@ -327,7 +335,7 @@ def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
             f" {type(record).__name__}. Nothing was imported."
         )
     try:
-        rows.insert(_redacted_record(record))
+        rows.insert(_redacted_record(record) if redact_text else record)
     except StoreError as exc:  # what SQLite refused: a duplicate id, a CHECK
         raise InvalidInput(
             f"{path}:{lineno}: {record.get('type')} {_id(record)} was refused by the store"
