@@ -189,7 +189,7 @@ def test_a_failure_midway_leaves_the_destination_as_it_was(
         )
     counts = filled.transfer_rows().counts()
     assert counts["episodes"] and counts["entities"] and counts["relations"]
-    with pytest.raises(InvalidInput, match=rf"memory id {newest} was refused by the store"):
+    with pytest.raises(StoreError, match=rf"memories row {newest}: .*NUL"):
         migrate.migrate(filled, migrate.parse_target(pg_url))
     assert set(_pg_counts(pg_url).values()) == {0}  # rolled back, every table
     store = PgStore.open(pg_url, now=clock.now())  # and the identities as they were

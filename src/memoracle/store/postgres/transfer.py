@@ -80,6 +80,8 @@ NESTED_ORDER = {
     "entity_aliases": "seq",
     "slots": 'subject COLLATE "C", attribute COLLATE "C"',
 }
+# Rows sent to the server at a time (one round trip, in a pipeline).
+BATCH = 1000
 # The identity of each table whose ids a record gives.
 IDENTITIES = ("episodes", "entities", "relations", "memories", "audit", "runs", "held")
 # How a PostgreSQL type is checked in a record: as the SQLite type it stands for.
@@ -114,7 +116,9 @@ class PgTransfer:
         self._info: dict[str, list[PgColumn]] = {}
         self._index = PgIndex(db)
         self._written = False
-        self._hnsw: set[tuple[str, int]] = set()
+        self._hnsw: set[tuple[str, int]] = set()  # (model, dim) of the vectors written
+        self._pending: dict[str, list[tuple[str, tuple[Any, ...]]]] = {}
+        self._pending_rows = 0
         self._cursors = 0
 
     def vector_models(self) -> dict[str, tuple[int, int]]:
@@ -125,11 +129,18 @@ class PgTransfer:
     def transaction(self) -> Iterator[None]:
         """One write transaction; when it ends well, each identity is set past the
         largest id written through it (ids came from the records, not the identity)."""
-        with self._db.transaction():
-            yield
-            if self._written:
-                self._reset_identities()
-                self._written = False
+        try:
+            with self._db.transaction():
+                yield
+                self._flush()
+                if self._written:
+                    for model_id, dim in sorted(self._hnsw):  # built once, over the rows
+                        self._index._ensure_hnsw(model_id, dim)
+                    self._reset_identities()
+        finally:  # rolled back or committed: nothing of it is pending any more
+            self._pending, self._pending_rows = {}, 0
+            self._written = False
+            self._hnsw.clear()
 
     def _reset_identities(self) -> None:
         for table in IDENTITIES:
@@ -148,6 +159,7 @@ class PgTransfer:
 
     def counts(self, *, vectors: bool = True) -> dict[str, int]:
         """Rows in each data table (`DATA_TABLES`); vectors as 0 unless `vectors`."""
+        self._flush()
         return {
             table: 0 if table == "vectors" and not vectors else self._count(table)
             for table in DATA_TABLES
@@ -160,6 +172,7 @@ class PgTransfer:
     def records(self, type_: str, *, page: int | None = None) -> Iterator[dict[str, Any]]:
         """Every row of the section `type_` as a record, in key order (text byte-wise),
         `page` rows read at a time. Inside `snapshot` (or a transaction)."""
+        self._flush()
         section = BY_TYPE[type_]
         columns = self._columns(section.table, section)
         streams = [(n, self._stream(n)) for n in section.nested]
@@ -246,6 +259,7 @@ class PgTransfer:
         order = NESTED_ORDER.get(nested.table, nested.order)
         self._cursors += 1  # a server-side cursor: the table is read as it is taken
         cursor = self._db.conn.cursor(name=f"memoracle_transfer_{self._cursors}")
+        cursor.itersize = PAGE
         try:
             cursor.execute(f"SELECT {listed} FROM {nested.table} ORDER BY {nested.parent}, {order}")
         except Exception as exc:  # psycopg.Error, or used outside a transaction
@@ -283,13 +297,15 @@ class PgTransfer:
                 values["text"], values.get("speaker"), values.get("at")
             )
         elif section.table == "vectors":
-            self._ensure_hnsw(values["model_id"], values["dim"])
+            self._hnsw.add((str(values["model_id"]), int(values["dim"])))
         self._insert(section.table, values)
         self._written = True
         parent = values[section.key[0]]
         for n in section.nested:
             if n.field in nested:
                 self._insert_nested(n, parent, nested[n.field], f"{section.type} {parent}")
+        if self._pending_rows >= BATCH:
+            self._flush()
         return section.type
 
     def _row(
@@ -301,15 +317,41 @@ class PgTransfer:
         types = {c.column.name: c.pg_type for c in columns}
         return {name: _pg_value(types[name], name, v, what) for name, v in values.items()}
 
-    def _ensure_hnsw(self, model_id: Any, dim: Any) -> None:
-        if (model_id, dim) not in self._hnsw:
-            self._index._ensure_hnsw(str(model_id), int(dim))  # before its first vector
-            self._hnsw.add((model_id, dim))
-
     def _insert(self, table: str, values: dict[str, Any]) -> None:
         names = ", ".join(values)
         marks = ", ".join(["%s"] * len(values))
-        self._db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
+        self._queue(
+            table, f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values())
+        )
+
+    def _queue(self, table: str, statement: str, params: tuple[Any, ...]) -> None:
+        """Rows are sent a batch at a time (`_flush`), not one round trip each."""
+        self._pending.setdefault(table, []).append((statement, params))
+        self._pending_rows += 1
+
+    def _flush(self) -> None:
+        """Send the rows queued, table by table in the order references need (a row's
+        parent's table first), each table's in the order they came, in a savepoint. A
+        batch refused is sent again a row at a time, to name the row."""
+        if not self._pending_rows:
+            return
+        pending, self._pending, self._pending_rows = self._pending, {}, 0
+        for table in DATA_TABLES:
+            statements = pending.get(table, [])
+            try:
+                with self._db.conn.transaction():  # a savepoint
+                    for statement, rows in _runs(statements):
+                        self._db.executemany(statement, rows)
+            except StoreError:
+                for statement, params in statements:
+                    try:
+                        with self._db.conn.transaction():
+                            self._db.execute(statement, params)
+                    except StoreError as exc:
+                        raise StoreError(
+                            f"{self.url}: {table} row {params[0]}: {_reason(exc)}"
+                        ) from None
+                raise
 
     def _insert_nested(self, nested: Nested, parent: Any, given: Any, what: str) -> None:
         where = f"{what}: {nested.field}"
@@ -336,7 +378,8 @@ class PgTransfer:
             values = {nested.parent: parent, **self._row(columns, item, where)}
             if nested.table == "slots":  # live: whether its memory is (kept so by trigger)
                 names = tuple(values)
-                self._db.execute(
+                self._queue(
+                    "slots",
                     f"INSERT INTO slots ({', '.join(names)}, live)"
                     f" SELECT {', '.join(['%s'] * len(names))}, status = ANY(%s)"
                     " FROM memories WHERE id = %s",
@@ -349,6 +392,7 @@ class PgTransfer:
         """What is wrong with the store after an import, checked before it commits: row
         counts against `expected` (by table), slots' live flags, then every reference
         (the deferred ones checked now, in a savepoint). An empty list: all well."""
+        self._flush()
         found: list[str] = []
         for table, count in self.counts().items():
             if count != (said := expected.get(table, 0)):
@@ -368,6 +412,22 @@ class PgTransfer:
         return found
 
 
+def _runs(
+    statements: list[tuple[str, tuple[Any, ...]]],
+) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """Consecutive statements with the same SQL, as (SQL, their parameters)."""
+    run: list[tuple[Any, ...]] = []
+    current = ""
+    for statement, params in statements:
+        if statement != current and run:
+            yield current, run
+            run = []
+        current = statement
+        run.append(params)
+    if run:
+        yield current, run
+
+
 class _ByParent:
     """A nested table's rows in parent order, from a server-side cursor, handed out one
     parent at a time."""
@@ -376,14 +436,15 @@ class _ByParent:
         self._nested = nested
         self._cursor = cursor
         self._columns = columns
-        self._next = cursor.fetchone()
+        self._rows = iter(cursor)  # fetched `itersize` rows at a time
+        self._next = next(self._rows, None)
 
     def take(self, parent: int) -> Any:
         found: list[Any] = []
         while self._next is not None and self._next[0] <= parent:
             if self._next[0] == parent:
                 found.append(self._next[1:])
-            self._next = self._cursor.fetchone()
+            self._next = next(self._rows, None)
         if self._next is None:
             self._cursor.close()
         if self._nested.shape == "flag":
