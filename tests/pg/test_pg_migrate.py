@@ -121,6 +121,12 @@ def test_the_command_copies_checks_and_says_how_to_switch_without_the_password(
     assert "migrate: importing into" in out.stderr  # progress on stderr
     assert _pg_counts(pg_url) == filled.transfer_rows().counts()
 
+    # And the way back, from the server to a new file.
+    out = _cli("migrate", "--from", pg_url, "--to", str(Path(filled.settings.home) / "b.db"))
+    assert out.exit_code == 0, out.output
+    assert "row counts and content hash" in out.output and secret not in out.output
+    assert "move the current one aside" in out.output
+
     again = _cli("migrate", "--to", pg_url, "--json")  # now it is not empty: refused
     assert again.exit_code == 1 and "is not empty" in again.output
     assert "never merges" in again.output and secret not in again.output
