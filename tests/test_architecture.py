@@ -103,6 +103,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "charts",
         "canary",
         "pointers",
+        "migrate",
         "transfer",
         "graph_log",
         "cron",

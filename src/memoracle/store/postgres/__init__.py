@@ -38,10 +38,8 @@ from memoracle.store.postgres.marker import PgChangeMarker
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
 from memoracle.store.postgres.scrub import PgScrub
+from memoracle.store.postgres.transfer import PgTransfer
 from memoracle.store.postgres.vectors import PgVectorIndex
-
-if TYPE_CHECKING:
-    from memoracle.store.protocols import TransferRows
 
 __all__ = ["PgStore", "grant_agent", "safe_url"]
 
@@ -79,6 +77,7 @@ class PgStore:
         self.browse = PgBrowse(db)  # the web page's reads
         self.scrub = PgScrub(db)  # memoracle redact
         self.maintenance = PgChangeMarker(db)
+        self.transfer = PgTransfer(db)  # its rows as export records (memoracle migrate)
 
     @classmethod
     def open(cls, url: str, *, now: datetime, folder: Path | None = None) -> PgStore:
@@ -102,14 +101,6 @@ class PgStore:
         if self._folder is None:
             raise StoreError(f"{self.location} was opened without a folder for its files.")
         return self._folder
-
-    @property
-    def transfer(self) -> TransferRows:
-        """Export and import rows: not yet on PostgreSQL (`memoracle migrate`)."""
-        raise StoreError(
-            f"{self.location}: export and import are not available for a PostgreSQL store"
-            " in this version."
-        )
 
     def vector_index(self, model_id: str, dim: int) -> PgVectorIndex:
         """Recall's index of `model_id`'s vectors: pgvector's, in the database."""
