@@ -20,7 +20,10 @@ import pytest
 from pgharness import MISSING, SKIP_REASON
 
 from memoracle.clock import FixedClock
+from memoracle.config import Settings
+from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
+from memoracle.jobs import nightly
 from memoracle.store.backup import newest_backup, prune_backups
 from memoracle.text import content_hash
 from memoracle.types import NewMemory, Scope, Turn
@@ -246,3 +249,16 @@ def test_a_killed_holders_lock_is_released_by_the_server(two: Any, pg_store_url:
         (key,),
     ).fetchone()
     assert held == (0,)  # and ours went at the end of the block
+
+
+def test_a_second_hosts_nightly_is_refused_while_one_runs(
+    two: Any, settings: Settings, clock: FixedClock
+) -> None:
+    here, there = two
+    engine = Engine(settings, here, clock)  # this host's engine, on the shared database
+    with there.maintenance.exclusive("nightly", who="Another nightly run"):  # the other host
+        with pytest.raises(WorkspaceError, match="Another nightly run") as caught:
+            nightly.run_nightly(engine)
+    assert "server process" in str(caught.value) and "***" in str(caught.value)
+    assert here.runs.latest("nightly:queue") is None  # no step ran
+    assert not (settings.home / "nightly.lock").exists()  # no file lock on a server
