@@ -225,9 +225,10 @@ class StoreState:
     for health.json's `database` section (JSON-ready: SQLite's path and bytes; a
     server's URL, versions, indexes, size and dead rows), what the store's `check` is
     called in a message, and `problems` a person should look at (`Damage`: a stable
-    code, a message)."""
+    code, a message); `backend` which store it is ("sqlite", "postgresql")."""
 
     where: str
     fields: dict[str, object]
     check_name: str
     problems: tuple[Damage, ...] = ()
+    backend: str = "sqlite"  # or "postgresql"

@@ -28,7 +28,7 @@ from memoracle.store.db import BUSY_TIMEOUT_MS
 # The tables whose row counts must match between the database and its copy.
 COUNTED = ("memories", "episodes", "audit", "archive")
 NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
-# A PostgreSQL store's backup (`postgres.maintenance`): its rows as gzipped JSON lines.
+# A PostgreSQL store's backup (`server_backup`): its rows as gzipped JSON lines.
 # Rotated and dated with the SQLite ones (`newest_backup`, `prune_backups`), never taken
 # for an SQLite file (`taken_at`, what recovery and redaction read, is `NAME`'s alone).
 SERVER_NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.pg\.jsonl\.gz$")
@@ -38,12 +38,6 @@ def backup_name(now: datetime, n: int = 1) -> str:
     """`memoracle-20261202T143000Z.db` (the `n`th taken that second: `…Z-2.db`). The time
     is the engine clock's, so a run at `--now 2023-05-08` names its backup for that day."""
     return f"memoracle-{as_utc(now):%Y%m%dT%H%M%SZ}{'' if n == 1 else f'-{n}'}.db"
-
-
-def server_backup_name(now: datetime, n: int = 1) -> str:
-    """`memoracle-20261202T143000Z.pg.jsonl.gz`: a PostgreSQL store's backup, named as
-    `backup_name` names an SQLite one."""
-    return backup_name(now, n).removesuffix(".db") + ".pg.jsonl.gz"
 
 
 def free_name(folder: Path, now: datetime) -> Path:

@@ -40,15 +40,14 @@ from psycopg.pq import TransactionStatus
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.files import replacing
 from memoracle.storage_types import BackupInfo, Damage, FreeSpace, StoreState
-from memoracle.store.backup import server_backup_name
 from memoracle.store.postgres import schema
 from memoracle.store.postgres.connection import PgDatabase, vector_state
+from memoracle.store.server_backup import BACKUP_FORMAT, server_backup_name, verify
 
 __all__ = ["BACKUP_FORMAT", "PgMaintenance", "job_lock_key"]
 
-BACKUP_FORMAT = "memoracle-pg-rows/1"  # the first line of a backup says it
 DEAD_SHARE_WARN = 0.2  # dead row versions, of all, from which health suggests a VACUUM
-PROBLEMS_SHOWN = 5
+SERVER = "postgresql"  # the backend, as `StoreState` names it
 
 # memoracle's tables, with how each is ordered in a backup (its key).
 TABLES: dict[str, str] = {
@@ -192,7 +191,7 @@ class PgMaintenance:
         try:
             with replacing(dest, temp=partial, durable=True):
                 counts = self._write_rows(partial, now)
-                problems = _verify(partial, counts)
+                problems = verify(partial, counts).problems
                 if problems:
                     raise StoreError(
                         f"{dest}: the backup failed verification ({'; '.join(problems[:3])});"
@@ -253,9 +252,9 @@ class PgMaintenance:
 
     def check(self, limit: int = 5) -> list[str]:
         """["ok"], or up to `limit` problems: the `vector` extension missing, a table
-        of the schema missing, an index not valid (a build that failed or was cut),
-        and the rows that point at nothing or are out of step (`CONSISTENCY`).
-        Read-only; one snapshot."""
+        of the schema missing, and rows that point at nothing or are out of step
+        (`CONSISTENCY`). Read-only; one snapshot. (An index left not valid by a build
+        that failed is no damage, the planner passes it over: `state` reports it.)"""
         problems: list[str] = []
         with self._db.snapshot():
             if vector_state(self._db)[0] is None:
@@ -263,12 +262,6 @@ class PgMaintenance:
             missing = sorted(set(TABLES) - self._tables())
             if missing:
                 problems.append(f"tables missing: {', '.join(missing)}")
-            invalid = self._invalid_indexes()
-            if invalid:
-                problems.append(
-                    f"indexes not valid: {', '.join(invalid)} (REINDEX INDEX CONCURRENTLY"
-                    " each, or drop it: memoracle makes a vector index again)"
-                )
             if not missing:
                 for what, query in CONSISTENCY:
                     row = self._db.execute(query).fetchone()
@@ -397,7 +390,7 @@ class PgMaintenance:
         the server's version, pgvector's (installed, and offered by the server), the
         schema version, the HNSW and GIN indexes (and any index not valid), memoracle's
         size, live and dead rows. Problems: an index not valid, dead rows past
-        `DEAD_SHARE_WARN`, an extension or schema missing."""
+        `DEAD_SHARE_WARN` (the extension and the tables are `check`'s)."""
         db = self._db
         server = db.execute("SHOW server_version").fetchone()
         installed, offered = vector_state(db)
@@ -433,20 +426,14 @@ class PgMaintenance:
             "dead_share": share,
             "last_vacuum": vacuumed.isoformat() if vacuumed is not None else None,
         }
-        return StoreState(
-            db.url,
-            fields,
-            "memoracle's consistency check",
-            self._problems(fields, invalid, share, installed),
-        )
+        problems = self._problems(fields, invalid, share)
+        return StoreState(db.url, fields, "memoracle's consistency check", problems, SERVER)
 
     def _problems(
-        self, fields: dict[str, object], invalid: list[str], share: float, vector: str | None
+        self, fields: dict[str, object], invalid: list[str], share: float
     ) -> tuple[Damage, ...]:
         url = self._db.url
         found: list[Damage] = []
-        if vector is None:
-            found.append(Damage("vector_missing", f"{url}: the 'vector' extension is gone."))
         if invalid:
             found.append(
                 Damage(
@@ -480,36 +467,6 @@ def _free(folder: Path, now: datetime) -> Path:
     while (folder / server_backup_name(now, n)).exists():
         n += 1
     return folder / server_backup_name(now, n)
-
-
-def _verify(path: Path, expected: dict[str, int]) -> list[str]:
-    """The file read back: every line JSON, the rows of each table counted against the
-    snapshot's (`expected`) and against its own last line."""
-    counted = dict.fromkeys(expected, 0)
-    last: object = None
-    first = True
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as lines:
-            for line in lines:
-                item = json.loads(line)
-                if first:
-                    first = False
-                    if item.get("format") != BACKUP_FORMAT:
-                        return ["the first line does not name the format"]
-                elif "table" in item:
-                    counted[item["table"]] = counted.get(item["table"], 0) + 1
-                else:
-                    last = item.get("counts")
-    except (OSError, EOFError, ValueError) as exc:
-        return [f"cannot be read back ({exc})"]
-    problems = [
-        f"{table}: {counted.get(table, 0)} rows written of {n}"
-        for table, n in expected.items()
-        if counted.get(table, 0) != n
-    ]
-    if last != expected:
-        problems.append("the last line's counts differ, or it is missing")
-    return problems
 
 
 if TYPE_CHECKING:  # mypy proves it answers every member of the protocol
