@@ -356,7 +356,10 @@ class PgMaintenance:
             yield
         finally:
             self._held.discard(name)
-            self._db.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            try:
+                self._db.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except StoreError:
+                pass  # the session is gone, and its lock with it
 
     def _holder(self, key: int) -> str:
         """Who holds advisory lock `key`, as the server knows them (its own process
