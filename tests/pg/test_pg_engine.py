@@ -17,6 +17,7 @@ from memoracle.config import load
 from memoracle.engine import Engine
 from memoracle.errors import StoreError, WorkspaceError
 from memoracle.recall.fallback import FORGOTTEN_FILE
+from memoracle.storage_types import Damage
 from memoracle.store.scrub import PLACES, Place
 from memoracle.types import Turn
 
@@ -140,7 +141,7 @@ def test_on_postgresql_the_old_text_leaves_the_tables_files(
     assert holding == []
 
 
-def test_recover_and_doctor_refuse_a_server_store_saying_why(
+def test_recover_refuses_a_server_store_and_doctor_examines_the_open_engine(
     pg_store_url: str, tmp_path: Path, clock: FixedClock
 ) -> None:
     from memoracle.jobs import doctor, recover
@@ -149,9 +150,11 @@ def test_recover_and_doctor_refuse_a_server_store_saying_why(
     Engine.init(settings, clock=clock)
     for attempt in (
         lambda: recover.examine(settings),
-        lambda: doctor.run(settings, clock, fix=True),
+        lambda: recover.plan(settings, Damage("missing", "gone")),
     ):
         with pytest.raises(WorkspaceError, match="SQLite file only") as caught:
             attempt()
-        assert "***" in str(caught.value) or "@" not in str(caught.value)
+        assert "***" in str(caught.value)  # the URL, its password masked
+    result = doctor.run(settings, clock, fix=True)  # the open engine's doctor
+    assert result.report is not None
     assert not settings.db_path.exists()  # nothing rebuilt beside the server

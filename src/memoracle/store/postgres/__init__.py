@@ -34,7 +34,7 @@ from memoracle.store.postgres.graph import PgGraph
 from memoracle.store.postgres.held import PgHeld
 from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
-from memoracle.store.postgres.marker import PgChangeMarker
+from memoracle.store.postgres.maintenance import PgMaintenance
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
 from memoracle.store.postgres.scrub import PgScrub
@@ -76,8 +76,8 @@ class PgStore:
         self.graph = PgGraph(db)
         self.browse = PgBrowse(db)  # the web page's reads
         self.scrub = PgScrub(db)  # memoracle redact
-        self.maintenance = PgChangeMarker(db)
         self.transfer = PgTransfer(db)  # its rows as export records (memoracle migrate)
+        self.maintenance = PgMaintenance(db)  # backup, check, vacuum, the jobs' lock, …
 
     @classmethod
     def open(cls, url: str, *, now: datetime, folder: Path | None = None) -> PgStore:
