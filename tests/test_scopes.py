@@ -208,9 +208,8 @@ def _cli(engine: Engine, request: Scope, *args: str) -> str:
     return result.output
 
 
-def _doors(world: World, request: Scope, tmp: Path, *, export: bool = True) -> None:
-    """Every read path, asked by `request`: nothing it returns crosses the rule (the
-    scoped export too, when `export`: tests/pg runs the rest on PostgreSQL)."""
+def _doors(world: World, request: Scope, tmp: Path) -> None:
+    """Every read path, asked by `request`: nothing it returns crosses the rule."""
     engine = world.engine
     seen = world.seen_by(request)
     hits = engine.search("marmalade", k=200, scope=request).hits
@@ -245,10 +244,9 @@ def _doors(world: World, request: Scope, tmp: Path, *, export: bool = True) -> N
             world.check(request, result.model_dump_json(), "mcp")
     finally:
         tools.close()
-    if export:
-        scoped = tmp / "scoped.jsonl"
-        transfer.export_scope(engine, scoped, request)
-        world.check(request, scoped.read_text(encoding="utf-8"), "export --user-id")
+    export = tmp / "scoped.jsonl"
+    transfer.export_scope(engine, export, request)
+    world.check(request, export.read_text(encoding="utf-8"), "export --user-id")
     for args in (("search", "marmalade", "--json"), ("list", "--json", "--status", "all")):
         world.check(request, _cli(engine, request, *args), " ".join(args[:1]))
 

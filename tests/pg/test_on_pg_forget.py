@@ -1,8 +1,7 @@
 """The behaviour suite on PostgreSQL: forget means forget
 (tests/test_forget_means_forget.py), run unchanged with every engine on the session's
-server (`on_postgres`). Left out: the rendered files and the nightly dry run (the
-nightly run backs the store up first, and a dry run works on a scratch copy: neither is
-there yet on PostgreSQL)."""
+server (`on_postgres`). Left out: the nightly dry run (it works on a scratch copy of the
+SQLite file; a server refuses one)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from test_forget_means_forget import (  # noqa: F401 - collected here on Postgre
     test_in_every_language_the_turn_goes_with_the_memory,
     test_later_turns_that_only_repeat_it_leave_too_but_not_those_saying_more,
     test_restore_brings_the_memory_and_its_turns_back,
+    test_the_rendered_files_and_the_fallback_leave_it_out,
     test_the_reported_case_the_raw_turn_leaves_search_and_recall,
 )
 
