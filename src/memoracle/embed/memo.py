@@ -58,7 +58,7 @@ class Memo:
 
     def embed_query(self, text: str) -> Vector:
         if getattr(self.inner, "QUERIES_AS_DOCUMENTS", False):
-            return self.embed_documents([text])[0]
+            return np.asarray(self.embed_documents([text])[0], dtype=np.float32)
         return self.inner.embed_query(text)
 
     def _keep(self, texts: Sequence[str], vectors: Matrix) -> None:
