@@ -60,7 +60,7 @@ def test_a_later_process_builds_the_same_patterns_without_compiling(
     first = [compiled.regex(text, flags) for text, flags in SAMPLES]
     gates = [required_literals(p) for p in first]
     compiled.save_all()
-    assert list(folder.glob("regex-*.json"))
+    assert list(folder.glob("regex-*.bin"))
     _fresh_process(folder)
     _no_compiler(monkeypatch)
     again = [compiled.regex(text, flags) for text, flags in SAMPLES]
@@ -91,7 +91,7 @@ def test_every_rule_files_regex_round_trips(folder: Path) -> None:
 def test_a_damaged_or_foreign_file_is_ignored_and_written_again(folder: Path) -> None:
     compiled.regex(*SAMPLES[0])
     compiled.save_all()
-    (path,) = folder.glob("regex-*.json")
+    (path,) = folder.glob("regex-*.bin")
     digest, _, body = path.read_bytes().partition(b"\n")
     path.write_bytes(digest + b"\n" + body.replace(b"moved", b"mover"))  # digest wrong now
     cache = _fresh_process(folder)

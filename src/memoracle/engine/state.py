@@ -172,7 +172,7 @@ class EngineState:
     @property
     def token_counter(self) -> TokenCounter:
         if self._token_counter is None:
-            self._token_counter = default_counter()
+            self._token_counter = default_counter(self.settings.home / CACHE_DIR)
         return self._token_counter
 
     @property

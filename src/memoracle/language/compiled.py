@@ -6,6 +6,7 @@ again for its prefilter's literals (`prefilter.required_literals`): most of a co
 `memoracle capture`'s second of CPU. What `re.compile` makes of a pattern is a list of
 integers (the matcher's program) built by CPython's pure-Python parser and compiler;
 this module keeps that program, and the literals, in one file under HOME/cache
+(a `marshal` of bytes, strings and numbers, behind its SHA-256)
 (`keep_in`), so a later process builds each `re.Pattern` from its program in C.
 
 The same pattern, exactly: an entry is written only when the pattern built from it
@@ -22,13 +23,14 @@ import atexit
 import contextlib
 import hashlib
 import importlib
-import json
 import logging
+import marshal
 import os
 import re
 import sys
 import tempfile
 import threading
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +41,11 @@ try:  # CPython's regex compiler, whose output is kept
     _parser: Any = importlib.import_module("re._parser")
     _compiler: Any = importlib.import_module("re._compiler")
     TAG = f"{sys.implementation.name}-{sys.version.split()[0]}-{_sre.MAGIC}-{_sre.CODESIZE}"
-except (ImportError, AttributeError):  # pragma: no cover - other Python implementations
+    # A program is kept as the bytes of an array of unsigned code words of its size.
+    _WORD = next(t for t in "ILQ" if array(t).itemsize == _sre.CODESIZE)
+except (ImportError, AttributeError, StopIteration):  # pragma: no cover - other Pythons
     _sre = None
-    TAG = ""
+    TAG = _WORD = ""
 
 Literals = tuple[str, ...] | None
 _Key = tuple[str, int]
@@ -67,14 +71,14 @@ class _Cache:
             digest, _, body = raw.partition(b"\n")
             if hashlib.sha256(body).hexdigest().encode() != digest:
                 raise ValueError("its digest does not match")
-            data = json.loads(body)
+            data = marshal.loads(body)  # our own file, its digest checked
             if data["tag"] != TAG:
                 raise ValueError("another interpreter's")
             self.programs = {(t, f): rest for t, f, *rest in data["programs"]}
             self.literals = {(t, f): _literals(v) for t, f, v in data["literals"]}
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             log.debug("regex cache %s unusable (%s): compiling", self.path, exc)
             self.programs, self.literals = {}, {}
 
@@ -87,7 +91,7 @@ class _Cache:
             "programs": [[t, f, *rest] for (t, f), rest in self.programs.items()],
             "literals": [[t, f, v] for (t, f), v in self.literals.items()],
         }
-        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = marshal.dumps(data)
         digest = hashlib.sha256(body).hexdigest().encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +113,7 @@ class _Cache:
 def _literals(value: Any) -> Literals:
     if value is None:
         return None
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise ValueError("literals must be a list of strings or null")
 
@@ -124,7 +128,7 @@ def keep_in(folder: Path | None) -> None:
     if folder is None or not TAG:
         _current = None
         return
-    path = folder / f"regex-{TAG}.json"
+    path = folder / f"regex-{TAG}.bin"
     if path not in _caches:
         _caches[path] = _Cache(path)
     _current = _caches[path]
@@ -181,7 +185,8 @@ def literals(pattern: re.Pattern[str], compute: Any) -> Literals:
 
 
 def _build(text: str, entry: list[Any]) -> re.Pattern[str]:
-    final, code, groups, groupindex = entry
+    final, program, groups, groupindex = entry
+    code = array(_WORD, program).tolist() if isinstance(program, bytes) else program
     indexgroup: list[str | None] = [None] * (groups + 1)
     for name, index in groupindex.items():
         indexgroup[index] = name
@@ -195,8 +200,8 @@ def _program(text: str, flags: int, pattern: re.Pattern[str]) -> list[Any] | Non
     try:
         parsed = _parser.parse(text, flags)
         code = _compiler._code(parsed, flags)
-        entry = [flags | parsed.state.flags, code, parsed.state.groups - 1,
-                 dict(parsed.state.groupdict)]  # fmt: skip
+        entry = [flags | parsed.state.flags, array(_WORD, code).tobytes(),
+                 parsed.state.groups - 1, dict(parsed.state.groupdict)]  # fmt: skip
         same = _build(text, entry) == pattern
     except Exception as exc:  # noqa: BLE001 - an interpreter whose compiler differs
         log.debug("regex %r not kept (%s)", text[:40], exc)
