@@ -5,6 +5,7 @@ foreign or missing file only costs the time to compile again."""
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +128,22 @@ def test_an_unwritable_folder_costs_speed_not_patterns(tmp_path: Path) -> None:
     finally:
         compiled.keep_in(None)
         compiled._caches.clear()
+
+
+def test_a_rule_files_toml_is_parsed_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = '[language]\ncode = "en"\n\n[[rule]]\nid = "a.b"\npattern = "x\\\\d+"\nweight = 0.25\n'
+    first = compiled.parsed(text, tomllib.loads)
+    first["language"]["code"] = "changed by its reader"  # each call gets its own copy
+    compiled.save_all()
+    _fresh_process(folder)
+
+    def refuse(_: str) -> dict[str, object]:
+        raise AssertionError("parsed again instead of read from the cache")
+
+    again = compiled.parsed(text, refuse)
+    assert again == tomllib.loads(text)
+    assert compiled.parsed(text, refuse) == again and compiled.parsed(text, refuse) is not again
+    dated = "when = 2026-12-07\n"  # marshal cannot keep a date: parsed each time
+    assert compiled.parsed(dated, tomllib.loads) == tomllib.loads(dated)
+    with pytest.raises(tomllib.TOMLDecodeError):
+        compiled.parsed("not = = toml", tomllib.loads)
