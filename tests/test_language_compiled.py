@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memoracle.capture.injection import book
 from memoracle.capture.injection.classify import load_injection_rules
 from memoracle.capture.rules import load_rules
 from memoracle.language import compiled, prefilter
@@ -147,3 +148,19 @@ def test_a_rule_files_toml_is_parsed_once(folder: Path, monkeypatch: pytest.Monk
     assert compiled.parsed(dated, tomllib.loads) == tomllib.loads(dated)
     with pytest.raises(tomllib.TOMLDecodeError):
         compiled.parsed("not = = toml", tomllib.loads)
+
+
+def test_the_injection_books_gates_are_kept(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pattern = re.compile(r"\b(?:ignore|disregard) (?:all )?(?:previous|prior) instructions")
+    first = book._gates(pattern)
+    compiled.save_all()
+    _fresh_process(folder)
+
+    def refuse(_: object) -> None:
+        raise AssertionError("walked the regex again instead of reading its gates")
+
+    monkeypatch.setattr(book, "_compute_gates", refuse)
+    again = book._gates(pattern)
+    assert again == first and again is not book._gates(pattern)
+    monkeypatch.undo()
+    assert again == book._compute_gates(pattern)

@@ -36,7 +36,7 @@ import threading
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ except (ImportError, AttributeError, StopIteration):  # pragma: no cover - other
     TAG = _WORD = ""
 
 Literals = tuple[str, ...] | None
+T = TypeVar("T")
 _Key = tuple[str, int]
 
 
@@ -63,6 +64,7 @@ class _Cache:
         self.path = path
         self.programs: dict[_Key, list[Any]] = {}
         self.literals: dict[_Key, Literals] = {}
+        self.derived: dict[tuple[str, str, int], Any] = {}  # by (what, text, flags)
         self.tables: dict[str, bytes] = {}  # a rule file's parsed data, by its text's hash
         self.loaded = self.changed = False
         self.lock = threading.Lock()
@@ -82,11 +84,12 @@ class _Cache:
             self.programs = {(t, f): rest for t, f, *rest in data["programs"]}
             self.literals = {(t, f): _literals(v) for t, f, v in data["literals"]}
             self.tables = {k: v for k, v in data["tables"] if isinstance(v, bytes)}
+            self.derived = {(w, t, f): v for w, t, f, v in data["derived"]}
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             log.debug("regex cache %s unusable (%s): compiling", self.path, exc)
-            self.programs, self.literals, self.tables = {}, {}, {}
+            self.programs, self.literals, self.tables, self.derived = {}, {}, {}, {}
 
     def save(self) -> None:
         """Write the file (to a temporary file, then renamed) if this process added to it."""
@@ -97,6 +100,7 @@ class _Cache:
             "programs": [[t, f, *rest] for (t, f), rest in self.programs.items()],
             "literals": [[t, f, v] for (t, f), v in self.literals.items()],
             "tables": list(self.tables.items()),
+            "derived": [[w, t, f, v] for (w, t, f), v in self.derived.items()],
         }
         body = marshal.dumps(data)
         digest = hashlib.sha256(body).hexdigest().encode()
@@ -187,6 +191,30 @@ def literals(pattern: re.Pattern[str], compute: Any) -> Literals:
     result = compute(pattern)
     with cache.lock:
         cache.literals[key] = result
+        cache.changed = True
+    return result
+
+
+def derived(what: str, pattern: re.Pattern[str], compute: Callable[[re.Pattern[str]], T]) -> T:
+    """`compute(pattern)`, a pure function of the pattern's text and flags made of
+    strings, numbers, tuples, frozensets and lists (`what` names it: the injection
+    book's gates), kept beside the programs. A list comes back as a new list."""
+    cache = _current
+    if cache is None:
+        return compute(pattern)
+    key = (what, pattern.pattern, int(pattern.flags))
+    with cache.lock:
+        cache.load()
+        if key in cache.derived:
+            found = cache.derived[key]
+            return list(found) if isinstance(found, list) else found  # type: ignore[return-value]
+    result = compute(pattern)
+    try:
+        marshal.dumps(result)  # type: ignore[arg-type]
+    except ValueError:  # not a value the file can hold
+        return result
+    with cache.lock:
+        cache.derived[key] = result
         cache.changed = True
     return result
 
