@@ -109,7 +109,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "cron",
         "advise",
     ),
-    "memoracle.language": ("words", "kit", "datafiles", "prefilter"),
+    "memoracle.language": ("words", "kit", "datafiles", "prefilter", "compiled"),
 }
 
 # Packages that never touch the store: text in, decisions out.

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from memoracle.embed import HashEmbedder
-from memoracle.embed.core import Matrix
+from memoracle.embed.core import Matrix, Vector
 from memoracle.embed.memo import Memo
 from memoracle.engine import Engine
 
@@ -48,17 +48,53 @@ def test_a_document_is_embedded_once_and_rows_keep_their_order() -> None:
     assert memo.embed_documents([]).shape == (0, inner.dim)
 
 
-def test_queries_are_not_kept_and_the_memo_is_bounded() -> None:
+class Prefixed(Counted):
+    """An embedder whose queries differ from its documents (as e5's "query: " prefix)."""
+
+    QUERIES_AS_DOCUMENTS = False
+
+    def embed_query(self, text: str) -> Vector:
+        return self.embed_documents([f"query: {text}"])[0]
+
+
+def test_a_query_is_kept_only_when_the_model_embeds_it_as_a_document() -> None:
+    inner = Counted()
+    memo = Memo(inner)
+    asked = memo.embed_query("tea")
+    assert np.array_equal(asked, memo.embed_query("tea"))
+    assert np.array_equal(asked, HashEmbedder().embed_query("tea"))
+    memo.embed_documents(["tea"])
+    assert inner.asked == ["tea"]
+    prefixed = Prefixed()
+    other = Memo(prefixed)
+    other.embed_query("tea")
+    other.embed_query("tea")
+    assert prefixed.asked == ["query: tea", "query: tea"] and other.known("tea") is None
+    other.embed_documents(["tea"])
+    assert prefixed.asked[-1] == "tea"
+
+
+def test_the_memo_is_bounded() -> None:
     inner = Counted()
     memo = Memo(inner, kept=3)
-    memo.embed_query("tea")
-    memo.embed_query("tea")
-    assert inner.asked == ["tea", "tea"] and memo.known("tea") is None
     memo.embed_documents(["a", "b", "c"])
     memo.embed_documents(["d"])  # over the bound: it starts again
     assert memo.known("a") is None and memo.known("d") is not None
     memo.embed_documents(["a"])
     assert inner.asked[-1] == "a"
+
+
+def test_recall_embeds_its_message_once(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall searches with the message's vector and reads the attribute it asks about
+    (`settle.asked_attribute`) from the same one: the message is embedded once."""
+    engine.remember("I live in Porto.")
+    counted = Counted()
+    memo = engine.searcher.embedder
+    assert isinstance(memo, Memo)
+    monkeypatch.setattr(memo, "inner", counted)
+    block = engine.recall("where do I live?")
+    assert "Porto" in block.text
+    assert counted.asked.count("where do I live?") == 1, counted.asked
 
 
 def test_ingest_stores_the_vectors_it_computed_to_compare_by_meaning(

@@ -17,6 +17,7 @@ tests/lifecycle/, tests/render/); this file does not repeat them.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import os
@@ -37,6 +38,7 @@ from hypothesis import strategies as st
 from memoracle.clock import FixedClock
 from memoracle.config import Settings, load
 from memoracle.engine import Engine
+from memoracle.errors import WriteHeld
 from memoracle.jobs import nightly
 from memoracle.lifecycle.scoring import activation
 from memoracle.render.memory_md import BEGIN_MARKER, END_MARKER, extract_block
@@ -1084,7 +1086,10 @@ def test_the_block_a_nightly_run_writes_never_exceeds_its_budget(
         path.write_bytes(PERSON.encode("utf-8"))
         with Engine.open(settings, clock=clock) as engine:
             for kind, first, words in items:
-                engine.remember(" ".join([first, *words]), kind=kind)
+                # The write audit may hold a word salad back for review: a held write
+                # is one of remember's answers, and stays out of the block.
+                with contextlib.suppress(WriteHeld):
+                    engine.remember(" ".join([first, *words]), kind=kind)
                 clock.advance(minutes=7)
             clock.advance(days=days)
             report = nightly.run_nightly(engine)

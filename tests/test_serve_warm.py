@@ -41,3 +41,25 @@ def test_a_server_without_a_store_still_starts(tmp_path: Path, clock: FixedClock
     server = WarmServer(settings, clock=clock)
     server.warm()  # no store: the first request says so, as before
     server.close()
+
+
+def test_warming_reads_what_a_recall_needs_and_changes_nothing(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    settings = load(tmp_path / "home", env={}, overrides={"embedding.model": "hash"})
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        ref = engine.remember("I live in Lyon and we decided to keep the flat.")[0].ref
+        before = engine.get(ref)
+    server = WarmServer(settings, clock=clock)
+    try:
+        server.warm()
+        engine = server.engine()
+        assert engine._token_counter is not None  # the counter is built before ready
+        after = engine.get(ref)
+        assert (after.access_count, after.activation) == (before.access_count, before.activation)
+        block = engine.recall("where do I live?")  # a real recall still boosts
+        assert ref in block.text
+        assert engine.get(ref).access_count == before.access_count + 1
+    finally:
+        server.close()

@@ -18,6 +18,7 @@ __all__ = [
     "GRAPH_LOG_LOCK",
     "LAST_BLOCK",
     "MEMORY_FILE",
+    "CACHE_DIR",
     "MODELS_DIR",
     "NIGHTLY_LOCK",
     "NOTES_DIR",
@@ -36,7 +37,8 @@ DAEMON_LOCK = "daemon.lock"  # in HOME, the pid of `memoracle daemon`
 GRAPH_LOG_LOCK = "graph-log.lock"  # in HOME; never deleted (flock)
 NOTE_LOCK_WAIT_SECONDS = 30.0
 LAST_BLOCK = Path("render") / "MEMORY.block.md"  # under HOME: what we last wrote
-MODELS_DIR = Path("cache") / "models"  # under HOME: the embedding model, ready to map
+CACHE_DIR = Path("cache")  # under HOME: what a process may rebuild (rule regexes compiled, …)
+MODELS_DIR = CACHE_DIR / "models"  # under HOME: the embedding model, ready to map
 
 
 def note_lock(home: Path) -> AbstractContextManager[None]:

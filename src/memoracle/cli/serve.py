@@ -34,7 +34,8 @@ def serve_command(socket_file: Path | None, idle_exit: float, scope: Scope) -> N
     """Keep one engine open and answer JSON requests on a unix socket, one object per
     line: ping, recall, capture, checkpoint, status (docs/cli.md). A host that calls
     memoracle on every turn (the OpenClaw plugin) saves a process start per call. The
-    engine is opened and the model loaded before the socket appears.
+    engine is opened, the model loaded and a recall previewed (nothing stored changes)
+    before the socket appears.
 
     The scope given here is the default; a request may name its own agent, user_id,
     chat and visibility, checked as `capture` checks them. The socket is mode 0600: it

@@ -112,6 +112,7 @@ class UseEmbedder(_PackagedModel):
     PIN = "0.2.1"
     NAME = "use-multilingual-v3"
     DIM = 512
+    QUERIES_AS_DOCUMENTS = True  # one vector for a text, asked or stored (`embed.memo`)
 
     def __init__(
         self,
@@ -188,6 +189,8 @@ class HashEmbedder:
     meaning, synonyms or other languages, so it is the floor the real models must beat.
     A text with no word characters embeds as a fixed "empty" vector.
     """
+
+    QUERIES_AS_DOCUMENTS = True  # `embed_query` is `embed_documents`' first row
 
     def __init__(self, dim: int = 256) -> None:
         if dim < 8:

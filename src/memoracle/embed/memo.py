@@ -4,8 +4,11 @@ computed for a new memory, or capture's learned decision for a one-sentence turn
 the one the background worker (`recall.landing`) stores, and the one an ingest stores
 after each batch (`Memo.known`), instead of embedding the text again.
 
-Queries are not kept (some models embed a query differently from a document). At most
-`KEPT` vectors are kept (16 MB at 512 floats); then it starts again.
+A query is kept too when the model embeds queries as documents (`QUERIES_AS_DOCUMENTS`:
+USE, the hash embedder; e5 prefixes them differently, so its queries are not): recall
+embeds its message to search and reads the attribute it asks about from the same
+vector, once. At most `KEPT` vectors are kept (16 MB at 512 floats); then it starts
+again.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class Memo:
         return np.stack([found[t] if t in found else vectors[t] for t in texts])
 
     def embed_query(self, text: str) -> Vector:
+        if getattr(self.inner, "QUERIES_AS_DOCUMENTS", False):
+            return np.asarray(self.embed_documents([text])[0], dtype=np.float32)
         return self.inner.embed_query(text)
 
     def _keep(self, texts: Sequence[str], vectors: Matrix) -> None:

@@ -25,13 +25,14 @@ from memoracle.errors import (
     NotFound,
 )
 from memoracle.graph.ontology import Ontology, load_ontology
+from memoracle.language import compiled
 from memoracle.recall.budget import TokenCounter, default_counter
 from memoracle.recall.hybrid import Searcher
 from memoracle.store.protocols import StoreBackend
 from memoracle.types import (
     Memory,
 )
-from memoracle.workspace import MODELS_DIR
+from memoracle.workspace import CACHE_DIR, MODELS_DIR
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +60,7 @@ class EngineState:
 
     def __init__(self, settings: Settings, store: StoreBackend, clock: Clock) -> None:
         self.settings = settings
+        compiled.keep_in(settings.home / CACHE_DIR)  # rule regexes kept compiled
         self._store = store
         self.clock = clock
         self.zone = settings.zone
@@ -170,7 +172,7 @@ class EngineState:
     @property
     def token_counter(self) -> TokenCounter:
         if self._token_counter is None:
-            self._token_counter = default_counter()
+            self._token_counter = default_counter(self.settings.home / CACHE_DIR)
         return self._token_counter
 
     @property

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from memoracle.errors import InvalidInput
+from memoracle.language import compiled
 
 MACRO = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
 
@@ -36,8 +37,9 @@ def expand(text: str, macros: Mapping[str, str], source: str, where: str, error:
 
 
 def regex(text: str, flags: int, source: str, where: str, error: FileError) -> re.Pattern[str]:
+    """`text` compiled (kept compiled between processes: `compiled`)."""
     try:
-        return re.compile(text, flags)
+        return compiled.regex(text, flags)
     except re.error as exc:
         raise error(f"{source}: {where}: bad regex: {exc}.") from None
 

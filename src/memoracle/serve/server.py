@@ -33,6 +33,7 @@ from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.engine import Engine, recall_anyway
 from memoracle.engine import memories as engine_memories
+from memoracle.engine import search as engine_search
 from memoracle.engine.scope import fill_scope
 from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError, WorkspaceError
 from memoracle.jobs import checkpoint
@@ -53,6 +54,9 @@ MAX_SOCKET_PATH = 104
 OPS = ("ping", "recall", "search", "get", "capture", "checkpoint", "status")
 #: The most hits one `search` returns, and the most ids one `get` reads.
 MAX_HITS = 100
+# What `warm` asks before the server says it is ready: a question with a date, so the
+# time words are read too.
+WARM_QUESTION = "What did we decide yesterday about where I live?"
 #: The fields each op reads besides `op`; any other is refused, so a misspelt scope
 #: field (`user` for `user_id`) is an error, not a request in the server's own scope.
 FIELDS: dict[str, frozenset[str]] = {
@@ -151,14 +155,17 @@ class WarmServer:
 
     def warm(self) -> None:
         """Open the engine and load what a first recall needs (the embedding model, the
-        attribute prototypes' vectors), so the first request after the server says it is
-        ready does not pay for them. A store or model that fails now fails the first
-        request instead, which says why, as before."""
+        attribute prototypes' vectors, the token counter, the vectors in memory, the
+        rules a question reads), so the first request after the server says it is ready
+        does not pay for them: a recall previewed without its boost, which changes
+        nothing stored. A store or model that fails now fails the first request
+        instead, which says why, as before."""
         with contextlib.suppress(EngineError), self._call() as engine:
             embedder = engine.searcher.embedder
             if embedder is not None:
                 embedder.embed_query("memoracle")
                 reader_for(embedder)
+            engine_search.recall(engine, WARM_QUESTION, scope=self.scope, boost=False)
 
     def close(self) -> None:
         with self._lock:

@@ -9,8 +9,8 @@ Fast at 100k memories: a page is first looked for among the newest `NEWEST_WALK`
 memories, read in the order of `memories_observed` and stopped at its last row (words
 asked for are matched by FTS5 once, then tested by id as the walk goes); only a rarer
 filter asks for a sort. A subject is looked up in `memories_subject` under each of
-its stored spellings; the subjects the filter offers are counted among the newest
-`SUBJECTS_SAMPLE` memories, not all.
+its stored spellings (found by a skip scan of that index); the subjects the filter
+offers are counted among the newest `SUBJECTS_SAMPLE` memories, not all.
 """
 
 from __future__ import annotations
@@ -29,6 +29,16 @@ SUBJECTS_SAMPLE = 2000  # the newest memories whose subjects the filter offers
 # them or the page is full, it is the answer; a rarer filter then asks the planner (a
 # kind or status index and a sort).
 NEWEST_WALK = 20_000
+# The distinct subjects in [?1, ?2), one index seek each (a skip scan of
+# `memories_subject`), those equal to ?3 in any case kept.
+_SPELLINGS = (
+    "WITH RECURSIVE s(v) AS ("
+    " SELECT (SELECT min(subject) FROM memories INDEXED BY memories_subject"
+    " WHERE subject >= ?1 AND subject < ?2)"
+    " UNION ALL SELECT (SELECT min(subject) FROM memories INDEXED BY memories_subject"
+    " WHERE subject > s.v AND subject < ?2) FROM s WHERE s.v IS NOT NULL)"
+    " SELECT v FROM s WHERE v = ?3 COLLATE NOCASE"
+)
 
 
 def _said_between(wanted: Filter) -> tuple[list[str], list[Any]]:
@@ -41,6 +51,16 @@ def _said_between(wanted: Filter) -> tuple[list[str], list[Any]]:
             clauses.append(column)
             params.append(db_time(value))
     return clauses, params
+
+
+def _after(first: str) -> str | bytes:
+    """The least value above every text starting with `first` in SQLite's BINARY order
+    (UTF-8's, code points'): the next character, or past the last one a BLOB, which
+    sorts above every text."""
+    code = ord(first) + 1
+    if code > 0x10FFFF:
+        return b"\xff"
+    return chr(0xE000 if 0xD800 <= code < 0xE000 else code)  # no surrogate is a text
 
 
 class Browse:
@@ -93,13 +113,17 @@ class Browse:
         return [int(r[0]) for r in rows]
 
     def _spellings(self, subject: str) -> list[str]:
-        """The subjects stored that are `subject` in any case (a walk of the index)."""
-        rows = self._db.execute(
-            "SELECT DISTINCT subject FROM memories INDEXED BY memories_subject"
-            " WHERE subject = ? COLLATE NOCASE",
-            (subject,),
-        ).fetchall()
-        return [str(r[0]) for r in rows]
+        """The subjects stored that are `subject` in any case (NOCASE: ASCII letters).
+        Such a subject starts with the same first character in either case, so only
+        those ranges of `memories_subject` are looked at, one seek per distinct subject
+        in them (not a walk of every memory's subject: 30 ms at 100k)."""
+        first = subject[:1]
+        starts = dict.fromkeys((first.upper(), first.lower()) if first.isascii() else (first,))
+        found: list[str] = []
+        for start in filter(None, starts):
+            rows = self._db.execute(_SPELLINGS, (start, _after(start), subject))
+            found += [str(r[0]) for r in rows]
+        return found
 
     def superseded(self, memory_id: int, *, limit: int = 50) -> list[int]:
         """Ids of the memories `memory_id` superseded (their `superseded_by`), newest first."""

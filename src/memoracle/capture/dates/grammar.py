@@ -30,6 +30,7 @@ from memoracle.capture.dates.words import (
     _phrase_re,
     _plain_alt,
 )
+from memoracle.language import compiled
 from memoracle.types import DateMention
 
 _Spec = tuple[str, str, tuple[str, ...], _Resolver]  # rule name, pattern, needs, resolver
@@ -77,7 +78,7 @@ class _Grammar(_Resolvers):
             *self._clock_specs(p),
         ]
         self.rules = tuple(
-            _Rule(name, re.compile(pattern), frozenset(needs), resolve)
+            _Rule(name, compiled.regex(pattern), frozenset(needs), resolve)
             for name, pattern, needs, resolve in specs
         )
         self.triggers = self._triggers()
@@ -287,16 +288,16 @@ class _Grammar(_Resolvers):
         """What the words before a match say of it: a habit ("every Friday"), a change
         of date or a plan (ahead), or a word that makes a number no day."""
         w = self.words
-        self._habitual = re.compile(rf"(?<!\w){_alt(w.habitual_before)}\s+$")
+        self._habitual = compiled.regex(rf"(?<!\w){_alt(w.habitual_before)}\s+$")
         # A change of date before a bare weekday, with its link after up to three words
         # ("moved the call to"), or a plan, directly or through a preposition ("is on").
         moves, plans = _alt(w.change_moves), _alt(w.change_plans)
         links = _alt(w.change_links)
-        self._change = re.compile(
+        self._change = compiled.regex(
             rf"(?<!\w)(?:{moves}(?:\s+[\w'’]+){{0,3}}\s+{links}|{plans}(?:\s+{p.prep})?)"
             rf"(?:\s+{_alt(w.determiners)})?\s+$"
         )
-        self._not_day = re.compile(rf"(?<!\w){_alt(w.day_of_month.not_after)}\s+$")
+        self._not_day = compiled.regex(rf"(?<!\w){_alt(w.day_of_month.not_after)}\s+$")
 
     def _cue_pattern(self) -> re.Pattern[str]:
         """One pass finds every tense cue; explicit words come before the patterns so
@@ -309,7 +310,7 @@ class _Grammar(_Resolvers):
             "past": "|".join(f"(?:{p})" for p in w.past_patterns) or "(?!)",
         }
         body = "|".join(f"(?P<{name}>{p})" for name, p in patterns.items())
-        return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+        return compiled.regex(rf"(?<!\w)(?:{body})(?!\w)")
 
     @staticmethod
     def _day_alone(w: TimeWords, b: str, n: str, ordinals: str) -> str:

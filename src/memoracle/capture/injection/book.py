@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memoracle.capture.injection.model import _Rule
+from memoracle.language import compiled
 
 _MAX_MATCHES = 32  # per rule and window: repeated attacks need no more to be judged
 
@@ -145,7 +146,11 @@ def _gates(pattern: re.Pattern[str]) -> list[frozenset[_Literal]]:
     """Factors of `pattern`, most selective first: literal sets (each literal at least
     three characters) of which every match contains one member each. `prefilter` keeps
     the single best factor; the gate here keeps all whose literals start words, or, if
-    none do, the best one."""
+    none do, the best one. Kept between processes (`compiled`)."""
+    return compiled.derived("injection-gates", pattern, _compute_gates)
+
+
+def _compute_gates(pattern: re.Pattern[str]) -> list[frozenset[_Literal]]:
     factors, _ = _walk(list(_parser.parse(pattern.pattern, pattern.flags)), False)
     at_words = [factor for factor in factors if all(at_word for _, at_word in factor)]
     if at_words:
