@@ -67,6 +67,7 @@ ORDER = (
 INSIDE: dict[str, tuple[str, ...]] = {
     "memoracle.engine": (
         "core",
+        "backend",
         "browse",
         "amend",
         "completion",

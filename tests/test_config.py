@@ -156,3 +156,35 @@ def test_any_environment_value_loads_or_is_refused_cleanly(key: str, raw: str) -
         load(Path("/nonexistent"), env={var: raw})
     except InvalidInput as exc:
         assert key in str(exc) or var in str(exc)
+
+
+def test_storage_url_from_the_file_or_the_environment_its_password_never_shown(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[storage]\nurl = "postgresql://mem:s3cret@db.example:5432/memory"\n', encoding="utf-8"
+    )
+    settings = load(tmp_path, env={})
+    assert settings.storage.url == "postgresql://mem:s3cret@db.example:5432/memory"
+    shown = {key: value for key, value, *_ in settings.items()}
+    assert shown["storage.url"] == "postgresql://mem:***@db.example:5432/memory"
+    env = {"MEMORACLE_STORAGE_URL": "postgres://fleet:pw@10.0.0.5/agents"}
+    assert load(tmp_path, env=env).storage.url == "postgres://fleet:pw@10.0.0.5/agents"
+    assert load(tmp_path, env=env).sources["storage.url"] == "env:MEMORACLE_STORAGE_URL"
+    assert load(tmp_path / "empty", env={}).storage.url == ""  # the SQLite file
+
+
+@pytest.mark.parametrize(
+    "url", ["mysql://mem:s3cret@db/memory", "db.example:5432", "postgresql://mem:s3cret@ db/x"]
+)
+def test_a_storage_url_that_is_no_postgresql_url_is_refused_naming_the_field(
+    tmp_path: Path, url: str
+) -> None:
+    (tmp_path / "config.toml").write_text(f'[storage]\nurl = "{url}"\n', encoding="utf-8")
+    with pytest.raises(InvalidInput) as caught:
+        load(tmp_path, env={})
+    message = str(caught.value)
+    assert "config.toml: storage.url" in message and "postgres" in message
+    assert "s3cret" not in message
+    with pytest.raises(InvalidInput, match="environment variable MEMORACLE_STORAGE_URL"):
+        load(tmp_path / "other", env={"MEMORACLE_STORAGE_URL": url})

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
@@ -30,6 +31,7 @@ from memoracle.types import KINDS
 CONFIG_FILE = "config.toml"
 DB_FILE = "memoracle.db"
 ENV_PREFIX = "MEMORACLE_"
+SECRET_URLS = frozenset({"storage.url"})  # shown with the password masked, never whole
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,16 @@ NATURAL = Allowed(low=1)
 NON_NEGATIVE = Allowed(low=0)
 SHARE = Allowed(low=0, high=1)
 CRON = Allowed(cron=True)
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    url: str = _opt(
+        "",
+        "Where the store is: empty = the SQLite file HOME/memoracle.db; "
+        "postgresql://USER:PASSWORD@HOST:PORT/DATABASE = a PostgreSQL server (docs/fleet.md).",
+        Allowed(pattern=r"(postgres(ql)?://\S+)?"),
+    )
 
 
 @dataclass(frozen=True)
@@ -337,6 +349,7 @@ class ScheduleSettings:
 @dataclass(frozen=True)
 class Settings:
     home: Path
+    storage: StorageSettings = field(default_factory=StorageSettings)
     workspace: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
@@ -376,15 +389,30 @@ class Settings:
             group = getattr(self, section.name)
             for f in dataclasses.fields(group):
                 key = f"{section.name}.{f.name}"
+                value = getattr(group, f.name)
                 rows.append(
                     (
                         key,
-                        getattr(group, f.name),
+                        safe_url(value) if key in SECRET_URLS else value,
                         self.sources.get(key, "default"),
                         f.metadata["help"],
                     )
                 )
         return rows
+
+
+def safe_url(url: str) -> str:
+    """`url` with its password replaced by ***: what messages and `config show` may
+    show of a storage URL."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    except ValueError:
+        return "the storage URL"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -510,8 +538,9 @@ def _coerce(f: dataclasses.Field[Any], raw: Any, where: str, key: str) -> Any:
     allowed: Allowed | None = f.metadata.get("allowed")
     why = allowed.problem(value) if allowed is not None else None
     if allowed is not None and why is not None:
+        shown = safe_url(str(raw)) if key in SECRET_URLS else raw
         raise InvalidInput(
-            f"{where}: {raw!r} is not allowed for {key} ({why}); allowed: {allowed.describe()}."
+            f"{where}: {shown!r} is not allowed for {key} ({why}); allowed: {allowed.describe()}."
         )
     return value
 

@@ -2,6 +2,10 @@
 a fresh database for each test, and `backend`, a store of either kind, so one test runs
 on SQLite and on PostgreSQL alike.
 
+`on_postgres` puts every engine a test opens on that server, so the behaviour suite
+written for SQLite runs unchanged on PostgreSQL (test_on_pg_*.py), and `any_engine`
+gives an engine of each kind, opened through `storage.url`.
+
 Tests that need the server are marked `pg`; they skip, saying why, only where psycopg,
 pgvector or pgserver is not installed (`make test` and CI install them with the dev
 extra, so there they run)."""
@@ -17,6 +21,8 @@ import pytest
 from pgharness import MISSING, SKIP_REASON, PgServer
 
 from memoracle.clock import FixedClock
+from memoracle.config import load
+from memoracle.engine import Engine
 from memoracle.store import Store
 
 _names = itertools.count(1)
@@ -70,16 +76,28 @@ def pg_store_url(pg_server: PgServer, pg_migrated: str) -> str:
     """The URL of the session's migrated database, emptied of rows first (every row
     deleted, identities restarted, the vector indexes dropped), where a new database
     would take 0.5 s to copy and 1 s to migrate."""
+    url = pg_server.url(pg_migrated)
+    empty_database(url)
+    return url
+
+
+def empty_database(url: str) -> None:
+    """Every row of the database at `url` gone, its identities restarted and its vector
+    indexes dropped: as new, its migrations kept. TRUNCATE, not DELETE: a session of
+    behaviour tests would leave thousands of dead row versions, which the server's
+    state reports (`dead_rows_high`) as a real store's."""
     import psycopg
 
-    url = pg_server.url(pg_migrated)
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute("SET LOCAL session_replication_role = replica")  # triggers, keys: off
-        for (table,) in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename != 'schema_version'"
-        ).fetchall():
-            conn.execute(f"DELETE FROM {table}")
+        tables = [
+            str(t)
+            for (t,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                " AND tablename != 'schema_version'"
+            ).fetchall()
+        ]
+        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
         for (sequence,) in conn.execute(
             "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'"
         ).fetchall():
@@ -88,7 +106,6 @@ def pg_store_url(pg_server: PgServer, pg_migrated: str) -> str:
             "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'"
         ).fetchall():
             conn.execute(f"DROP INDEX {name}")
-    return url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
@@ -103,3 +120,30 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, clock: FixedClock) -
         store = PgStore.open(url, now=clock.now())  # type: ignore[assignment]
     yield store
     store.close()
+
+
+@pytest.fixture
+def on_postgres(pg_store_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every engine the test opens or initialises is on the session's PostgreSQL
+    database (emptied first), whatever its settings say: the one switch
+    (`engine.backend.url`) replaced, so a behaviour test written for SQLite runs
+    unchanged on PostgreSQL (tests/pg/test_on_pg_*.py)."""
+    from memoracle.engine import backend
+
+    monkeypatch.setattr(backend, "url", lambda settings: pg_store_url)
+    return pg_store_url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
+def any_engine(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FixedClock
+) -> Iterator[Engine]:
+    """An engine of each kind, opened through `storage.url` as a user would: the SQLite
+    file, then the session's PostgreSQL database (emptied first)."""
+    overrides = {"embedding.model": "hash"}
+    if request.param == "postgres":
+        overrides["storage.url"] = request.getfixturevalue("pg_store_url")
+    settings = load(tmp_path / "home", env={}, overrides=overrides)
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as engine:
+        yield engine

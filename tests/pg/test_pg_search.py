@@ -101,6 +101,22 @@ def test_recalls_queries_find_on_postgresql_what_they_find_on_sqlite(
     assert [wanted] in found
 
 
+def test_a_shorter_text_saying_the_words_ranks_first_as_with_bm25(
+    backend: Any, clock: FixedClock
+) -> None:
+    texts = (
+        "I went to the passport office downtown last spring.",
+        "The office downtown is closed.",
+        "Our office downtown moved.",
+    )
+    with backend.transaction():
+        ids = [backend.memories.insert(_new(t, clock), now=clock.now()) for t in texts]
+    (query,) = lexical_queries("office downtown")[:1]
+    ranked = [i for i, _ in backend.index.lexical_memories(query, View(), limit=5)]
+    assert ranked[-1] == ids[0]  # the long one last, not first by its older id
+    assert backend.memories.match("office downtown")[-1] == ids[0]
+
+
 def test_vectors_are_searched_in_the_hnsw_index_under_the_rule(pg: Any, clock: FixedClock) -> None:
     rng = np.random.default_rng(7)
     alice, bob = Scope(user="alice"), Scope(user="bob")
@@ -128,6 +144,9 @@ def test_vectors_are_searched_in_the_hnsw_index_under_the_rule(pg: Any, clock: F
     assert pg.index.vector_models() == {"m": (16, 31)}
     with psycopg.connect(_url(pg), autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off")
+        # and no sort: with a few rows, statistics left by earlier tests can make the
+        # model's btree plus a sort look cheaper; the HNSW index hands rows over in order
+        conn.execute("SET enable_sort = off")
         plan = "\n".join(
             r[0]
             for r in conn.execute(
@@ -137,6 +156,38 @@ def test_vectors_are_searched_in_the_hnsw_index_under_the_rule(pg: Any, clock: F
             )
         )
     assert "vectors_hnsw_1" in plan, plan
+
+
+def test_recalls_vector_index_is_pgvectors_under_the_rule_at_any_depth(
+    pg: Any, clock: FixedClock
+) -> None:
+    """Recall's `VectorIndex` on PostgreSQL (`vector_index`): the nearest texts a view
+    may see, found in the database (nothing loaded), even when a search asks for more
+    candidates than pgvector's `hnsw.ef_search` allows (1000: at most 100 hits asked
+    for an overfetch of 10 each)."""
+    rng = np.random.default_rng(3)
+    alice, bob = Scope(user="alice"), Scope(user="bob")
+    texts = [(f"alice note {i}", alice) for i in range(20)] + [("bob's secret", bob)]
+    vectors = {t: rng.standard_normal(16).astype(np.float32) for t, _ in texts}
+    with pg.transaction():
+        for t, s in texts:
+            pg.memories.insert(_new(t, clock, scope=s), now=clock.now())
+        pg.index.put_vectors(
+            [(content_hash(t), "m", 16, v.tobytes()) for t, v in vectors.items()], now=clock.now()
+        )
+    index = pg.vector_index("m", 16)
+    assert index.refresh() == 0 and len(index) == 1 and index.state() == "hnsw"
+    query = vectors["bob's secret"]
+    as_alice = index.nearest(query, 200, view=View(alice))
+    assert content_hash("bob's secret") not in {h for h, _ in as_alice}
+    assert len(as_alice) == sum(
+        1 for t in vectors if t.startswith("alice") and float(vectors[t] @ query) > 0
+    )
+    as_bob = index.nearest(query, 200, view=View(bob))
+    assert as_bob[0][0] == content_hash("bob's secret")
+    assert as_bob[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert len(pg.index.nearest_memories("m", query.tolist(), View(alice), limit=150)) == 20
+    assert pg.vector_index("other-model", 16).refresh() == 0
 
 
 def test_a_vector_search_does_not_wait_for_a_writer(

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from memoracle.clock import Clock, SystemClock
 from memoracle.config import Settings
 from memoracle.config_file import render_toml, set_key
-from memoracle.engine import graph, guard, memories, search, upkeep, write
+from memoracle.engine import backend, graph, memories, search, upkeep, write
 from memoracle.engine.housekeeping import Housekeeping
 from memoracle.engine.repeats import Repeats
 from memoracle.engine.replay import Replay, deliver
 from memoracle.engine.scope import can_see, fill_scope, is_owner, own_scope
 from memoracle.engine.state import EngineState, parse_ref
-from memoracle.errors import StoreDamaged, StoreError, WorkspaceError
+from memoracle.errors import StoreError, WorkspaceError
 from memoracle.lifecycle import scoring
 from memoracle.lifecycle.dedup import DedupScore
 from memoracle.lifecycle.scoring import MemoryScore
@@ -33,7 +33,6 @@ from memoracle.recall.fallback import FORGOTTEN_FILE, forgotten_marks, recall_fr
 from memoracle.recall.hybrid import SearchOutcome
 from memoracle.recall.lists import Mode
 from memoracle.storage_types import AuditEntry, BackupInfo, HeldWrite
-from memoracle.store import Store, require_fts5
 from memoracle.types import (
     CaptureResult,
     Dispute,
@@ -87,7 +86,7 @@ class Engine(Housekeeping, Repeats, EngineState):
         clock = clock or SystemClock()
         home = settings.home
         created: list[str] = []
-        require_fts5()  # before anything is created
+        backend.prepare(settings)  # before anything is created
         if openclaw_workspace is not None:
             openclaw_workspace = openclaw_workspace.expanduser().resolve()
             if not openclaw_workspace.is_dir():
@@ -116,47 +115,19 @@ class Engine(Housekeeping, Repeats, EngineState):
                 f"Cannot create the workspace at {home}: {exc.strerror or exc}. "
                 "Choose a writable folder with --home or MEMORACLE_HOME."
             ) from None
-        existed, store = cls._init_store(settings, clock, force=force)
+        existed, store = backend.start_store(settings, clock, force=force)
         version = store.schema_version
         store.close()
         if not existed:
-            created.append(str(settings.db_path))
+            created.append(backend.location(settings))
         return InitReport(
             home=str(home),
-            database=str(settings.db_path),
+            database=backend.location(settings),
             config=str(settings.config_path),
             files_dir=str(files_dir),
             created=tuple(created),
             schema_version=version,
         )
-
-    @classmethod
-    def _init_store(cls, settings: Settings, clock: Clock, *, force: bool) -> tuple[bool, Store]:
-        """`init`'s store: (whether it existed, the store opened and migrated)."""
-        try:
-            return True, cls._open_store(settings, clock)
-        except WorkspaceError:  # a new workspace: no store yet
-            return False, Store.open(settings.db_path, now=clock.now())
-        except StoreDamaged as exc:
-            if not force:
-                raise StoreDamaged(
-                    f"{exc} Or, to start an empty store instead: memoracle --home"
-                    f" {settings.home} init --force (the damaged file is kept in"
-                    f" {settings.home / guard.DAMAGED_DIR})."
-                ) from None
-        guard.set_aside(settings, clock.now())
-        return False, Store.open(settings.db_path, now=clock.now())
-
-    @classmethod
-    def _open_store(cls, settings: Settings, clock: Clock) -> Store:
-        """The store, opened after `guard.check_before_open`; a schema that lacks what
-        its version has is `StoreDamaged` naming the recovery."""
-        life = guard.check_before_open(settings)
-        try:
-            return Store.open(settings.db_path, now=clock.now(), existing=life)
-        except StoreDamaged as exc:
-            life_seen = guard.earlier_life(settings)
-            raise guard.refuse(settings, str(exc).rstrip("."), life_seen) from None
 
     @classmethod
     def open(
@@ -171,7 +142,7 @@ class Engine(Housekeeping, Repeats, EngineState):
         own; when it cannot start, the engine is closed before the error is raised."""
         clock = clock or SystemClock()
         settings.zone  # noqa: B018 - a bad timezone is refused before the store is opened
-        engine = cls(settings, cls._open_store(settings, clock), clock)
+        engine = cls(settings, backend.open_store(settings, clock), clock)
         try:  # what was said while the store was unusable
             engine.replayed = engine.replay_queue() if replay else None
         except Exception as exc:  # the queue waits for the next open; this one goes on
@@ -205,12 +176,8 @@ class Engine(Housekeeping, Repeats, EngineState):
         answers with what has landed (the rest by its words, said in its note) instead of
         embedding first. `close` stops it cleanly. False when there is no embedding
         model or the store is read-only (nothing to land)."""
-        settings, clock = self.settings, self.clock
-
-        def open_store() -> Store:
-            return Store.open(settings.db_path, now=clock.now(), existing=True)
-
-        return self.searcher.land_in_background(open_store, clock) is not None
+        opener = backend.opener(self.settings, self.clock)
+        return self.searcher.land_in_background(opener, self.clock) is not None
 
     def _stored_texts(self) -> None:
         """New texts were stored: a background worker, if any, lands their vectors."""

@@ -12,6 +12,7 @@ object (`store.maintenance`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Self
@@ -25,6 +26,7 @@ from memoracle.storage_types import (
     FreeSpace,
     GraphRows,
     Run,
+    StoreState,
 )
 from memoracle.store import Store
 from memoracle.store.protocols import TransferRows
@@ -41,8 +43,14 @@ class Housekeeping(EngineState):
 
     @property
     def database_path(self) -> Path:
-        """Where the store is (named in messages and in health.json)."""
-        return self._store.path
+        """The store's file (a SQLite store's; for messages, `store_location`)."""
+        return Path(self._store.location)
+
+    @property
+    def store_location(self) -> str:
+        """Where the store is, for messages and health.json: its file, or the server's
+        URL with the password masked."""
+        return self._store.location
 
     @property
     def schema_version(self) -> int:
@@ -64,6 +72,17 @@ class Housekeeping(EngineState):
     def compact_store(self) -> int:
         """Give the free pages back to the disk; returns the bytes the store shrank by."""
         return self._store.maintenance.compact()
+
+    def exclusive(self, name: str, *, who: str) -> AbstractContextManager[None]:
+        """Hold job `name`'s lock for a block: one holder among every process sharing the
+        store (SQLite: HOME/NAME.lock beside the file, holding the pid; PostgreSQL: an
+        advisory lock, every host). Held elsewhere: a `WorkspaceError` naming the holder
+        as `who` ("Another nightly run")."""
+        return self._store.maintenance.exclusive(name, who=who)
+
+    def store_state(self) -> StoreState:
+        """What health and doctor show of the store itself (the file; the server)."""
+        return self._store.maintenance.state()
 
     def backup_to(self, folder: Path, *, now: datetime | None = None) -> BackupInfo:
         """A verified backup of the committed store in `folder` (named for `now`, by
@@ -89,7 +108,7 @@ class Housekeeping(EngineState):
     def scratch_copy(self, folder: Path, *, settings: Settings | None = None) -> Self:
         """An engine over a plain copy of the committed store made in `folder` (free
         pages and layout as here, unverified: to work on, not a backup)."""
-        path = folder / self._store.path.name
+        path = folder / Path(self._store.location).name
         self._store.maintenance.scratch_copy(path)
         return self.over(path, settings=settings, existing=False)
 
@@ -233,7 +252,9 @@ class Housekeeping(EngineState):
         actor: str,
     ) -> int:
         """Write the new `values` in one transaction, with each (memory id, detail) of
-        `notes` audited as a `redact`; freed pages are zeroed (`secure_delete`).
+        `notes` audited as a `redact`; the old text is then cleared from the store's
+        files (`secure_delete`, before and after: SQLite zeroes the pages the rewrite
+        frees, PostgreSQL vacuums the old row versions out once it committed).
         Returns the vectors dropped (their texts changed)."""
         store = self._store
         store.scrub.secure_delete()
@@ -243,6 +264,7 @@ class Housekeeping(EngineState):
                 store.audit.append(
                     at=now, actor=actor, action="redact", memory_id=memory_id, detail=detail
                 )
+        store.scrub.secure_delete()
         return dropped
 
     def text_counts(self) -> dict[str, int]:

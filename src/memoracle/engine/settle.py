@@ -435,7 +435,7 @@ def write_forgotten_marks(st: EngineState) -> None:
     whole after every forget and restore; nothing for a read-only store."""
     if st._store.readonly:
         return
-    path = st._store.path.parent / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
+    path = st._store.folder / FORGOTTEN_FILE  # HOME, or a dry run's scratch folder
     forgotten = st._store.memories.select(status="forgotten", limit=10_000_000)
     if not forgotten and not path.exists():
         return

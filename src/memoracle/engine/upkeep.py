@@ -451,7 +451,7 @@ def stats(st: EngineState, *, scope: Scope | None = None) -> Stats:
     last = st._store.runs.last("ingest")
     return Stats(
         home=str(st.settings.home),
-        database=str(st._store.path),
+        database=st._store.location,
         schema_version=st._store.schema_version,
         database_bytes=st._store.maintenance.size(),
         memories=sum(counts.values()),

@@ -61,7 +61,7 @@ class Target:
     def shown(self) -> str:
         """What messages show: the URL with its password as ***, or the path."""
         if self.kind == "postgresql":
-            from memoracle.store.postgres.connection import safe_url
+            from memoracle.config import safe_url
 
             return safe_url(self.url)
         return str(self.path)

@@ -11,6 +11,10 @@ export (`knowledge-graph/facts.jsonl`) and the memory lines of MEMORY.md's block
 never deleted), the new store is checked in full before it is renamed into place, and
 the damage mark is removed. What was stored after the backup or the export is in the
 file kept aside.
+
+All of it is for the SQLite file: a workspace whose `storage.url` names a PostgreSQL
+server is refused (`sqlite_only`), its database being the server's to check, back up
+and restore (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from pathlib import Path
 
 from memoracle.clock import Clock
 from memoracle.config import Settings
-from memoracle.engine import Engine, guard
-from memoracle.errors import EngineError, StoreError
+from memoracle.engine import Engine, backend, guard
+from memoracle.errors import EngineError, StoreError, WorkspaceError
 from memoracle.files import read_text
 from memoracle.render.memory_md import BlockError, extract_block
 from memoracle.storage_types import Damage
@@ -76,8 +80,20 @@ class Plan:
     memories: list[tuple[str, str | None, Scope | None]] = field(default_factory=list)
 
 
+def sqlite_only(settings: Settings) -> None:
+    """A `WorkspaceError` when the store is a server's database: nothing here applies."""
+    if backend.is_server(settings):
+        raise WorkspaceError(
+            f"The store of {settings.home} is the PostgreSQL database"
+            f" {backend.location(settings)}: examining and recovering a store is for the"
+            " SQLite file only. Check and restore the database with the server's own tools"
+            " (amcheck, pg_dump and pg_restore, a base backup and its WAL)."
+        )
+
+
 def examine(settings: Settings, *, deep: bool = False) -> Examination:
     """What is wrong with the store and its newest backup; reads only."""
+    sqlite_only(settings)
     damage = SqliteMaintenance.at(settings.db_path).damage(deep=deep)
     backups = _backups(settings.home / "backups")
     newest = verify_backup(backups[0]) if backups else None
@@ -107,6 +123,7 @@ def verify_backup(path: Path) -> BackupCheck:
 
 def plan(settings: Settings, damage: Damage) -> Plan:
     """The way back for a store with `damage`, best source first (the module says)."""
+    sqlite_only(settings)
     db = settings.db_path
     aside = settings.home / guard.DAMAGED_DIR
     if damage.code == "unreadable" and _own_file(db):
@@ -182,6 +199,7 @@ def _memory_lines(path: Path) -> list[str]:
 def recover(settings: Settings, plan: Plan, clock: Clock) -> list[str]:
     """Carry out `plan`; return what was done, one line each. The store put in place
     has passed the full integrity check; the damaged one is in HOME/damaged/."""
+    sqlite_only(settings)
     db, now = settings.db_path, clock.now()
     store = SqliteMaintenance.at(db)
     if plan.source == "none":

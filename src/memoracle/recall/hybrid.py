@@ -14,8 +14,9 @@ the `Trace` of what each stage kept (`outcome`). The formulas are `fuse`'s; whic
 requester may see is `store.index`'s.
 
 A search reads only. Also keeps the configured model's vector index (a `VectorIndex` of
-`store.protocols`; today's, `vectors.InProcessIndex`, holds the vectors in memory: exact,
-or the HNSW graph of `ann`): the texts that have no vector yet are
+`store.protocols`; on SQLite `vectors.InProcessIndex` holds the vectors in memory: exact,
+or the HNSW graph of `ann`; on PostgreSQL the backend's own, pgvector's, searched in the
+database: `vectors.in_process_index` picks): the texts that have no vector yet are
 embedded and stored before a search (`Searcher.land_for_search`, which the engine calls
 first), or by a background worker in a long-running host (`landing`).
 """

@@ -262,7 +262,12 @@ OpenIndex = Callable[[StoreBackend, Settings, str, int], VectorIndex]  # store, 
 def in_process_index(
     store: StoreBackend, settings: Settings, model_id: str, dim: int
 ) -> VectorIndex:
-    """The `OpenIndex` of today's stores: `InProcessIndex`, its HNSW graph under HOME/index/."""
+    """The `OpenIndex` of every store: the index the database keeps when it keeps one
+    (`StoreBackend.vector_index`: pgvector on PostgreSQL), else `InProcessIndex`, its
+    HNSW graph under HOME/index/ (SQLite)."""
+    kept = store.vector_index(model_id, dim)
+    if kept is not None:
+        return kept
     return InProcessIndex(
         store,
         model_id,

@@ -55,6 +55,8 @@ class Store:
     def __init__(self, db: Database, version: int) -> None:
         self._db = db
         self.path = db.path
+        self.location = str(db.path)  # for messages
+        self.folder = db.path.parent  # the files kept beside it (HOME, a scratch folder)
         self.readonly = db.readonly  # opened `mode=ro`: reads only, see `open`
         self.schema_version = version
         self.memories = Memories(db)
@@ -108,6 +110,10 @@ class Store:
     def transaction(self) -> Iterator[None]:
         with self._db.transaction():
             yield
+
+    def vector_index(self, model_id: str, dim: int) -> None:
+        """None: search keeps the vectors in its process (`recall.vectors`)."""
+        return None
 
     def close(self) -> None:
         self._db.close()

@@ -33,6 +33,7 @@ from memoracle.storage_types import (
     HeldWrite,
     LexicalQuery,
     Run,
+    StoreState,
     View,
 )
 from memoracle.store.scrub import Place
@@ -323,7 +324,7 @@ class ScrubRepository(Protocol):
     def values(self, place: Place) -> Iterator[tuple[int, str]]: ...
     def rewrite(self, changes: Mapping[Place, Sequence[tuple[int, str]]]) -> int: ...
     def counts(self) -> dict[str, int]: ...
-    def secure_delete(self) -> None: ...
+    def secure_delete(self) -> None: ...  # called before a rewrite and after it commits
 
 
 class BrowseRepository(Protocol):
@@ -343,7 +344,10 @@ class Maintenance(Protocol):
     tells a reader that the store changed (another connection's commit, this one's own
     writes), so what it keeps in memory (the vectors, the web page's pages) is read
     again only then; a backend without a cheap equivalent may return a value that
-    changes with every commit."""
+    changes with every commit. `exclusive(name, who=…)` holds job `name`'s lock for a
+    block, one holder among everyone sharing the store (SQLite: a pid file beside it;
+    PostgreSQL: an advisory lock, every host), else a `WorkspaceError` naming the holder
+    as `who`. `state` is what health and doctor show of the store itself."""
 
     def change_marker(self) -> tuple[int, int]: ...
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo: ...
@@ -352,6 +356,8 @@ class Maintenance(Protocol):
     def compact(self) -> int: ...
     def scratch_copy(self, dest: Path) -> None: ...
     def size(self) -> int: ...
+    def exclusive(self, name: str, *, who: str) -> AbstractContextManager[None]: ...
+    def state(self) -> StoreState: ...
 
 
 class TransferRows(Protocol):
@@ -376,8 +382,11 @@ class TransferRows(Protocol):
 class StoreBackend(Protocol):
     """A store the engine and search can work on: the repositories, the transaction
     every write happens in, whether it may be written at all, its schema version, its
-    upkeep (`maintenance`), and closing it. `path` is where it is, for messages and the
-    files kept beside it."""
+    upkeep (`maintenance`), and closing it. `location` is where it is, for messages (a
+    file's path, a server's URL with the password masked); `folder` is where the files
+    kept beside it live (the SQLite file's folder; HOME for a server). `vector_index`:
+    the index of one model's vectors that the database keeps and searches itself
+    (pgvector), or None where search keeps one in the process (SQLite)."""
 
     @property
     def memories(self) -> MemoryRepository: ...
@@ -410,7 +419,10 @@ class StoreBackend(Protocol):
     def transfer(self) -> TransferRows: ...
     def close(self) -> None: ...
     @property
-    def path(self) -> Path: ...
+    def location(self) -> str: ...
+    @property
+    def folder(self) -> Path: ...
+    def vector_index(self, model_id: str, dim: int) -> VectorIndex | None: ...
 
 
 class VectorIndex(Protocol):

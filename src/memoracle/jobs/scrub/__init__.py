@@ -148,7 +148,7 @@ def redact_store(engine: Engine, *, dry_run: bool = False, embed: bool = True) -
     naming the backup taken before."""
     if engine.readonly and not dry_run:
         raise StoreError(
-            f"{engine.database_path}: the workspace is read-only, so nothing can be redacted"
+            f"{engine.store_location}: the workspace is read-only, so nothing can be redacted"
             " here; run memoracle redact where it is writable (--dry-run works here)."
         )
     started = time.perf_counter()
@@ -208,7 +208,7 @@ def _rewrite_store(engine: Engine, found: database.Plan, report: RedactReport) -
         kept = {k: v for k, v in before.counts.items() if k != "audit"}
         if problems != ["ok"] or counts != kept:
             raise StoreError(
-                f"{engine.database_path}: after the redaction the store fails its check"
+                f"{engine.store_location}: after the redaction the store fails its check"
                 f" ({'; '.join(problems[:3]) if problems != ['ok'] else counts}). The backup"
                 f" taken before it is {before.path}; restore it with: memoracle doctor"
             )

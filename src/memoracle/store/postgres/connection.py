@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
+from memoracle.config import safe_url
 from memoracle.errors import StoreError
 
 CONNECT_TIMEOUT_S = 10
@@ -29,19 +30,6 @@ VECTOR_HELP = (
     " PostgreSQL that offers it; https://github.com/pgvector/pgvector#installation), then"
     " run as a superuser in the database: CREATE EXTENSION vector;"
 )
-
-
-def safe_url(url: str) -> str:
-    """`url` with its password replaced by ***: what messages may show."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    except ValueError:
-        return "the storage URL"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _check_url(url: str) -> None:
@@ -120,6 +108,11 @@ class PgDatabase:
                 cursor.executemany(query, rows)
         except psycopg.Error as exc:
             raise self.error(exc) from None
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction (or a snapshot) is open on this connection."""
+        return self._depth > 0
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

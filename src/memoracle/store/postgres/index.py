@@ -34,7 +34,14 @@ _SEARCHABLE = (
 # status filter them (pgvector filters after the index scan); when too few survive,
 # the search is done exactly over what the rule lets through.
 OVERFETCH = 10
+# `ts_rank_cd`'s normalisation 1: the rank divided by 1 + log(the text's length in
+# words), so that, as with FTS5's BM25, of two texts that say the query's words equally
+# the shorter ranks first (without it they tie, and the older wins).
+RANK_BY_LENGTH = 1
 EF_SEARCH_MIN = 40
+# pgvector's largest `hnsw.ef_search`: an index scan hands over at most this many
+# candidates, so a larger pool is searched exactly when the rule leaves too few.
+EF_SEARCH_MAX = 1000
 
 
 def _tsquery(query: LexicalQuery) -> tuple[str, list[Any]] | None:
@@ -82,7 +89,7 @@ class PgIndex:
             return []
         tsquery, query_params = found
         rows = self._db.execute(
-            f"SELECT {alias}.id, -ts_rank_cd({alias}.tsv, q.q) AS score"
+            f"SELECT {alias}.id, -ts_rank_cd({alias}.tsv, q.q, {RANK_BY_LENGTH}) AS score"
             f" FROM {table}, (SELECT {tsquery} AS q) q WHERE {alias}.tsv @@ q.q"
             f" AND {alias}.id > %s AND {where} ORDER BY score, {alias}.id LIMIT %s",
             (*query_params, min_id, *params, limit),
@@ -330,7 +337,7 @@ class PgIndex:
         model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
             sql.Literal(model_id), sql.Literal(dim)
         )
-        pool = max(limit * OVERFETCH, EF_SEARCH_MIN)
+        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
         candidates = sql.SQL(
             "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s"
         ).format(d=distance, m=model)
@@ -349,6 +356,63 @@ class PgIndex:
                 ).format(a=sql.SQL(alias), d=distance, t=sql.SQL(table), m=model, w=sql.SQL(where))
                 rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def nearest_texts(
+        self, model_id: str, query: Sequence[float], view: View | None, *, limit: int
+    ) -> list[tuple[str, float]]:
+        """(content hash, cosine distance) of the texts whose vector of `model_id` is
+        nearest `query`, nearest first, each the text of a memory or message turn `view`
+        may see (without a view: of any a search can return, `_SEARCHABLE`'s). Asks the
+        HNSW index for candidates as `nearest_memories` does, then searches exactly over
+        what the rule lets through when too few survive."""
+        if view is None:
+            seen = (
+                "(EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = {h}"
+                " AND m.status != 'archived') OR EXISTS (SELECT 1 FROM episodes e"
+                " WHERE e.content_hash = {h} AND e.kind = 'message'))"
+            )
+            params: list[Any] = []
+        else:
+            memories, m_params = memory_clause(view, "m")
+            episodes, e_params = episode_clause(view, "e")
+            seen = (
+                f"(EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = {{h}} AND {memories})"
+                " OR EXISTS (SELECT 1 FROM episodes e WHERE e.content_hash = {h}"
+                f" AND e.kind = 'message' AND {episodes}))"
+            )
+            params = [*m_params, *e_params]
+        dim = len(query)
+        vector = Vector(np.asarray(query, dtype=np.float32))
+        distance = sql.SQL("(v.vector::vector({dim})) <=> %s::vector({dim})").format(
+            dim=sql.Literal(dim)
+        )
+        model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
+            sql.Literal(model_id), sql.Literal(dim)
+        )
+        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        near = sql.SQL(
+            "SELECT c.content_hash, c.distance FROM (SELECT v.content_hash, {d} AS distance"
+            " FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s) c WHERE {s}"
+            " ORDER BY c.distance, c.content_hash LIMIT %s"
+        ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "c.content_hash")))
+        with self._db.snapshot():  # a read: no writer lock, SET LOCAL ends with it
+            self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(pool)))
+            rows = self._db.execute(near, (vector, vector, pool, *params, limit)).fetchall()
+            if len(rows) < limit:  # the rule left too few of the index's candidates: exact
+                exact = sql.SQL(
+                    "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} AND {s}"
+                    " ORDER BY distance, v.content_hash LIMIT %s"
+                ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "v.content_hash")))
+                rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    def has_vectors(self, model_id: str, dim: int) -> bool:
+        """Whether any vector of `model_id` and `dim` is stored."""
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM vectors WHERE model_id = %s AND dim = %s)",
+            (model_id, dim),
+        ).fetchone()
+        return bool(row and row[0])
 
     # -- what an in-process vector index is fed with (recall's InProcessIndex) ---------
 

@@ -444,7 +444,7 @@ class PgMemories:
             params.append(subject)
         rows = self._db.execute(
             f"SELECT m.id FROM memories m, (SELECT {tsquery} AS q) q"
-            f" WHERE {' AND '.join(clauses)} ORDER BY ts_rank_cd(m.tsv, q.q) DESC, m.id"
+            f" WHERE {' AND '.join(clauses)} ORDER BY ts_rank_cd(m.tsv, q.q, 1) DESC, m.id"
             " LIMIT %s",
             (*params, limit),
         ).fetchall()

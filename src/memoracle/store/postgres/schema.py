@@ -308,10 +308,20 @@ CREATE INDEX held_episode ON held (episode_id) WHERE episode_id IS NOT NULL;
 Migration = Callable[[PgDatabase], None]
 
 
+def m003_slot_seq(db: PgDatabase) -> None:
+    """A slot row gets a number of its own, as `entity_aliases` has (`seq`): what
+    `memoracle redact` names a row by (SQLite's rowid)."""
+    db.execute("ALTER TABLE slots ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE")
+
+
 def _migrations() -> tuple[tuple[int, str, Migration], ...]:
     from memoracle.store.postgres.policies import m002_row_security
 
-    return ((1, "initial", m001_initial), (2, "row-level security", m002_row_security))
+    return (
+        (1, "initial", m001_initial),
+        (2, "row-level security", m002_row_security),
+        (3, "slot numbers", m003_slot_seq),
+    )
 
 
 MIGRATIONS = _migrations()

@@ -72,6 +72,7 @@ PG_ONLY = {
     ("memories", "tsv"),
     ("provenance", "id"),
     ("entity_aliases", "seq"),
+    ("slots", "seq"),
 }
 # A nested table's order within one parent, in this schema (SQLite's rowid is an
 # identity here; text byte-wise).
