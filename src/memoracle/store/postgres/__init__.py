@@ -13,13 +13,10 @@ Not yet reachable from `Engine.open`: the engine still opens the SQLite `Store`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING
-
-import psycopg
-from pgvector.psycopg import register_vector
 
 from memoracle.store.db import db_time
 from memoracle.store.postgres import schema
@@ -33,6 +30,7 @@ from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
+from memoracle.types import Scope
 
 __all__ = ["PgStore", "grant_agent", "safe_url"]
 
@@ -59,18 +57,15 @@ class PgStore:
         db = PgDatabase(url)
         try:
             version = schema.apply(db, now=db_time(now) or "")
-            try:
-                register_vector(db.conn)
-            except psycopg.Error as exc:
-                raise db.error(exc) from None
+            db.adapt_vectors()
         except BaseException:
             db.close()
             raise
         return cls(db, version)
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._db.transaction():
+    def transaction(self, scopes: Iterable[Scope] | None = None) -> Iterator[None]:
+        with self._db.transaction(scopes):
             yield
 
     def grant_agent(self, role: str, *, agent: str, user: str | None = None) -> None:
