@@ -62,7 +62,10 @@ def _check_url(url: str) -> None:
 
 def _connect_error(url: str, exc: psycopg.Error, password: str | None) -> StoreError:
     """A one-line reason why the server refused or could not be reached."""
-    text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    # libpq's reason, without its own hint line (ours below says what to check)
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    reasons = [line for line in lines if not line.startswith("Is the server running")]
+    text = reasons[-1] if reasons else type(exc).__name__
     if password:
         text = text.replace(password, "***")
     low = text.lower()
