@@ -28,6 +28,7 @@ from memoracle.store.postgres.graph import PgGraph
 from memoracle.store.postgres.held import PgHeld
 from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
+from memoracle.store.postgres.maintenance import PgMaintenance
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
 from memoracle.types import Scope
@@ -50,6 +51,7 @@ class PgStore:
         self.archive = PgArchive(db, self.memories, self.audit)
         self.graph = PgGraph(db)
         self.browse = PgBrowse(db)  # the web page's reads
+        self.maintenance = PgMaintenance(db)  # backup, check, vacuum, the jobs' lock, …
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:
