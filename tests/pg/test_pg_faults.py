@@ -109,3 +109,21 @@ def test_a_server_that_is_gone_is_a_clear_error_without_the_password(
             assert server.password not in message and "***" in message
     finally:
         engine._store.close()
+
+
+def test_a_job_whose_lock_went_with_its_session_stops_instead_of_reconnecting(
+    pg_server: PgServer, pg_store_url: str, clock: FixedClock
+) -> None:
+    """The nightly's lock is the session's: when that session ends mid-run, the run's
+    next call fails saying so (another host may have taken the lock), rather than going
+    on without it on a new connection; after the run, calls reconnect as usual."""
+    store = PgStore.open(pg_store_url, now=clock.now())
+    try:
+        with pytest.raises(StoreError, match="the nightly job's lock was lost"):
+            with store.maintenance.exclusive("nightly", who="Another nightly run"):
+                _end_session(pg_server, store)
+                with store.transaction():
+                    store.memories.insert(_memory("during the night", clock), now=clock.now())
+        assert store.memories.max_id() == 0
+    finally:
+        store.close()

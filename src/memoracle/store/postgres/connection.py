@@ -102,6 +102,7 @@ class PgDatabase:
         self._shared_rows = False  # whether it holds SHARED_ROWS_LOCK
         self._reading = False  # the open transaction is a `snapshot` (reads only)
         self._vectors = False  # pgvector's adapters registered (`adapt_vectors`)
+        self._pinned: list[str] = []  # session locks held (`pinned`)
         self.session = 0
         self.conn = self._connect()
 
@@ -141,10 +142,26 @@ class PgDatabase:
 
     def _ready(self) -> None:
         """Connect again if the connection is gone (between calls, never inside a
-        transaction)."""
+        transaction), unless a session lock was held on it (`pinned`)."""
         if self.lost:
+            if self._pinned:
+                raise StoreError(
+                    f"{self.url}: the connection holding {self._pinned[-1]} was lost, and"
+                    " the lock with it; stopped here so that no one else's run overlaps."
+                )
             self.conn.close()
             self.conn = self._connect()
+
+    @contextmanager
+    def pinned(self, what: str) -> Iterator[None]:
+        """For a block holding a session-level lock (`what`, e.g. "the nightly's lock"),
+        which goes with the session: a lost connection is not replaced inside it, so
+        the block fails instead of going on without its lock."""
+        self._pinned.append(what)
+        try:
+            yield
+        finally:
+            self._pinned.pop()
 
     def error(self, exc: psycopg.Error) -> StoreError:
         text = str(exc).strip() or type(exc).__name__
