@@ -54,6 +54,7 @@ from recall_speed import QUESTIONS, TEMPLATES, fill_vectors, text
 
 from memoracle.config import load
 from memoracle.engine import Engine
+from memoracle.errors import InvalidInput
 from memoracle.types import Scope, Turn
 
 SMALL_TALK = [
@@ -69,15 +70,23 @@ def say(rng: random.Random) -> str:
 
 
 def open_engine(target: Target, agent: str, home: Path, **overrides: object) -> Engine:
+    """An engine of its own (its own connection) on the store `target`. PostgreSQL
+    through `storage.url` where this memoracle has it, else `PgStore` handed to the
+    engine directly."""
     backend, where = target
-    settings = load(home, env={}, overrides={"workspace.agent": agent, **overrides})
+    options = {"workspace.agent": agent, **overrides}
     if backend == "sqlite":
-        return Engine.open(settings)
+        return Engine.open(load(home, env={}, overrides=options))
+    try:
+        return Engine.open(load(home, env={}, overrides={**options, "storage.url": where}))
+    except InvalidInput:  # no storage.url setting in this memoracle
+        pass
     from memoracle.clock import SystemClock
     from memoracle.store.postgres import PgStore
 
     clock = SystemClock()
-    return Engine(settings, PgStore.open(where, now=clock.now()), clock)  # type: ignore[arg-type]
+    store = PgStore.open(where, now=clock.now())
+    return Engine(load(home, env={}, overrides=options), store, clock)  # type: ignore[arg-type]
 
 
 # -- the stores -------------------------------------------------------------------------
@@ -129,7 +138,16 @@ def stores(backends: list[str], server: Server | None, part: str) -> Iterator[li
 
 
 def home_of(target: Target, tmp: Path) -> Path:
-    return Path(target[1]) if target[0] == "sqlite" else tmp
+    """The HOME every client of `target` shares (a server's: its files, not its rows)."""
+    if target[0] == "sqlite":
+        return Path(target[1])
+    home = tmp / "postgres-home"
+    if not home.exists():
+        try:
+            Engine.init(load(home, env={}, overrides={"storage.url": target[1]}))
+        except InvalidInput:  # no storage.url setting: the folder is all it needs
+            home.mkdir(parents=True)
+    return home
 
 
 # -- capture ----------------------------------------------------------------------------
