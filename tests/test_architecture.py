@@ -102,6 +102,7 @@ INSIDE: dict[str, tuple[str, ...]] = {
         "charts",
         "canary",
         "pointers",
+        "migrate",
         "transfer",
         "graph_log",
         "cron",

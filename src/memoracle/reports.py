@@ -13,6 +13,7 @@ from typing import Any
 from memoracle.jobs.checkpoint import CheckpointReport
 from memoracle.jobs.doctor import Finding
 from memoracle.jobs.graph_log import CompactReport
+from memoracle.jobs.migrate import MigrateReport
 from memoracle.jobs.nightly import FileChange, NightlyReport
 from memoracle.jobs.scrub import RedactReport
 from memoracle.jobs.thinking.night import ThinkReport
@@ -46,6 +47,26 @@ def import_report(r: ImportReport) -> dict[str, Any]:
         lines=r.lines,
         counts=dict(r.counts),
         needs_reindex=r.needs_reindex,
+    )
+
+
+def migrate_report(r: MigrateReport) -> dict[str, Any]:
+    """What `memoracle migrate` copied (or, with --dry-run, would copy) and its check."""
+    return envelope(
+        source=r.source,
+        destination=r.destination,
+        destination_kind=r.destination_kind,
+        destination_state=r.destination_state,
+        dry_run=r.dry_run,
+        counts=dict(r.counts),
+        rows=sum(r.counts.values()),
+        source_hash=r.source_hash,
+        destination_hash=r.destination_hash,
+        verified=r.verified,
+        seconds=r.seconds,
+        export_bytes=r.export_bytes,
+        switch=fields(r.switch) if r.switch is not None else None,
+        problems=list(r.problems),
     )
 
 

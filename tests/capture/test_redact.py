@@ -207,6 +207,7 @@ NEAR_MISSES = [
     ("password", "the passphrase is required"),
     ("code", "connect the LED to pin 13; the PIN pad on floor 3 is broken"),
     ("code", "the door code changes every 14 days"),
+    ("code", "I lost my job at Door Dash in 2023-01 and started at the garage on 2023-02-20"),
     ("iban", "VAT DE123456789 and DE89370400440532013001 (bad check digits)"),
     ("card_number", "order 4111 1111 1111 1112"),
     ("card_number", "call +1 555 123 4567 or 8 800 555 35 35"),

@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "serve": "serve", "mcp": "serve", "bench": "bench",
     "init": "setup", "config": "setup", "demo": "setup",
     "undo-model": "thinking",
-    "export": "transfer", "import": "transfer",
+    "export": "transfer", "import": "transfer", "migrate": "migrate",
     "complete": "tidy", "advise": "tidy",
     "ui": "ui",
 }  # fmt: skip

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from memoracle.capture.redact import redact
 from memoracle.clock import Clock, SystemClock
@@ -27,7 +27,6 @@ from memoracle.errors import EngineError, InvalidInput, NotFound, StoreError
 from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
-from memoracle.store import Store
 from memoracle.store.protocols import TransferRows
 from memoracle.store.transfer import DATA_TABLES, SECTIONS
 from memoracle.text import content_hash
@@ -37,6 +36,13 @@ FORMAT = 1  # the line format; bumped when a reader of the old one would misread
 HEADER = "memoracle-export"
 SCOPED_HEADER = "memoracle-scoped-export"  # one context's view: to read, not to import
 PROGRESS_STEPS = 200  # progress calls per export or import, at most (plus the last)
+
+
+class HasRows(Protocol):
+    """A store opened alone, of either backend: its rows as export records."""
+
+    @property
+    def transfer(self) -> TransferRows: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class ImportReport:
 
 
 def export(
-    source: Engine | Store,
+    source: Engine | HasRows,
     path: Path | str,
     *,
     vectors: bool = False,
@@ -181,15 +187,23 @@ def export_scope(
 
 
 def import_(
-    target: Engine | Store, path: Path | str, *, on_progress: OnProgress | None = None
+    target: Engine | HasRows,
+    path: Path | str,
+    *,
+    on_progress: OnProgress | None = None,
+    redact_text: bool = True,
 ) -> ImportReport:
     """Load an export into `target`, which must be empty (`memoracle init` on a new
     home), keeping every id. All or nothing: one transaction, checked before it
     commits (row counts against the header, references, both search indexes); any
-    problem raises and leaves the store as it was. Refused with InvalidInput: a file
-    with no header, from a newer format or schema, a line that is not JSON or not a
-    row (`file:line` and why), a file that does not add up (cut short). NotFound: no
-    such file. `on_progress(done, total)` counts lines."""
+    problem raises and leaves the store as it was. Free text is redacted as it comes in
+    (a file from an older memoracle, or edited by hand, may hold secrets), unless
+    `redact_text` is False: `migrate`, whose file was just written from a store's own
+    rows, redacted when they were stored, copies them as they are (redacting a stored
+    text again may change words that are no secret: a date resolved after redaction).
+    Refused with InvalidInput: a file with no header, from a newer format or schema, a
+    line that is not JSON or not a row (`file:line` and why), a file that does not add
+    up (cut short). NotFound: no such file. `on_progress(done, total)` counts lines."""
     rows, engine = _unpack(target)
     path = Path(path)
     try:
@@ -218,7 +232,7 @@ def import_(
             for lineno, text in lines:
                 if not text.strip():
                     continue
-                _insert(rows, path, lineno, text)
+                _insert(rows, path, lineno, text, redact_text)
                 done += 1
                 throttle(done)
             problems = rows.problems(expected)
@@ -306,7 +320,7 @@ def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> di
     return header
 
 
-def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
+def _insert(rows: TransferRows, path: Path, lineno: int, text: str, redact_text: bool) -> None:
     try:
         record = json.loads(text)
     except ValueError as exc:
@@ -321,7 +335,7 @@ def _insert(rows: TransferRows, path: Path, lineno: int, text: str) -> None:
             f" {type(record).__name__}. Nothing was imported."
         )
     try:
-        rows.insert(_redacted_record(record))
+        rows.insert(_redacted_record(record) if redact_text else record)
     except StoreError as exc:  # what SQLite refused: a duplicate id, a CHECK
         raise InvalidInput(
             f"{path}:{lineno}: {record.get('type')} {_id(record)} was refused by the store"
@@ -384,7 +398,7 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _unpack(source: Engine | Store) -> tuple[TransferRows, Engine | None]:
+def _unpack(source: Engine | HasRows) -> tuple[TransferRows, Engine | None]:
     """The store's rows as records: through the engine, or of a store opened alone."""
     if isinstance(source, Engine):
         return source.transfer_rows(), source
@@ -426,4 +440,4 @@ def _needs_reindex(engine: Engine | None) -> bool | None:
     return engine.vectors_missing(embedder.model_id) > 0
 
 
-__all__ = ["FORMAT", "ExportReport", "ImportReport", "export", "import_"]
+__all__ = ["FORMAT", "ExportReport", "HasRows", "ImportReport", "export", "import_"]

@@ -135,6 +135,9 @@ _NOT_CODE = re.compile(
     r"|tel[ée]fono|подразделени|\+)\W*$"
 )
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+# A month or a day written the ISO way ("in 2023-01", "on 2023-01-20"): a date, as
+# capture itself writes resolved dates into memory texts, not a code.
+_ISO_DATE = re.compile(r"^(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?$")
 
 
 _CODE_HINTS = (
@@ -163,7 +166,9 @@ def code_numbers(text: str, low: str) -> Iterator[Span]:
         value = m.group(0)
         before = [w for w in words if 0 <= m.start() - w <= 60]
         before += [a for a in after if 0 <= a - m.end() <= 30]
-        if not before or _YEAR.match(value) or UNITS.match(text, m.end()):
+        if not before or _YEAR.match(value) or _ISO_DATE.match(value):
+            continue
+        if UNITS.match(text, m.end()):
             continue
         if _NOT_CODE.search(text[max(0, m.start() - 20) : m.start()]):
             continue

@@ -31,6 +31,7 @@ from memoracle.store.postgres.logs import PgAudit, PgRuns
 from memoracle.store.postgres.maintenance import PgMaintenance
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
+from memoracle.store.postgres.transfer import PgTransfer
 from memoracle.types import Scope
 
 __all__ = ["PgStore", "grant_agent", "safe_url"]
@@ -51,6 +52,7 @@ class PgStore:
         self.archive = PgArchive(db, self.memories, self.audit)
         self.graph = PgGraph(db)
         self.browse = PgBrowse(db)  # the web page's reads
+        self.transfer = PgTransfer(db)  # its rows as export records (memoracle migrate)
         self.maintenance = PgMaintenance(db)  # backup, check, vacuum, the jobs' lock, …
 
     @classmethod

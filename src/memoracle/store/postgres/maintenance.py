@@ -46,6 +46,7 @@ from memoracle.store.server_backup import BACKUP_FORMAT, server_backup_name, ver
 
 __all__ = ["BACKUP_FORMAT", "PgMaintenance", "job_lock_key"]
 
+COMPRESS_LEVEL = 6  # gzip level 9 took 1.5 times as long for 5% less (5,000 memories)
 DEAD_SHARE_WARN = 0.2  # dead row versions, of all, from which health suggests a VACUUM
 SERVER = "postgresql"  # the backend, as `StoreState` names it
 
@@ -207,7 +208,10 @@ class PgMaintenance:
 
     def _write_rows(self, path: Path, now: datetime) -> dict[str, int]:
         counts: dict[str, int] = {}
-        with self._db.snapshot(), gzip.open(path, "wt", encoding="utf-8") as out:
+        with (
+            self._db.snapshot(),
+            gzip.open(path, "wt", encoding="utf-8", compresslevel=COMPRESS_LEVEL) as out,
+        ):
             head = {
                 "format": BACKUP_FORMAT,
                 "server": self._db.url,
@@ -217,9 +221,9 @@ class PgMaintenance:
             out.write(json.dumps(head) + "\n")
             for table, order in TABLES.items():
                 counts[table] = 0
-                for row in self._rows(table, order):
-                    out.write(json.dumps({"table": table, "row": row}, ensure_ascii=False))
-                    out.write("\n")
+                start = f'{{"table": {json.dumps(table)}, "row": '
+                for row in self._rows(table, order):  # the server's JSON text, as it is
+                    out.write(f"{start}{row}}}\n")
                     counts[table] += 1
                 expected = self._count(table)
                 if expected != counts[table]:
@@ -229,8 +233,8 @@ class PgMaintenance:
             out.write(json.dumps({"counts": counts}) + "\n")
         return counts
 
-    def _rows(self, table: str, order: str) -> Iterator[object]:
-        query = sql.SQL("SELECT to_jsonb(t) FROM {} t ORDER BY {}").format(
+    def _rows(self, table: str, order: str) -> Iterator[str]:
+        query = sql.SQL("SELECT to_jsonb(t)::text FROM {} t ORDER BY {}").format(
             sql.Identifier(table), sql.SQL(order)
         )
         try:
