@@ -83,7 +83,9 @@ def capture_many(
         for turn in turns:
             check_size(st, turn, origin=turn.origin or "capture")
     outcomes: list[list[_Outcome]] = []
-    with st._store.transaction():
+    # Each turn is checked against and stored among its owner's items only: writes of
+    # other owners may run beside it (a backend that allows it: docs/fleet.md).
+    with st._store.transaction(scopes=[scope for _, scope in scoped]):
         for turns, scope in scoped:
             outcomes.append([capture_one(st, turn, scope, actor) for turn in turns])
     return [_result(st, batch) for batch in outcomes]

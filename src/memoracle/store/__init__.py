@@ -18,7 +18,7 @@ What the engine and search may ask of a store, whatever the backend, is
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from memoracle.store.memories import Memories
 from memoracle.store.runs import Runs
 from memoracle.store.scrub import Scrub
 from memoracle.store.transfer import Transfer
+from memoracle.types import Scope
 
 # SQLite's answers for a file that is not a whole database (SQLITE_CORRUPT, SQLITE_NOTADB).
 DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -107,7 +108,8 @@ class Store:
         return cls(db, version)
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, scopes: Iterable[Scope] | None = None) -> Iterator[None]:
+        """`scopes` asks for nothing here: SQLite runs one write at a time."""
         with self._db.transaction():
             yield
 

@@ -13,14 +13,11 @@ the end of this file): the engine opens it when `storage.url` names a server
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import psycopg
-from pgvector.psycopg import register_vector
 
 from memoracle.config import safe_url
 from memoracle.errors import StoreError
@@ -40,6 +37,7 @@ from memoracle.store.postgres.policies import grant_agent
 from memoracle.store.postgres.scrub import PgScrub
 from memoracle.store.postgres.transfer import PgTransfer
 from memoracle.store.postgres.vectors import PgVectorIndex
+from memoracle.types import Scope
 
 __all__ = ["PgStore", "grant_agent", "safe_url"]
 
@@ -48,10 +46,10 @@ def _connect(url: str) -> PgDatabase:
     """One more connection to the database at `url`, pgvector's types registered."""
     db = PgDatabase(url)
     try:
-        register_vector(db.conn)
-    except psycopg.Error as exc:
+        db.adapt_vectors()  # on this connection and on any that replaces it
+    except BaseException:
         db.close()
-        raise db.error(exc) from None
+        raise
     return db
 
 
@@ -86,10 +84,7 @@ class PgStore:
         db = PgDatabase(url)
         try:
             version = schema.apply(db, now=db_time(now) or "")
-            try:
-                register_vector(db.conn)
-            except psycopg.Error as exc:
-                raise db.error(exc) from None
+            db.adapt_vectors()
         except BaseException:
             db.close()
             raise
@@ -109,8 +104,8 @@ class PgStore:
         return index
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._db.transaction():
+    def transaction(self, scopes: Iterable[Scope] | None = None) -> Iterator[None]:
+        with self._db.transaction(scopes):
             yield
 
     def grant_agent(self, role: str, *, agent: str, user: str | None = None) -> None:

@@ -27,6 +27,7 @@ class PgGraph:
     def entity(self, key: str, name: str, type_: str, *, now: datetime) -> int:
         """The id of the entity `key`, created with `name` and `type_` if new (a known
         entity keeps its first type); `name` is recorded as one of its aliases."""
+        self._db.shared_rows()  # every owner's: see `locks`
         self._db.execute(
             "INSERT INTO entities (key, name, type, first_seen) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (key) DO NOTHING",
@@ -42,6 +43,7 @@ class PgGraph:
 
     def relation(self, source: int, relation: str, target: int, *, now: datetime) -> int:
         """The id of the relation (source, relation, target), created if new."""
+        self._db.shared_rows()
         self._db.execute(
             "INSERT INTO relations (source_id, relation, target_id, first_seen)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",

@@ -357,7 +357,8 @@ class PgMaintenance:
             )
         self._held.add(name)
         try:
-            yield
+            with self._db.pinned(f"the {name} job's lock"):  # not replaced if lost
+                yield
         finally:
             self._held.discard(name)
             try:
