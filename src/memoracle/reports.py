@@ -233,10 +233,14 @@ def _change(change: FileChange) -> dict[str, Any]:
     return {"path": str(change.path), "added": added, "removed": removed, "diff": diff}
 
 
-def doctor_report(status: str, findings: Sequence[Finding]) -> dict[str, Any]:
-    """What `memoracle doctor` found: each health warning, why it matters, what fixes it."""
+def doctor_report(
+    status: str, findings: Sequence[Finding], database: object = None
+) -> dict[str, Any]:
+    """What `memoracle doctor` found: each health warning, why it matters, what fixes it;
+    and the store itself (health's `database`: an SQLite file, or a server's state)."""
     return envelope(
         status=status,
+        database=database,
         findings=[
             {
                 **f.warning.to_json(),

@@ -33,6 +33,7 @@ __all__ = [
     "HeldWrite",
     "LexicalQuery",
     "Run",
+    "StoreState",
     "Term",
     "View",
     "any_of",
@@ -215,3 +216,19 @@ class Damage:
 
     code: str
     detail: str
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """What health and doctor show of the store itself (`Maintenance.state`): `where`
+    it is for messages (a file's path; a server's URL, its password masked), `fields`
+    for health.json's `database` section (JSON-ready: SQLite's path and bytes; a
+    server's URL, versions, indexes, size and dead rows), what the store's `check` is
+    called in a message, and `problems` a person should look at (`Damage`: a stable
+    code, a message); `backend` which store it is ("sqlite", "postgresql")."""
+
+    where: str
+    fields: dict[str, object]
+    check_name: str
+    problems: tuple[Damage, ...] = ()
+    backend: str = "sqlite"  # or "postgresql"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from memoracle.clock import FixedClock
-from memoracle.errors import StoreError
+from memoracle.errors import StoreError, WorkspaceError
 from memoracle.store import Store
 from memoracle.store.maintenance import SqliteMaintenance
 
@@ -69,3 +70,29 @@ def test_a_damaged_file_is_told_and_replaced_by_a_verified_copy(
     assert fresh.check_file(deep=True) == ["ok"]
     file.replace_with(fresh.path)
     assert file.damage(deep=True) is None and file.row_counts() == good.counts
+
+
+def test_a_jobs_lock_is_the_pid_file_beside_the_database_one_holder_at_a_time(
+    store: Store, clock: FixedClock
+) -> None:
+    other = Store.open(store.path, now=clock.now(), existing=True)
+    lock = store.path.parent / "nightly.lock"
+    try:
+        with store.maintenance.exclusive("nightly", who="Another nightly run"):
+            assert lock.read_text() == str(os.getpid())
+            with pytest.raises(WorkspaceError, match=r"Another nightly run \(pid \d+\)"):
+                with other.maintenance.exclusive("nightly", who="Another nightly run"):
+                    pytest.fail("two holders")
+            with other.maintenance.exclusive("graph", who="x"):  # another job's: free
+                pass
+        assert not lock.exists()
+        with other.maintenance.exclusive("nightly", who="Another nightly run"):
+            pass
+    finally:
+        other.close()
+
+
+def test_the_state_of_a_file_is_its_path_and_size(store: Store) -> None:
+    state = store.maintenance.state()
+    assert state.fields == {"path": str(store.path), "bytes": store.maintenance.size()}
+    assert state.where == str(store.path) and state.problems == ()

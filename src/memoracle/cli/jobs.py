@@ -278,6 +278,8 @@ def health_command(as_json: bool, output_dir: Path | None, probe: bool, fix: boo
         echo_json(report.to_json())
     else:
         click.echo(f"{report.status} ({len(report.warnings)} warning(s)); {path}")
+        if (server := doctor.describe(report.fields.get("database"))) is not None:
+            click.echo(server)
         for warning in report.warnings:
             click.echo(f"- [{warning.code}] {warning.message}")
         if drawn:
@@ -390,7 +392,9 @@ def doctor_command(deep: bool, fixing: bool, dry_run: bool, as_json: bool) -> No
     (HOME/store-damaged.txt) and writing commands refuse until `doctor --fix` recovers
     it: the damaged file is moved into HOME/damaged/ (kept) and the newest good backup
     takes its place, or, with none, a store rebuilt from the last export and MEMORY.md.
-    Exit status as health's: 0 healthy, 1 warning, 2 failing.
+    Exit status as health's: 0 healthy, 1 warning, 2 failing. On a PostgreSQL store it
+    also prints the server in one line (URL with the password masked, versions,
+    indexes, dead rows; docs/fleet.md).
 
     \b
     Example:
@@ -406,7 +410,7 @@ def doctor_command(deep: bool, fixing: bool, dry_run: bool, as_json: bool) -> No
         result = doctor.run(settings, ctx.clock(settings), deep=deep, fix=fixing, dry_run=dry_run)
     report, findings = result.report, result.findings
     if as_json:
-        body = reports.doctor_report(report.status, findings)
+        body = reports.doctor_report(report.status, findings, report.fields.get("database"))
         recovery = {"dry_run": result.dry_run, "plan": result.plan, "done": result.done}
         echo_json({**body, "fix": recovery} if fixing else body)
         raise SystemExit(health.exit_code(report))
@@ -415,6 +419,8 @@ def doctor_command(deep: bool, fixing: bool, dry_run: bool, as_json: bool) -> No
     for line in result.plan if result.dry_run else ():
         click.echo(f"would: {line}")
     click.echo(f"{report.status}: {len(findings)} finding(s) for {settings.home}")
+    if (server := doctor.describe(report.fields.get("database"))) is not None:
+        click.echo(server)
     if not findings:
         click.echo("Every check passed; nothing to fix.")
     for f in findings:

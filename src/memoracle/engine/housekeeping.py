@@ -12,6 +12,7 @@ object (`store.maintenance`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Self
@@ -25,6 +26,7 @@ from memoracle.storage_types import (
     FreeSpace,
     GraphRows,
     Run,
+    StoreState,
 )
 from memoracle.store import Store
 from memoracle.store.protocols import TransferRows
@@ -64,6 +66,17 @@ class Housekeeping(EngineState):
     def compact_store(self) -> int:
         """Give the free pages back to the disk; returns the bytes the store shrank by."""
         return self._store.maintenance.compact()
+
+    def exclusive(self, name: str, *, who: str) -> AbstractContextManager[None]:
+        """Hold job `name`'s lock for a block: one holder among every process sharing the
+        store (SQLite: HOME/NAME.lock beside the file, holding the pid; PostgreSQL: an
+        advisory lock, every host). Held elsewhere: a `WorkspaceError` naming the holder
+        as `who` ("Another nightly run")."""
+        return self._store.maintenance.exclusive(name, who=who)
+
+    def store_state(self) -> StoreState:
+        """What health and doctor show of the store itself (the file; the server)."""
+        return self._store.maintenance.state()
 
     def backup_to(self, folder: Path, *, now: datetime | None = None) -> BackupInfo:
         """A verified backup of the committed store in `folder` (named for `now`, by

@@ -20,8 +20,12 @@ from memoracle.errors import EngineError, WorkspaceError
 from memoracle.jobs import health, nightly, recover
 from memoracle.jobs.health import HealthReport, HealthWarning
 from memoracle.storage_types import Damage
+from memoracle.store import server_backup
+from memoracle.store.server_backup import ServerBackup
 
-__all__ = ["ADVICE", "Advice", "DoctorResult", "Finding", "explain", "fix", "run"]
+__all__ = [
+    "ADVICE", "Advice", "DoctorResult", "Finding", "describe", "explain", "fix", "run", "run_open"
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,25 @@ ADVICE: dict[str, Advice] = {
         "The store lacks tables, indexes or triggers its schema version has: a part of"
         " it was dropped, and what it held is gone from it.",
         f"{RECOVER} (restores the newest good backup)",
+    ),
+    "server_check_failed": Advice(
+        "memoracle's consistency check on the PostgreSQL server found rows that point at"
+        " rows that are gone, or slots out of step with their memory: what a restore or a"
+        " hand edit with triggers off leaves. Search and the nightly may show or merge the"
+        " wrong rows.",
+        "the server's own backups (point-in-time recovery) bring the database back whole;"
+        " else `memoracle import` of the last export. docs/fleet.md#health says more",
+    ),
+    "index_invalid": Advice(
+        "An index on the server was left not valid (a build that failed or was cut): the"
+        " planner passes it over, so searches it served read whole tables.",
+        "REINDEX INDEX CONCURRENTLY NAME, as the tables' owner, for each index named",
+    ),
+    "dead_rows_high": Advice(
+        "Many row versions on the server are dead (updated or deleted rows autovacuum has"
+        " not cleaned yet): tables and indexes grow, and reads slow down.",
+        "memoracle nightly --only vacuum (VACUUM of memoracle's tables); check the"
+        " server's autovacuum settings",
     ),
     "backup_missing": Advice(
         "The store has memories and no backup: if the file is damaged, only the last"
@@ -312,6 +335,56 @@ def run(
     return DoctorResult(after.report, after.findings, plan.steps, done, False)
 
 
+def run_open(engine: Engine, *, fixing: bool = False, dry_run: bool = False) -> DoctorResult:
+    """The doctor of a store on a server (PostgreSQL), over its open engine. There is no
+    file to examine, move aside or restore here: a damaged database is mended by the
+    server's own backups, or rebuilt by `memoracle import` of the last export. So:
+    every health check, the store's consistency check run now, the server's state
+    (versions, indexes, dead rows: health's `database`), the newest backup of
+    HOME/backups (memoracle's JSON lines of the rows, read through and counted); with
+    `fixing`, the safe fixes `health --fix` runs (`dry_run`: said, not run)."""
+    backups = engine.settings.home / "backups"
+
+    def checked() -> HealthReport:
+        newest = server_backup.newest(backups)
+        return _with_backup(
+            health.check(engine),
+            None if newest is None else server_backup.verify(newest),
+            has_memories=engine.newest_memory_id() > 0,
+        )
+
+    report = checked()
+    plan: list[str] = []
+    done = _replayed(engine)
+    if fixing:
+        if dry_run:
+            plan = [f.advice.fix for f in explain(report) if f.advice.automatic]
+        else:
+            done += fix(engine, report)
+            report = checked()
+    return DoctorResult(report, explain(report), plan, done, dry_run)
+
+
+def describe(database: object) -> str | None:
+    """One line on a server's state from health's `database` field, for a person; None
+    for an SQLite file (whose facts the findings already name)."""
+    if not isinstance(database, dict) or "url" not in database:
+        return None
+    share = database.get("dead_share")
+    invalid = database.get("invalid_indexes") or []
+    indexes = f"not valid: {', '.join(map(str, invalid))}" if invalid else "all valid"
+    return (
+        f"server: {database['url']}, PostgreSQL {database.get('server_version')},"
+        f" pgvector {database.get('vector_version')}, schema {database.get('schema_version')}"
+        f" of {database.get('schema_latest')}, {database.get('bytes') or 0:,} bytes,"
+        f" {database.get('dead_rows') or 0:,} dead rows"
+        f" ({share if isinstance(share, float) else 0:.0%}),"
+        f" {len(database.get('hnsw_indexes') or [])} HNSW and"
+        f" {len(database.get('gin_indexes') or [])} GIN indexes, {indexes};"
+        f" check: {database.get('integrity')}"
+    )
+
+
 def _deliver(settings: Settings, clock: Clock) -> list[str]:
     """The write queue stored in the recovered store (docs/outage.md), said."""
     try:
@@ -338,7 +411,9 @@ def _sound(
     # The write queue is stored when fixing (docs/outage.md); a check changes nothing.
     with Engine.open(settings, clock=clock, replay=fixing and not dry_run) as engine:
         report = health.check(engine, integrity_checked=clock.now())
-        report = _with_backup(report, exam, has_memories=engine.newest_memory_id() > 0)
+        report = _with_backup(
+            report, exam.newest_backup, has_memories=engine.newest_memory_id() > 0
+        )
         plan: list[str] = []
         done = _replayed(engine)
         if fixing:
@@ -349,7 +424,7 @@ def _sound(
                 done += fix(engine, report)
                 report = _with_backup(
                     health.check(engine, integrity_checked=clock.now()),
-                    recover.examine(settings),
+                    recover.examine(settings).newest_backup,
                     has_memories=engine.newest_memory_id() > 0,
                 )
     return DoctorResult(report, explain(report), plan, done, dry_run)
@@ -368,11 +443,10 @@ def _replayed(engine: Engine) -> list[str]:
 
 
 def _with_backup(
-    report: HealthReport, exam: recover.Examination, *, has_memories: bool
+    report: HealthReport, newest: recover.BackupCheck | ServerBackup | None, *, has_memories: bool
 ) -> HealthReport:
     """`report` with the newest backup's check: its fields, and a warning when it is
     damaged, or missing for a store with memories that a nightly run has backed up."""
-    newest = exam.newest_backup
     warnings = list(report.warnings)
     codes = {w.code for w in warnings}
     if newest is None:
@@ -427,7 +501,7 @@ def _damaged_report(
     report = HealthReport(
         "failing", clock.now(), fields, (HealthWarning(code, message, "failing"), *waiting)
     )
-    report = _with_backup(report, exam, has_memories=True)
+    report = _with_backup(report, exam.newest_backup, has_memories=True)
     return HealthReport("failing", report.checked_at, report.fields, report.warnings)
 
 

@@ -2,7 +2,8 @@
 
 Owns the health checks (docs/lifecycle.md) over one engine — disk use, memory counts against
 `lifecycle.max_facts`, the average activation, the daily notes, MEMORY.md's block against its
-budget, the vector index, the last nightly run and SQLite's quick check — the warnings they
+budget, the vector index, the last nightly run, the store itself and its check (SQLite's quick
+check; on PostgreSQL the server's state and memoracle's consistency check) — the warnings they
 raise (thresholds from `health.*`; each message names the number, the threshold and the
 command that helps), and the files they end in: `health.json`, replaced atomically, and one
 line per check appended to `health-history.jsonl` for trend charts.
@@ -232,9 +233,11 @@ class _Checks:
 def _database(
     engine: Engine, checks: _Checks, now: datetime, passed: datetime | None
 ) -> dict[str, object]:
-    """The database's size and SQLite's quick check: run now, unless `passed` says when
-    one passed (then not read again)."""
-    path = engine.database_path
+    """The store itself (`Engine.store_state`: an SQLite file's path and size; a
+    server's URL, versions, indexes, size and dead rows, each problem a warning) and its
+    check (SQLite's quick check; on a server, memoracle's consistency check): run now,
+    unless `passed` says when one passed (then not read again)."""
+    state = engine.store_state()
     checked_at = passed or now
     if passed is not None:
         integrity = "ok"
@@ -244,20 +247,24 @@ def _database(
             integrity = "ok" if problems == ["ok"] else "; ".join(problems)
         except StoreError as exc:  # a check that cannot finish is a failed check
             integrity = str(exc)
-    if integrity != "ok":
+    if integrity != "ok" and state.backend != "sqlite":
+        checks.warn(
+            "server_check_failed",
+            f"{state.where}: {state.check_name} failed ({integrity}). `memoracle doctor`"
+            " says what each problem means and how to mend it.",
+            FAILING,
+        )
+    elif integrity != "ok":
         checks.warn(
             "database_damaged",
-            f"{path}: SQLite's quick check failed ({integrity}). Stop the agents that "
+            f"{state.where}: {state.check_name} failed ({integrity}). Stop the agents that "
             f"write to it, then run: memoracle --home {engine.settings.home} doctor --fix"
             " (--dry-run first shows what it would restore).",
             FAILING,
         )
-    return {
-        "path": str(path),
-        "bytes": engine.store_size(),
-        "integrity": integrity,
-        "integrity_checked_at": checked_at.isoformat(),
-    }
+    for problem in state.problems:
+        checks.warn(problem.code, problem.detail)
+    return {**state.fields, "integrity": integrity, "integrity_checked_at": checked_at.isoformat()}
 
 
 def _queue(home: Path, now: datetime, checks: _Checks) -> dict[str, object]:

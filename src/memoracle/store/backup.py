@@ -28,6 +28,10 @@ from memoracle.store.db import BUSY_TIMEOUT_MS
 # The tables whose row counts must match between the database and its copy.
 COUNTED = ("memories", "episodes", "audit", "archive")
 NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
+# A PostgreSQL store's backup (`server_backup`): its rows as gzipped JSON lines.
+# Rotated and dated with the SQLite ones (`newest_backup`, `prune_backups`), never taken
+# for an SQLite file (`taken_at`, what recovery and redaction read, is `NAME`'s alone).
+SERVER_NAME = re.compile(r"^memoracle-(\d{8}T\d{6}Z)(?:-(\d+))?\.pg\.jsonl\.gz$")
 
 
 def backup_name(now: datetime, n: int = 1) -> str:
@@ -45,10 +49,11 @@ def free_name(folder: Path, now: datetime) -> Path:
     return folder / backup_name(now, n)
 
 
-def taken_at(name: str) -> tuple[datetime, int] | None:
+def taken_at(name: str, *, servers: bool = False) -> tuple[datetime, int] | None:
     """When the backup named `name` was taken and its number in that second, or None
-    for a file not named like a backup."""
-    match = NAME.match(name)
+    for a file not named like an SQLite backup (with `servers`, nor like a PostgreSQL
+    store's)."""
+    match = NAME.match(name) or (SERVER_NAME.match(name) if servers else None)
     if match is None:
         return None
     at = datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
@@ -98,7 +103,9 @@ def _found(folder: Path, now: datetime | None) -> list[tuple[tuple[datetime, int
     """The backups in `folder` taken at or before `now` (all when None), newest first."""
     if not folder.is_dir():
         return []
-    found = [(at, p) for p in folder.iterdir() if (at := taken_at(p.name)) is not None]
+    found = [
+        (at, p) for p in folder.iterdir() if (at := taken_at(p.name, servers=True)) is not None
+    ]
     if now is not None:
         found = [(at, p) for at, p in found if at[0] <= as_utc(now)]
     return sorted(found, reverse=True)

@@ -1,10 +1,12 @@
 """The upkeep of the SQLite store, phrased by what the jobs need: is it whole (`check`),
 how much space a compaction would give back (`reclaimable`) and the compaction itself
 (`compact`), a verified backup (`backup`), a scratch copy to work on (`scratch_copy`),
-its size on disk (`size`), whether anyone wrote since a given moment (`change_marker`);
-and, for a store that may not open at all (`SqliteMaintenance.at(path)`), the file's
-damage told cheaply or in full, its rows counted, and the file set aside or replaced
-by a verified copy (`recover`, `doctor`, the engine's guard).
+its size on disk (`size`), whether anyone wrote since a given moment (`change_marker`),
+one holder at a time of a job's lock (`exclusive`: a pid file beside the database), what
+health shows of the file (`state`); and, for a store that may not open at all
+(`SqliteMaintenance.at(path)`), the file's damage told cheaply or in full, its rows
+counted, and the file set aside or replaced by a verified copy (`recover`, `doctor`, the
+engine's guard).
 
 Each backend answers these its own way: here with SQLite's pragmas, its backup API and
 the file itself (`store.backup`, `store.safety`). `Store.maintenance` is the store's.
@@ -13,11 +15,14 @@ the file itself (`store.backup`, `store.safety`). `Store.maintenance` is the sto
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from memoracle.errors import StoreError
-from memoracle.storage_types import BackupInfo, Damage, FreeSpace
+from memoracle.files import pid_lock
+from memoracle.storage_types import BackupInfo, Damage, FreeSpace, StoreState
 from memoracle.store import backup as backups
 from memoracle.store import safety
 from memoracle.store.db import Database
@@ -130,6 +135,29 @@ class SqliteMaintenance:
             if part.exists():
                 total += part.stat().st_size
         return total
+
+    @contextmanager
+    def exclusive(self, name: str, *, who: str) -> Iterator[None]:
+        """Hold job `name`'s lock for the block: `NAME.lock` beside the database (the
+        nightly's is HOME/nightly.lock, the one `memoracle redact` and `uninstall` take
+        too) holding our pid. While its holder lives, a `WorkspaceError` naming it as
+        `who` ("Another nightly run"); a lock left by a process that is gone is taken
+        over."""
+        folder = self.path.parent
+        path = folder / f"{name}.lock"
+        with pid_lock(
+            path,
+            busy=lambda pid: (
+                f"{who} (pid {pid}) is working on {folder}; "
+                f"wait for it, or remove {path} if that process is gone."
+            ),
+        ):
+            yield
+
+    def state(self) -> StoreState:
+        """The file: its path and bytes (`size`), checked by SQLite's quick check."""
+        fields: dict[str, object] = {"path": str(self.path), "bytes": self.size()}
+        return StoreState(str(self.path), fields, "SQLite's quick check")
 
     # -- the file, whether it opens or not -------------------------------------------
 

@@ -33,6 +33,7 @@ from memoracle.storage_types import (
     HeldWrite,
     LexicalQuery,
     Run,
+    StoreState,
     View,
 )
 from memoracle.store.scrub import Place
@@ -343,7 +344,10 @@ class Maintenance(Protocol):
     tells a reader that the store changed (another connection's commit, this one's own
     writes), so what it keeps in memory (the vectors, the web page's pages) is read
     again only then; a backend without a cheap equivalent may return a value that
-    changes with every commit."""
+    changes with every commit. `exclusive(name, who=…)` holds job `name`'s lock for a
+    block, one holder among everyone sharing the store (SQLite: a pid file beside it;
+    PostgreSQL: an advisory lock, every host), else a `WorkspaceError` naming the holder
+    as `who`. `state` is what health and doctor show of the store itself."""
 
     def change_marker(self) -> tuple[int, int]: ...
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo: ...
@@ -352,6 +356,8 @@ class Maintenance(Protocol):
     def compact(self) -> int: ...
     def scratch_copy(self, dest: Path) -> None: ...
     def size(self) -> int: ...
+    def exclusive(self, name: str, *, who: str) -> AbstractContextManager[None]: ...
+    def state(self) -> StoreState: ...
 
 
 class TransferRows(Protocol):

@@ -1,4 +1,5 @@
-"""`run_nightly`: the nightly steps in order over one engine, under HOME/nightly.lock,
+"""`run_nightly`: the nightly steps in order over one engine, under the store's nightly
+lock (HOME/nightly.lock on SQLite, an advisory lock shared by every host on PostgreSQL),
 with a verified backup before the first bulk change and the run recorded. Every step is
 computed from time and idempotent: a missed night changes nothing and running twice
 equals running once."""
@@ -17,7 +18,6 @@ from pathlib import Path
 from memoracle import outbox
 from memoracle.engine import Engine
 from memoracle.errors import InvalidInput, StoreError, WorkspaceError
-from memoracle.files import pid_lock
 from memoracle.jobs import graph_log, health, scrub
 from memoracle.jobs.nightly import consolidation, topics
 from memoracle.jobs.nightly.archive import ArchiveCandidate, archive, plan_archive
@@ -39,9 +39,11 @@ from memoracle.jobs.nightly.notes import (
 from memoracle.jobs.thinking.night import ThinkReport, run_night
 from memoracle.store.backup import newest_backup
 from memoracle.types import DuplicateSet
-from memoracle.workspace import (
-    NIGHTLY_LOCK,
-)
+from memoracle.workspace import NIGHTLY_LOCK
+
+# The store's lock a run holds: on SQLite HOME/nightly.lock, the file `memoracle redact`
+# and `uninstall` take too.
+NIGHTLY = NIGHTLY_LOCK.removesuffix(".lock")
 
 
 @dataclass
@@ -133,7 +135,10 @@ def run_nightly(
     `lifecycle.backup_every_days` old or there is none (by the engine clock; a night's small
     changes are in the audit log and undone one by one: `restore`, `resolve`); each step
     is recorded in the runs table with its counts and time, and `on_step` hears of it.
-    One run at a time (HOME/nightly.lock; a lock left by a dead process is taken over).
+    One run at a time among everyone sharing the store (`Engine.exclusive`: on SQLite
+    HOME/nightly.lock, and a lock left by a dead process is taken over; on PostgreSQL
+    an advisory lock, so a second host's run is refused while one runs, and the
+    server drops it with a dead run's session).
     `only` runs one step. Every step is idempotent and
     computed from the store and the clock, so a killed run is finished by the next.
     A step that cannot read or write a file (a read-only folder, a note that is not
@@ -149,7 +154,7 @@ def run_nightly(
         raise InvalidInput(f"Unknown nightly step {only!r}; the steps are: {', '.join(STEPS)}.")
     started = time.perf_counter()
     report = NightlyReport(dry_run=dry_run)
-    with _nightly_lock(engine.settings.home, dry_run=dry_run), _working(engine, dry_run) as work:
+    with _nightly_lock(engine, dry_run=dry_run), _working(engine, dry_run) as work:
         for step in STEPS:
             if only is not None and step != only:
                 continue
@@ -442,18 +447,12 @@ _STEP: dict[str, Callable[[Engine, NightlyReport, bool, str], dict[str, int]]] =
 
 
 @contextmanager
-def _nightly_lock(home: Path, *, dry_run: bool) -> Iterator[None]:
-    """HOME/nightly.lock holding our pid, for the run's length. A second run is refused
-    while the first one's process lives; a lock left by a dead process is taken over."""
+def _nightly_lock(engine: Engine, *, dry_run: bool) -> Iterator[None]:
+    """The store's "nightly" lock for the run's length (`Engine.exclusive`). A second run
+    is refused while the first one holds it; a dry run, which changes nothing, takes
+    none."""
     if dry_run:
         yield
         return
-    path = home / NIGHTLY_LOCK
-    with pid_lock(
-        path,
-        busy=lambda pid: (
-            f"Another nightly run (pid {pid}) is working on {home}; "
-            f"wait for it, or remove {path} if that process is gone."
-        ),
-    ):
+    with engine.exclusive(NIGHTLY, who="Another nightly run"):
         yield

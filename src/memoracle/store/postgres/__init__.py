@@ -31,6 +31,7 @@ from memoracle.store.postgres.graph import PgGraph
 from memoracle.store.postgres.held import PgHeld
 from memoracle.store.postgres.index import PgIndex
 from memoracle.store.postgres.logs import PgAudit, PgRuns
+from memoracle.store.postgres.maintenance import PgMaintenance
 from memoracle.store.postgres.memories import PgMemories
 from memoracle.store.postgres.policies import grant_agent
 from memoracle.store.postgres.transfer import PgTransfer
@@ -54,6 +55,7 @@ class PgStore:
         self.graph = PgGraph(db)
         self.browse = PgBrowse(db)  # the web page's reads
         self.transfer = PgTransfer(db)  # its rows as export records (memoracle migrate)
+        self.maintenance = PgMaintenance(db)  # backup, check, vacuum, the jobs' lock, …
 
     @classmethod
     def open(cls, url: str, *, now: datetime) -> PgStore:
