@@ -3,6 +3,7 @@ are refused with their line and change nothing, big stores are streamed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import tracemalloc
 from collections.abc import Iterator
@@ -365,6 +366,22 @@ def test_a_file_cut_short_does_not_add_up(exported: Path, fresh: Engine) -> None
     ):
         transfer.import_(fresh, path)
     _unchanged(fresh)
+
+
+def test_a_gzipped_export_imports_as_it_is_and_one_torn_is_refused(
+    exported: Path, fresh: Engine, filled: Engine, tmp_path: Path
+) -> None:
+    # A PostgreSQL store's backup is an export gzipped (docs/fleet.md#backups).
+    torn = tmp_path / "torn.jsonl.gz"
+    torn.write_bytes(gzip.compress(exported.read_bytes())[:-40])
+    with pytest.raises(InvalidInput, match="torn.jsonl.gz: the gzip file is cut short"):
+        transfer.import_(fresh, torn)
+    _unchanged(fresh)
+    packed = tmp_path / "export.jsonl.gz"
+    packed.write_bytes(gzip.compress(exported.read_bytes()))
+    report = transfer.import_(fresh, packed)
+    assert report.counts == _counts(filled._store) and report.lines > 0
+    assert _everything(fresh) == _everything(filled)
 
 
 def test_a_store_that_is_not_empty_is_refused_and_kept(exported: Path, fresh: Engine) -> None:

@@ -33,7 +33,7 @@ psycopg = pytest.importorskip("psycopg", reason=SKIP_REASON)
 
 if not MISSING:
     from memoracle.store.postgres import PgStore
-    from memoracle.store.postgres.maintenance import BACKUP_FORMAT, job_lock_key
+    from memoracle.store.postgres.maintenance import job_lock_key
 
 
 def _memory(store: Any, clock: FixedClock, text: str, **kw: object) -> int:
@@ -104,9 +104,11 @@ def test_a_backup_holds_every_row_and_is_checked_against_the_counts(
     assert info.counts["provenance"] == 5 and info.bytes == info.path.stat().st_size
     with gzip.open(info.path, "rt", encoding="utf-8") as f:
         lines = [json.loads(line) for line in f]
-    assert lines[0]["format"] == BACKUP_FORMAT and "***" in lines[0]["server"]
-    assert lines[-1] == {"counts": info.counts}
-    texts = {r["row"]["text"] for r in lines[1:-1] if r["table"] == "memories"}
+    # an export's lines (docs/transfer.md), vectors included: `memoracle import` reads it
+    assert lines[0]["type"] == "memoracle-export" and lines[0]["format"] == 1
+    assert lines[0]["counts"] == info.counts and lines[0]["vectors"] is True
+    assert "***" in lines[0]["server"]
+    texts = {r["text"] for r in lines[1:] if r["type"] == "memory"}
     assert texts == {f"Fact number {n} about the Lyon office." for n in range(5)}
     assert not list((tmp_path / "backups").glob("*.partial"))
     # a second that second gets its own name; both rotate with SQLite's backups

@@ -65,7 +65,8 @@ def export_command(path: Path, vectors: bool, as_json: bool, scope: Scope) -> No
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def import_command(path: Path, as_json: bool) -> None:
-    """Load a file written by `memoracle export` into this store, which must be empty
+    """Load a file written by `memoracle export` (or a PostgreSQL store's backup,
+    HOME/backups/*.pg.jsonl.gz: an export gzipped) into this store, which must be empty
     (`memoracle --home NEW init` first), keeping every id. All or nothing: a file from a
     newer memoracle, a damaged line (named by number) or a file cut short is refused
     and the store stays as it was.

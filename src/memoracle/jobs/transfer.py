@@ -13,9 +13,12 @@ is not empty), progress. The rows themselves are `store.transfer`'s.
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from io import BufferedIOBase, BufferedReader
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
@@ -28,13 +31,12 @@ from memoracle.files import write_atomically
 from memoracle.ingest.callbacks import OnProgress, Throttle, no_progress
 from memoracle.serialize import records
 from memoracle.store.protocols import TransferRows
-from memoracle.store.transfer import DATA_TABLES, SECTIONS
+from memoracle.store.transfer import DATA_TABLES, FORMAT, HEADER, SECTIONS, export_header
 from memoracle.text import content_hash
 from memoracle.types import STATUSES, Scope
 
-FORMAT = 1  # the line format; bumped when a reader of the old one would misread the new
-HEADER = "memoracle-export"
 SCOPED_HEADER = "memoracle-scoped-export"  # one context's view: to read, not to import
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of a gzip file
 PROGRESS_STEPS = 200  # progress calls per export or import, at most (plus the last)
 
 
@@ -93,19 +95,9 @@ def export(
         )
     now = (clock or (engine.clock if engine is not None else SystemClock())).now()
     with rows.snapshot():
-        counts = rows.counts(vectors=vectors)
-        models = rows.vector_models() if vectors else {}
-        header = {
-            "type": HEADER,
-            "format": FORMAT,
-            "schema_version": rows.schema_version,
-            "memoracle_version": installed_version(),
-            "exported_at": now.isoformat(),
-            "embedding_model": _configured_model(engine, rows),
-            "vectors": vectors,
-            "vector_models": {m: {"dim": d, "count": n} for m, (d, n) in sorted(models.items())},
-            "counts": counts,
-        }
+        model = _configured_model(engine, rows)
+        header = export_header(rows, vectors=vectors, exported_at=now, embedding_model=model)
+        counts: dict[str, int] = header["counts"]
         total = sum(counts[s.table] for s in SECTIONS)
         throttle = Throttle(on_progress or no_progress, total, total // PROGRESS_STEPS)
 
@@ -212,8 +204,8 @@ def import_(
         raise NotFound(f"No file {path} to import. Write one with: memoracle export PATH") from None
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc}).") from None
-    with handle:
-        lines = _numbered(handle, path)
+    with handle, _unzipped(handle) as data:
+        lines = _numbered(data, path)
         header = _header(path, lines, rows.schema_version)
         expected: dict[str, int] = header["counts"]
         total = sum(expected.get(s.table, 0) for s in SECTIONS)
@@ -259,10 +251,17 @@ def import_(
 # -- reading ---------------------------------------------------------------------------
 
 
-def _numbered(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
+def _unzipped(handle: BufferedReader) -> BufferedIOBase:
+    """The file's bytes: a gzip file (a PostgreSQL store's backup,
+    `memoracle-…Z.pg.jsonl.gz`) unpacked as it is read, any other file as it is."""
+    return gzip.GzipFile(fileobj=handle, mode="rb") if handle.peek(2)[:2] == GZIP_MAGIC else handle
+
+
+def _numbered(handle: BufferedIOBase, path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line: split on \\n only and decoded one at a time,
-    so a line that is not UTF-8 is named exactly."""
-    for lineno, raw in enumerate(handle, start=1):
+    so a line that is not UTF-8 is named exactly; a gzip file cut short or damaged is
+    named too."""
+    for lineno, raw in enumerate(_read_lines(handle, path), start=1):
         try:
             text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
         except UnicodeDecodeError as exc:
@@ -270,6 +269,19 @@ def _numbered(handle: Any, path: Path) -> Iterator[tuple[int, str]]:
                 f"{path}:{lineno}: not UTF-8 text (byte {exc.start}). Nothing was imported."
             ) from None
         yield lineno, text
+
+
+def _read_lines(handle: BufferedIOBase, path: Path) -> Iterator[bytes]:
+    while True:
+        try:
+            raw = handle.readline()
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InvalidInput(
+                f"{path}: the gzip file is cut short or damaged ({exc}). Nothing was imported."
+            ) from None
+        if not raw:
+            return
+        yield raw
 
 
 def _header(path: Path, lines: Iterator[tuple[int, str]], schema_now: int) -> dict[str, Any]:

@@ -28,14 +28,19 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
+from memoracle.config import installed_version
 from memoracle.errors import InvalidInput, StoreError
 from memoracle.store.db import Database, from_db_time
 from memoracle.store.episodes import search_text as episode_search_text
 from memoracle.store.index import Index
 from memoracle.store.memories import search_text as memory_search_text
 from memoracle.types import LIVE
+
+FORMAT = 1  # the line format; bumped when a reader of the old one would misread the new
+HEADER = "memoracle-export"  # the first line's `type`
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,38 @@ DATA_TABLES = tuple(t for s in SECTIONS for t in (s.table, *(n.table for n in s.
 # named after these: memories_fts_data, ...).
 NOT_EXPORTED = ("schema_migrations", "memories_fts", "episodes_fts")
 PAGE = 1000  # rows read at a time
+
+
+class _Counted(Protocol):
+    """What a header reads of a store's rows (`protocols.TransferRows` has it)."""
+
+    @property
+    def schema_version(self) -> int: ...
+    def vector_models(self) -> dict[str, tuple[int, int]]: ...
+    def counts(self, *, vectors: bool = True) -> dict[str, int]: ...
+
+
+def export_header(
+    rows: _Counted,
+    *,
+    vectors: bool,
+    exported_at: datetime,
+    embedding_model: dict[str, Any],
+) -> dict[str, Any]:
+    """The first line of an export of `rows` (docs/transfer.md), read inside the
+    snapshot its records are read in: what it is, the schema, the counts by table."""
+    models = rows.vector_models() if vectors else {}
+    return {
+        "type": HEADER,
+        "format": FORMAT,
+        "schema_version": rows.schema_version,
+        "memoracle_version": installed_version(),
+        "exported_at": exported_at.isoformat(),
+        "embedding_model": embedding_model,
+        "vectors": vectors,
+        "vector_models": {m: {"dim": d, "count": n} for m, (d, n) in sorted(models.items())},
+        "counts": rows.counts(vectors=vectors),
+    }
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 store's (`store.maintenance`) by what the jobs need, answered the server's way:
 
 - `change_marker`: from the server's own MVCC snapshot, no table and no trigger (below);
-- `backup`: the rows of every memoracle table written as JSON lines from one snapshot
-  into a gzip file, read back and checked against the snapshot's row counts. It is a
-  copy of what memoracle stores, not a backup of the server (docs/fleet.md#backups);
+- `backup`: the store's export (`PgTransfer`'s records, vectors included) from one
+  snapshot into a gzip file, read back and checked against the snapshot's row counts;
+  `memoracle import` restores it. It is a copy of what memoracle stores, not a backup
+  of the server (docs/fleet.md#backups);
 - `check`: the consistency a server cannot see for itself (indexes left invalid by a
   failed build, rows pointing at rows that are gone, slots out of step with their
   memory, the schema's tables and the `vector` extension there). Pages damaged on disk
@@ -33,7 +34,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
@@ -42,15 +42,17 @@ from memoracle.files import replacing
 from memoracle.storage_types import BackupInfo, Damage, FreeSpace, StoreState
 from memoracle.store.postgres import schema
 from memoracle.store.postgres.connection import PgDatabase, vector_state
-from memoracle.store.server_backup import BACKUP_FORMAT, server_backup_name, verify
+from memoracle.store.postgres.transfer import PgTransfer
+from memoracle.store.server_backup import server_backup_name, verify
+from memoracle.store.transfer import SECTIONS, export_header
 
-__all__ = ["BACKUP_FORMAT", "PgMaintenance", "job_lock_key"]
+__all__ = ["PgMaintenance", "job_lock_key"]
 
 COMPRESS_LEVEL = 6  # gzip level 9 took 1.5 times as long for 5% less (5,000 memories)
 DEAD_SHARE_WARN = 0.2  # dead row versions, of all, from which health suggests a VACUUM
 SERVER = "postgresql"  # the backend, as `StoreState` names it
 
-# memoracle's tables, with how each is ordered in a backup (its key).
+# memoracle's tables (with each one's key), the ones `check` and `compact` look at.
 TABLES: dict[str, str] = {
     "schema_version": "version",
     "episodes": "id",
@@ -173,13 +175,13 @@ class PgMaintenance:
     # -- backups -------------------------------------------------------------------
 
     def backup(self, folder: Path, *, now: datetime) -> BackupInfo:
-        """Every row of memoracle's tables, from one snapshot, as JSON lines in
-        `folder/memoracle-…Z.pg.jsonl.gz` (named for `now`): a first line saying what it
-        is, one `{"table", "row"}` line a row (each row as PostgreSQL's `to_jsonb` gives
-        it), a last line with the row counts. Written under a temporary name, read back
-        and checked against the snapshot's counts, synced, then renamed: a file that
-        exists passed. Other hosts keep writing meanwhile (a read-only snapshot takes
-        no lock a writer waits on)."""
+        """The store's export from one snapshot, gzipped, in
+        `folder/memoracle-…Z.pg.jsonl.gz` (named for `now`): `memoracle export
+        --vectors`'s lines (a header with the counts, then one record a line), which
+        `memoracle import` restores into an empty store. Written under a temporary name,
+        read back and checked against the snapshot's counts, synced, then renamed: a
+        file that exists passed. Other hosts keep writing meanwhile (a read-only
+        snapshot takes no lock a writer waits on)."""
         started = time.perf_counter()
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -207,50 +209,29 @@ class PgMaintenance:
         return BackupInfo(dest, size, counts, round(time.perf_counter() - started, 3))
 
     def _write_rows(self, path: Path, now: datetime) -> dict[str, int]:
-        counts: dict[str, int] = {}
+        """The store's export (`memoracle export --vectors`'s lines, the records of
+        `PgTransfer`) from one snapshot, gzipped, each section's records counted against
+        the snapshot's rows; the header also names the server (password masked)."""
+        rows = PgTransfer(self._db)
+        model: dict[str, object] = {"id": None, "dim": None}  # no engine, no model here
         with (
-            self._db.snapshot(),
+            rows.snapshot(),
             gzip.open(path, "wt", encoding="utf-8", compresslevel=COMPRESS_LEVEL) as out,
         ):
-            head = {
-                "format": BACKUP_FORMAT,
-                "server": self._db.url,
-                "schema_version": _schema_version(self._db),
-                "taken_at": now.isoformat(),
-            }
-            out.write(json.dumps(head) + "\n")
-            for table, order in TABLES.items():
-                counts[table] = 0
-                start = f'{{"table": {json.dumps(table)}, "row": '
-                for row in self._rows(table, order):  # the server's JSON text, as it is
-                    out.write(f"{start}{row}}}\n")
-                    counts[table] += 1
-                expected = self._count(table)
-                if expected != counts[table]:
+            head = export_header(rows, vectors=True, exported_at=now, embedding_model=model)
+            out.write(json.dumps({**head, "server": self._db.url}, ensure_ascii=False) + "\n")
+            counts: dict[str, int] = head["counts"]
+            for section in SECTIONS:
+                written = 0
+                for record in rows.records(section.type):
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    written += 1
+                if written != counts[section.table]:
                     raise StoreError(
-                        f"{self._db.url}: {table} gave {counts[table]} rows of {expected}."
+                        f"{self._db.url}: {section.table} gave {written} rows of"
+                        f" {counts[section.table]}."
                     )
-            out.write(json.dumps({"counts": counts}) + "\n")
         return counts
-
-    def _rows(self, table: str, order: str) -> Iterator[str]:
-        query = sql.SQL("SELECT to_jsonb(t)::text FROM {} t ORDER BY {}").format(
-            sql.Identifier(table), sql.SQL(order)
-        )
-        try:
-            with self._db.conn.cursor(name=f"memoracle_backup_{table}") as cursor:
-                cursor.itersize = 2000
-                cursor.execute(query)
-                for (row,) in cursor:
-                    yield row
-        except psycopg.Error as exc:
-            raise self._db.error(exc) from None
-
-    def _count(self, table: str) -> int:
-        row = self._db.execute(
-            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
-        ).fetchone()
-        return int(row[0]) if row else 0
 
     # -- checks and space ----------------------------------------------------------
 

@@ -182,25 +182,29 @@ class PgTransfer:
         key = [self._ordered(section.table, k) for k in section.key]
         select = f"SELECT {', '.join(names)} FROM {section.table}"
         after: tuple[Any, ...] | None = None
-        while True:
-            where, params = "", ()
-            if after is not None:
-                where = f"WHERE ({', '.join(key)}) > ({', '.join(['%s'] * len(key))})"
-                params = after
-            rows = self._db.execute(
-                f"{select} {where} ORDER BY {', '.join(key)} LIMIT %s", (*params, page or PAGE)
-            ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                record: dict[str, Any] = {"type": section.type}
-                for column, value in zip(columns, row, strict=True):
-                    if column.column.name not in section.derived:
-                        record[column.column.field] = _out(section, column, value)
-                for nested, stream in streams:
-                    record[nested.field] = stream.take(row[0])
-                yield record
-            after = tuple(rows[-1][i] for i in positions)
+        try:
+            while True:
+                where, params = "", ()
+                if after is not None:
+                    where = f"WHERE ({', '.join(key)}) > ({', '.join(['%s'] * len(key))})"
+                    params = after
+                rows = self._db.execute(
+                    f"{select} {where} ORDER BY {', '.join(key)} LIMIT %s", (*params, page or PAGE)
+                ).fetchall()
+                if not rows:
+                    return
+                for row in rows:
+                    record: dict[str, Any] = {"type": section.type}
+                    for column, value in zip(columns, row, strict=True):
+                        if column.column.name not in section.derived:
+                            record[column.column.field] = _out(section, column, value)
+                    for nested, stream in streams:
+                        record[nested.field] = stream.take(row[0])
+                    yield record
+                after = tuple(rows[-1][i] for i in positions)
+        finally:  # a nested table with no row, or rows past the last parent: still open
+            for _, stream in streams:
+                stream.close()
 
     def _ordered(self, table: str, name: str) -> str:
         """A key column as ORDER BY and a comparison take it: text byte-wise."""
@@ -439,6 +443,10 @@ class _ByParent:
         self._columns = columns
         self._rows = iter(cursor)  # fetched `itersize` rows at a time
         self._next = next(self._rows, None)
+
+    def close(self) -> None:
+        if not self._cursor.closed:
+            self._cursor.close()
 
     def take(self, parent: int) -> Any:
         found: list[Any] = []
