@@ -9,12 +9,13 @@ import threading
 import time
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from pgharness import MISSING, SKIP_REASON
 
 from memoracle.clock import FixedClock
-from memoracle.config import Settings
+from memoracle.config import Settings, load
 from memoracle.errors import StoreError
 from memoracle.types import Scope, Turn
 
@@ -198,3 +199,34 @@ def test_a_whole_store_write_inside_an_owners_write_is_refused(
                 pass
     finally:
         store.close()
+
+
+def test_a_search_storing_new_vectors_waits_for_no_owners_write(
+    pg_store_url: str, tmp_path: Path, clock: FixedClock
+) -> None:
+    """A reader's search first stores the vectors of texts new since its last one; those
+    rows are every owner's, so it must not queue behind an owner's capture (the load
+    test's readers waited seconds behind the writers when it took the whole store)."""
+    settings = load(
+        tmp_path / "home",
+        env={},
+        overrides={"storage.url": pg_store_url, "embedding.model": "hash"},
+    )
+    Engine.init(settings, clock=clock)
+    with Engine.open(settings, clock=clock) as writer, Engine.open(settings, clock=clock) as reader:
+        writer.capture([Turn("user", TEXTS[0], clock.now())])  # a text with no vector yet
+        holder = PgStore.open(pg_store_url, now=clock.now())
+        hold = threading.Event()
+        try:
+            owner = _waits(holder, [Scope(agent="someone", user="else")], hold)
+            assert owner.done.wait(5)  # type: ignore[attr-defined]
+            found: list[object] = []
+            search = threading.Thread(target=lambda: found.append(reader.search("Oslo")))
+            search.start()
+            search.join(5)
+            assert not search.is_alive(), "the search waited for another owner's write"
+            assert found
+        finally:
+            hold.set()
+            owner.join(10)
+            holder.close()

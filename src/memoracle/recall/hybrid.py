@@ -170,7 +170,7 @@ class Searcher:
                     for (h, _), v in zip(batch, vectors, strict=True)
                 ]
                 with self._lock:
-                    with self.store.transaction():
+                    with self.store.transaction(scopes=()):  # no owner's items
                         self.store.index.put_vectors(rows, now=now)
                     self._append([h for h, _ in batch], vectors)
                 done += len(batch)

@@ -154,7 +154,7 @@ class Lander:
         rows = [(h, model_id, dim, to_blob(v)) for h, v in zip(hashes, vectors, strict=True)]
 
         def commit() -> None:
-            with store.transaction():
+            with store.transaction(scopes=()):  # no owner's items: waits for none
                 store.index.put_vectors(rows, now=self._clock.now())
 
         self._deliver(hashes, vectors, commit)

@@ -415,7 +415,9 @@ class StoreBackend(Protocol):
     def transaction(self, scopes: Iterable[Scope] | None = None) -> AbstractContextManager[None]:
         """Every write happens inside one. `scopes`: the write reads and writes only the
         items of these scopes' owners (agent, user, chat), so a backend may run it
-        beside writes of other owners (PostgreSQL does; SQLite runs one at a time)."""
+        beside writes of other owners (PostgreSQL does; SQLite runs one at a time). An
+        empty `scopes` writes no owner's items, only rows every owner shares (the vectors
+        search stores), so it waits for no owner's write."""
         ...
 
     @property

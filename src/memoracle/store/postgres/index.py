@@ -260,6 +260,9 @@ class PgIndex:
         store keeps them); existing ones are kept. A model and dimension seen for the
         first time get their HNSW index first."""
         batch = [(h, m, d, _blob_vector(b), now) for h, m, d, b in rows]
+        # Every owner's rows: two writers inserting the same hashes in other orders
+        # would wait on each other's rows; behind this lock they take turns.
+        self._db.shared_rows()
         for model_id, dim in sorted({(m, d) for _, m, d, _, _ in batch}):
             self._ensure_hnsw(model_id, dim)
         self._db.executemany(
@@ -277,7 +280,7 @@ class PgIndex:
         ).fetchone()
         if row is not None:
             return str(row[0])
-        with self._db.transaction():
+        with self._db.transaction(()):  # a nested write joins an owners' write
             self._db.execute("LOCK TABLE vector_indexes IN EXCLUSIVE MODE")
             row = self._db.execute(
                 "SELECT index_name FROM vector_indexes WHERE model_id = %s AND dim = %s",
