@@ -201,12 +201,13 @@ def test_a_whole_store_write_inside_an_owners_write_is_refused(
         store.close()
 
 
-def test_a_search_storing_new_vectors_waits_for_no_owners_write(
+def test_a_readers_search_and_recall_wait_for_no_other_owners_write(
     pg_store_url: str, tmp_path: Path, clock: FixedClock
 ) -> None:
-    """A reader's search first stores the vectors of texts new since its last one; those
-    rows are every owner's, so it must not queue behind an owner's capture (the load
-    test's readers waited seconds behind the writers when it took the whole store)."""
+    """A reader's search first stores the vectors of texts new since its last one (every
+    owner's rows), and its recall records the use of what it recalled (those memories'
+    owners' rows): neither may queue behind another owner's capture (the load test's
+    readers waited seconds behind the writers while both took the whole store)."""
     settings = load(
         tmp_path / "home",
         env={},
@@ -225,7 +226,11 @@ def test_a_search_storing_new_vectors_waits_for_no_owners_write(
             search.start()
             search.join(5)
             assert not search.is_alive(), "the search waited for another owner's write"
-            assert found
+            recall = threading.Thread(target=lambda: found.append(reader.recall("Oslo")))
+            recall.start()
+            recall.join(5)
+            assert not recall.is_alive(), "the recall waited for another owner's write"
+            assert len(found) == 2 and "Oslo" in found[1].text  # type: ignore[attr-defined]
         finally:
             hold.set()
             owner.join(10)

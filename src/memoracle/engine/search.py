@@ -242,8 +242,8 @@ def recall(
     note = outcome.note if outcome else None
     if recalled and st._store.readonly:
         note = "; ".join(filter(None, [note, READONLY_NOTE]))
-    elif recalled and boost:
-        with st._store.transaction():
+    elif recalled and boost:  # the recalled memories' owners' write, not the whole store's
+        with st._store.transaction(scopes=[m.scope for m in recalled]):
             memories.recalled(boosted(recalled, now, st.settings), now=now)
     return RecallBlock(
         note=outcome.no_match if outcome else None,
