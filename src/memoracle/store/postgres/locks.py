@@ -14,9 +14,10 @@ rollback, or when a dead client's session ends:
   **exclusive** after the shared whole-store lock, in sorted order: writers of one
   owner queue, writers of different owners run at once.
 - `SHARED_ROWS_LOCK`, for the rows every owner shares (the graph's entities and
-  relations, keyed by name): an owner's write takes it exclusive before its first such
-  row and keeps it to the end, so two owners' writes never insert the same names in
-  opposite orders (a deadlock). A whole-store write needs no more than it holds.
+  relations, keyed by name; the vectors, keyed by content hash): an owner's write takes
+  it exclusive before its first such row and keeps it to the end, so two owners' writes
+  never insert the same keys in opposite orders (a deadlock). A whole-store write needs
+  no more than it holds.
 
 Locks are always taken in this order (whole store, owners sorted, shared rows), so
 writers never wait on each other in a circle.
