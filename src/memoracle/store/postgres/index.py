@@ -330,35 +330,40 @@ class PgIndex:
         query: Sequence[float],
         limit: int,
     ) -> list[tuple[int, float]]:
-        dim = len(query)
-        vector = Vector(np.asarray(query, dtype=np.float32))
-        # The model and dimension as literals: the partial HNSW index is only chosen
-        # when the planner sees them (a generic plan with parameters would not).
-        distance = sql.SQL("(v.vector::vector({dim})) <=> %s::vector({dim})").format(
-            dim=sql.Literal(dim)
-        )
-        model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
-            sql.Literal(model_id), sql.Literal(dim)
-        )
-        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        distance, model = _vector_terms(model_id, len(query))
         candidates = sql.SQL(
             "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s"
         ).format(d=distance, m=model)
-        query_sql = sql.SQL(
+        near = sql.SQL(
             "SELECT {a}.id, c.distance FROM ({c}) c JOIN {t} ON {a}.content_hash = c.content_hash"
             " WHERE {w} ORDER BY c.distance, {a}.id LIMIT %s"
         ).format(a=sql.SQL(alias), c=candidates, t=sql.SQL(table), w=sql.SQL(where))
+        exact = sql.SQL(
+            "SELECT {a}.id, {d} AS distance FROM {t} JOIN vectors v"
+            " ON v.content_hash = {a}.content_hash AND {m} WHERE {w}"
+            " ORDER BY distance, {a}.id LIMIT %s"
+        ).format(a=sql.SQL(alias), d=distance, t=sql.SQL(table), m=model, w=sql.SQL(where))
+        rows = self._near_then_exact(near, exact, query, params, limit)
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def _near_then_exact(
+        self,
+        near: sql.Composed,
+        exact: sql.Composed,
+        query: Sequence[float],
+        params: list[Any],
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """`near`'s rows (the HNSW index's candidates, then the rule), or `exact`'s when
+        the rule left fewer than `limit` of them; both read in one snapshot."""
+        vector = Vector(np.asarray(query, dtype=np.float32))
+        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
         with self._db.snapshot():  # a read: no writer lock, SET LOCAL ends with it
             self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(pool)))
-            rows = self._db.execute(query_sql, (vector, vector, pool, *params, limit)).fetchall()
+            rows = self._db.execute(near, (vector, vector, pool, *params, limit)).fetchall()
             if len(rows) < limit:  # the rule left too few of the index's candidates: exact
-                exact = sql.SQL(
-                    "SELECT {a}.id, {d} AS distance FROM {t} JOIN vectors v"
-                    " ON v.content_hash = {a}.content_hash AND {m} WHERE {w}"
-                    " ORDER BY distance, {a}.id LIMIT %s"
-                ).format(a=sql.SQL(alias), d=distance, t=sql.SQL(table), m=model, w=sql.SQL(where))
                 rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+        return rows
 
     def nearest_texts(
         self, model_id: str, query: Sequence[float], view: View | None, *, limit: int
@@ -384,29 +389,17 @@ class PgIndex:
                 f" AND e.kind = 'message' AND {episodes}))"
             )
             params = [*m_params, *e_params]
-        dim = len(query)
-        vector = Vector(np.asarray(query, dtype=np.float32))
-        distance = sql.SQL("(v.vector::vector({dim})) <=> %s::vector({dim})").format(
-            dim=sql.Literal(dim)
-        )
-        model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
-            sql.Literal(model_id), sql.Literal(dim)
-        )
-        pool = min(max(limit * OVERFETCH, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        distance, model = _vector_terms(model_id, len(query))
         near = sql.SQL(
             "SELECT c.content_hash, c.distance FROM (SELECT v.content_hash, {d} AS distance"
             " FROM vectors v WHERE {m} ORDER BY {d} LIMIT %s) c WHERE {s}"
             " ORDER BY c.distance, c.content_hash LIMIT %s"
         ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "c.content_hash")))
-        with self._db.snapshot():  # a read: no writer lock, SET LOCAL ends with it
-            self._db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(pool)))
-            rows = self._db.execute(near, (vector, vector, pool, *params, limit)).fetchall()
-            if len(rows) < limit:  # the rule left too few of the index's candidates: exact
-                exact = sql.SQL(
-                    "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} AND {s}"
-                    " ORDER BY distance, v.content_hash LIMIT %s"
-                ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "v.content_hash")))
-                rows = self._db.execute(exact, (vector, *params, limit)).fetchall()
+        exact = sql.SQL(
+            "SELECT v.content_hash, {d} AS distance FROM vectors v WHERE {m} AND {s}"
+            " ORDER BY distance, v.content_hash LIMIT %s"
+        ).format(d=distance, m=model, s=sql.SQL(seen.replace("{h}", "v.content_hash")))
+        rows = self._near_then_exact(near, exact, query, params, limit)
         return [(str(r[0]), float(r[1])) for r in rows]
 
     def has_vectors(self, model_id: str, dim: int) -> bool:
@@ -499,3 +492,16 @@ class PgIndex:
             (model_id,),
         ).fetchone()
         return int(row[0]) if row else 0
+
+
+def _vector_terms(model_id: str, dim: int) -> tuple[sql.Composed, sql.Composed]:
+    """The cosine distance to the query (its one `%s`) and the rows of `model_id` and
+    `dim`. The model and dimension as literals: the partial HNSW index is only chosen
+    when the planner sees them (a generic plan with parameters would not)."""
+    distance = sql.SQL("(v.vector::vector({dim})) <=> %s::vector({dim})").format(
+        dim=sql.Literal(dim)
+    )
+    model = sql.SQL("v.model_id = {} AND v.dim = {}").format(
+        sql.Literal(model_id), sql.Literal(dim)
+    )
+    return distance, model
